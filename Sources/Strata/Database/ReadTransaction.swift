@@ -1,0 +1,42 @@
+/// A read transaction: a consistent snapshot of the database.
+///
+/// Reachable only inside ``Database/read(_:)-(ReadTransaction)->T`` (and
+/// as the base of ``WriteTransaction``); valid only during that closure.
+/// Not thread-safe: use it on the thread that runs the closure.
+public class ReadTransaction {
+    let context: ObjectContext
+
+    init(context: ObjectContext) {
+        self.context = context
+    }
+
+    /// The schema version of the file.
+    public var schemaVersion: UInt64 { context.schemaVersion }
+
+    /// The names of the object types, sorted.
+    public var typeNames: [String] { context.tables.keys.sorted() }
+
+    /// All objects of a type, lazily, in primary-key order.
+    ///
+    /// - Parameter type: The object type's name.
+    /// - Throws: ``StrataError`` with code ``StrataError/Code/unknownObjectType``
+    ///   when the schema has no such type.
+    public func objects(_ type: String) throws -> ObjectCollection {
+        ObjectCollection(context: context, table: try context.table(type))
+    }
+
+    /// The object with the given primary key (or automatic id), or nil when
+    /// there is none.
+    ///
+    /// - Parameters:
+    ///   - type: The object type's name.
+    ///   - key: The primary key value.
+    /// - Throws: ``StrataError`` for an unknown type, a key of the wrong
+    ///   type, or a damaged record.
+    public func object(_ type: String, key: Value) throws -> DynamicObject? {
+        try context.object(type, key: key)
+    }
+}
+
+@available(*, unavailable, message: "A transaction is valid only on the thread that runs its closure.")
+extension ReadTransaction: Sendable {}

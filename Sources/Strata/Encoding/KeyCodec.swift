@@ -1,0 +1,101 @@
+import Foundation
+
+/// Order-preserving encodings of primary keys and index keys.
+///
+/// LMDB compares keys as bytes, so each encoding sorts the way its values
+/// do: integers big-endian with the sign bit flipped, strings as UTF-8
+/// after a marker byte (so that the empty string is a valid key), UUIDs as
+/// their 16 bytes, automatic ids as big-endian `UInt64`.
+enum KeyCodec {
+    /// LMDB's default maximum key size, which is also the limit on values
+    /// in a duplicate-key database (where index entries keep object keys).
+    static let maxKeySize = 511
+    static let stringMarker: UInt8 = 0x01
+
+    /// Appends the key for a primary key value. Returns false when the
+    /// value's type does not match `type`.
+    static func appendPrimaryKey(_ value: Value, type: PropertyType, to writer: inout ByteWriter) -> Bool {
+        switch (type, value) {
+        case (.int, .int(let v)):
+            writer.appendBigEndian(UInt64(bitPattern: v) ^ (1 << 63))
+        case (.string, .string(var v)):
+            writer.append(stringMarker)
+            v.withUTF8 { writer.append(contentsOf: $0) }
+        case (.uuid, .uuid(let v)):
+            writer.append(v)
+        default:
+            return false
+        }
+        return true
+    }
+
+    static func appendAutomaticID(_ id: UInt64, to writer: inout ByteWriter) {
+        writer.appendBigEndian(id)
+    }
+
+    /// Decodes a key written by ``appendPrimaryKey(_:type:to:)``, or an
+    /// automatic id when `type` is nil.
+    static func decodeKey(_ bytes: UnsafeRawBufferPointer, type: PropertyType?) throws(DecodingFailure) -> Value {
+        switch type {
+        case nil, .int?:
+            guard bytes.count == 8 else { throw DecodingFailure(reason: "an integer key must be 8 bytes, found \(bytes.count)", offset: 0) }
+            let raw = UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self))
+            return type == nil ? .int(Int64(bitPattern: raw)) : .int(Int64(bitPattern: raw ^ (1 << 63)))
+        case .string?:
+            guard bytes.first == stringMarker else { throw DecodingFailure(reason: "a string key must start with its marker byte", offset: 0) }
+            return .string(String(decoding: UnsafeRawBufferPointer(rebasing: bytes.dropFirst()), as: UTF8.self))
+        case .uuid?:
+            guard bytes.count == 16 else { throw DecodingFailure(reason: "a UUID key must be 16 bytes, found \(bytes.count)", offset: 0) }
+            return .uuid(UUID(uuid: bytes.loadUnaligned(as: uuid_t.self)))
+        case let other?:
+            throw DecodingFailure(reason: "\(other) cannot be a key", offset: 0)
+        }
+    }
+
+    /// Appends the index key for a value: a tag byte and an order-preserving
+    /// form of the value, cut at ``maxKeySize`` bytes. Returns true when the
+    /// key was cut, in which case equal keys do not prove equal values.
+    @discardableResult
+    static func appendIndexKey(_ value: Value, to writer: inout ByteWriter) -> Bool {
+        let start = writer.bytes.count
+        switch value {
+        case .null:
+            writer.append(RecordCodec.Tag.null.rawValue)
+        case .bool(let v):
+            writer.append(v ? RecordCodec.Tag.trueValue.rawValue : RecordCodec.Tag.falseValue.rawValue)
+        case .int(let v):
+            writer.append(RecordCodec.Tag.int.rawValue)
+            writer.appendBigEndian(UInt64(bitPattern: v) ^ (1 << 63))
+        case .double(let v):
+            writer.append(RecordCodec.Tag.double.rawValue)
+            writer.appendBigEndian(orderPreservingBits(v))
+        case .date(let v):
+            writer.append(RecordCodec.Tag.date.rawValue)
+            writer.appendBigEndian(orderPreservingBits(v.timeIntervalSinceReferenceDate))
+        case .uuid(let v):
+            writer.append(RecordCodec.Tag.uuid.rawValue)
+            writer.append(v)
+        case .string(var v):
+            writer.append(RecordCodec.Tag.string.rawValue)
+            v.withUTF8 { writer.append(contentsOf: $0.prefix(maxKeySize - 1)) }
+        case .data(let v):
+            writer.append(RecordCodec.Tag.data.rawValue)
+            writer.append(contentsOf: v.prefix(maxKeySize - 1))
+        }
+        switch value {
+        case .string(let v): return v.utf8.count > maxKeySize - 1
+        case .data(let v): return v.count > maxKeySize - 1
+        default:
+            assert(writer.bytes.count - start <= maxKeySize)
+            return false
+        }
+    }
+
+    /// Doubles as bytes that sort numerically; -0.0 and 0.0 share a key, and
+    /// every NaN shares one key.
+    static func orderPreservingBits(_ value: Double) -> UInt64 {
+        let canonical = value.isNaN ? Double.nan : (value == 0 ? 0 : value)
+        let bits = canonical.bitPattern
+        return bits & (1 << 63) != 0 ? ~bits : bits | (1 << 63)
+    }
+}

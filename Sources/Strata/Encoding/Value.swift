@@ -1,0 +1,140 @@
+import Foundation
+
+/// A property value: one of the types a ``PropertyType`` describes, or null.
+///
+/// Values are written with literals where Swift allows it:
+///
+/// ```swift
+/// let values: [String: Value] = ["id": 1, "name": "Ada", "score": 9.5, "email": nil]
+/// ```
+///
+/// Read them back through the typed accessors, which return `nil` when the
+/// value holds another type: `object["age"].int`.
+public enum Value: Hashable, Sendable {
+    /// No value; only optional properties hold it.
+    case null
+    /// A boolean.
+    case bool(Bool)
+    /// A 64-bit signed integer.
+    case int(Int64)
+    /// A 64-bit floating-point number, NaN and infinities included.
+    case double(Double)
+    /// A string of Unicode text.
+    case string(String)
+    /// Raw bytes.
+    case data(Data)
+    /// A point in time, stored with `Date`'s full precision.
+    case date(Date)
+    /// A universally unique identifier.
+    case uuid(UUID)
+
+    /// Whether this is ``null``.
+    public var isNull: Bool { if case .null = self { true } else { false } }
+    /// The boolean, or nil for another type.
+    public var bool: Bool? { if case .bool(let v) = self { v } else { nil } }
+    /// The integer, or nil for another type.
+    public var int: Int64? { if case .int(let v) = self { v } else { nil } }
+    /// The number, or nil for another type. An integer value is converted.
+    public var double: Double? {
+        switch self {
+        case .double(let v): v
+        case .int(let v): Double(v)
+        default: nil
+        }
+    }
+    /// The string, or nil for another type.
+    public var string: String? { if case .string(let v) = self { v } else { nil } }
+    /// The bytes, or nil for another type.
+    public var data: Data? { if case .data(let v) = self { v } else { nil } }
+    /// The date, or nil for another type.
+    public var date: Date? { if case .date(let v) = self { v } else { nil } }
+    /// The UUID, or nil for another type.
+    public var uuid: UUID? { if case .uuid(let v) = self { v } else { nil } }
+
+    /// The ``PropertyType`` this value has, or nil for ``null``.
+    public var propertyType: PropertyType? {
+        switch self {
+        case .null: nil
+        case .bool: .bool
+        case .int: .int
+        case .double: .double
+        case .string: .string
+        case .data: .data
+        case .date: .date
+        case .uuid: .uuid
+        }
+    }
+}
+
+extension Value: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral,
+    ExpressibleByFloatLiteral, ExpressibleByStringLiteral
+{
+    /// Creates ``null``.
+    public init(nilLiteral: ()) { self = .null }
+    /// Creates a ``bool(_:)`` value.
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    /// Creates an ``int(_:)`` value.
+    public init(integerLiteral value: Int64) { self = .int(value) }
+    /// Creates a ``double(_:)`` value.
+    public init(floatLiteral value: Double) { self = .double(value) }
+    /// Creates a ``string(_:)`` value.
+    public init(stringLiteral value: String) { self = .string(value) }
+}
+
+extension Value: CustomStringConvertible {
+    /// The value as a person would read it: strings quoted, `null` for null.
+    public var description: String {
+        switch self {
+        case .null: "null"
+        case .bool(let v): String(v)
+        case .int(let v): String(v)
+        case .double(let v): String(v)
+        case .string(let v): "\"\(v)\""
+        case .data(let v): "<\(v.count) bytes>"
+        case .date(let v): v.formatted(.iso8601)
+        case .uuid(let v): v.uuidString
+        }
+    }
+}
+
+extension Value: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case null, bool, int, double, string, data, date, uuid
+    }
+
+    /// Decodes the one-key JSON form written by ``encode(to:)``.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        guard container.allKeys.count == 1, let key = container.allKeys.first else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath,
+                debugDescription: "A value is an object with exactly one key naming its type."))
+        }
+        switch key {
+        case .null: self = .null
+        case .bool: self = .bool(try container.decode(Bool.self, forKey: key))
+        case .int: self = .int(try container.decode(Int64.self, forKey: key))
+        case .double: self = .double(Double(bitPattern: try container.decode(UInt64.self, forKey: key)))
+        case .string: self = .string(try container.decode(String.self, forKey: key))
+        case .data: self = .data(try container.decode(Data.self, forKey: key))
+        case .date: self = .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try container.decode(UInt64.self, forKey: key))))
+        case .uuid: self = .uuid(try container.decode(UUID.self, forKey: key))
+        }
+    }
+
+    /// Encodes the value as a JSON object with one key naming its type.
+    /// Doubles and dates are stored as their bit patterns, so that NaN,
+    /// infinities and every fraction of a second survive exactly.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        switch self {
+        case .null: try container.encodeNil(forKey: .null)
+        case .bool(let v): try container.encode(v, forKey: .bool)
+        case .int(let v): try container.encode(v, forKey: .int)
+        case .double(let v): try container.encode(v.bitPattern, forKey: .double)
+        case .string(let v): try container.encode(v, forKey: .string)
+        case .data(let v): try container.encode(v, forKey: .data)
+        case .date(let v): try container.encode(v.timeIntervalSinceReferenceDate.bitPattern, forKey: .date)
+        case .uuid(let v): try container.encode(v, forKey: .uuid)
+        }
+    }
+}

@@ -1,0 +1,147 @@
+import Foundation
+
+/// What a file records about itself: its format and schema version, its
+/// mode, and every object type and property with the stable numeric id
+/// that records and index names refer to.
+///
+/// Ids are handed out from counters that only grow, so an id is never
+/// reused: a record field whose property was removed can never be mistaken
+/// for a later property. Stored as JSON under the key `catalog` of the
+/// `__strata.meta` database (see docs/FileFormat.md).
+struct Catalog: Codable, Equatable, Sendable {
+    /// The newest file format this version of Strata reads and writes.
+    static let currentFormatVersion: UInt32 = 1
+    /// The marker that tells a Strata catalog from any other JSON.
+    static let magic = "strata"
+
+    enum Mode: String, Codable, Sendable {
+        case local, synced
+    }
+
+    var magic: String
+    var formatVersion: UInt32
+    var schemaVersion: UInt64
+    var mode: Mode
+    var nextTypeID: UInt32
+    var nextPropertyID: UInt32
+    var types: [CatalogType]
+
+    /// A catalog for a new file, with ids given in declaration order.
+    init(schema: Schema, schemaVersion: UInt64, mode: Mode = .local) {
+        magic = Catalog.magic
+        formatVersion = Catalog.currentFormatVersion
+        self.schemaVersion = schemaVersion
+        self.mode = mode
+        nextTypeID = 1
+        nextPropertyID = 1
+        types = []
+        for objectSchema in schema.objectSchemas { addType(objectSchema) }
+    }
+
+    /// Adds an object type, giving it and its properties new ids.
+    mutating func addType(_ objectSchema: ObjectSchema) {
+        var type = CatalogType(id: nextTypeID, name: objectSchema.name, primaryKey: objectSchema.primaryKey, properties: [], retiredProperties: [])
+        nextTypeID += 1
+        for property in objectSchema.properties {
+            type.properties.append(CatalogProperty(id: nextPropertyID, property: property.normalized(isPrimaryKey: property.name == objectSchema.primaryKey)))
+            nextPropertyID += 1
+        }
+        types.append(type)
+    }
+
+    /// The schema the catalog describes.
+    var schema: Schema {
+        Schema(types.map { type in
+            ObjectSchema(type.name, primaryKey: type.primaryKey, properties: type.properties.map(\.property))
+        })
+    }
+
+    subscript(type name: String) -> CatalogType? { types.first { $0.name == name } }
+
+    func encoded() -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        // Encoding plain structs of strings and integers cannot fail.
+        return Array(try! encoder.encode(self))
+    }
+
+    /// Decodes a catalog, telling a newer format from damage.
+    static func decode(_ bytes: UnsafeRawBufferPointer, path: String) throws -> Catalog {
+        let data = Data(bytes)
+        struct Probe: Decodable { var magic: String?; var formatVersion: UInt32? }
+        guard let probe = try? JSONDecoder().decode(Probe.self, from: data), probe.magic == magic, let format = probe.formatVersion else {
+            throw StrataError(.corruptFile, "The catalog of \(path) is damaged and cannot be read. Restore the file from a backup.", path: path)
+        }
+        guard format <= currentFormatVersion else {
+            throw StrataError(.unsupportedFormatVersion, "\(path) uses Strata file format \(format), newer than the format \(currentFormatVersion) this version of Strata reads. Update Strata to open it.", path: path)
+        }
+        let catalog: Catalog
+        do {
+            catalog = try JSONDecoder().decode(Catalog.self, from: data)
+        } catch {
+            throw StrataError(.corruptFile, "The catalog of \(path) is damaged (\(error)). Restore the file from a backup.", path: path)
+        }
+        if let problem = catalog.consistencyProblem() {
+            throw StrataError(.corruptFile, "The catalog of \(path) is inconsistent: \(problem). Restore the file from a backup.", path: path)
+        }
+        return catalog
+    }
+
+    /// Checks what a damaged catalog could get wrong and that decoding would
+    /// otherwise trust: unique ids below the counters, a valid schema.
+    func consistencyProblem() -> String? {
+        var typeIDs: Set<UInt32> = []
+        var propertyIDs: Set<UInt32> = []
+        for type in types {
+            guard type.id < nextTypeID, typeIDs.insert(type.id).inserted else { return "type id \(type.id) of '\(type.name)' is repeated or out of range" }
+            for property in type.properties + type.retiredProperties {
+                guard property.id < nextPropertyID, propertyIDs.insert(property.id).inserted else {
+                    return "property id \(property.id) of '\(type.name).\(property.property.name)' is repeated or out of range"
+                }
+            }
+        }
+        if let problem = schema.validationProblems().first { return problem }
+        return nil
+    }
+}
+
+/// An object type as the catalog records it.
+struct CatalogType: Codable, Equatable, Sendable {
+    var id: UInt32
+    var name: String
+    var primaryKey: String?
+    var properties: [CatalogProperty]
+    /// Properties removed from the schema whose ids may still appear in
+    /// records; kept so that their ids are never given out again.
+    var retiredProperties: [CatalogProperty]
+
+    /// The named database holding the type's records.
+    var recordsDatabaseName: String { "__strata.t\(id)" }
+
+    /// The named database holding the index on one of the type's properties.
+    func indexDatabaseName(_ property: CatalogProperty) -> String { "__strata.t\(id).i\(property.id)" }
+}
+
+/// A property as the catalog records it.
+struct CatalogProperty: Codable, Equatable, Sendable {
+    var id: UInt32
+    var property: Property
+
+    /// Whether the property has an index database (a primary key never
+    /// needs one: the records are keyed by it).
+    func hasIndex(in type: CatalogType) -> Bool {
+        property.isIndexed && property.name != type.primaryKey
+    }
+}
+
+extension Property {
+    /// The property as the catalog stores it: a default given as an integer
+    /// for a double property becomes a double, and a primary key is not
+    /// separately indexed.
+    func normalized(isPrimaryKey: Bool) -> Property {
+        var copy = self
+        copy.defaultValue = defaultValue?.coerced(to: type)
+        if isPrimaryKey { copy.isIndexed = false }
+        return copy
+    }
+}

@@ -1,0 +1,31 @@
+import CLMDB
+
+/// Turns an LMDB return code into a ``StrataError`` that names the call
+/// that failed and the file it failed on. Every `mdb_*` call whose failure
+/// is an error goes through here.
+@inline(__always)
+func check(_ rc: Int32, _ call: StaticString, path: String) throws {
+    guard rc == MDB_SUCCESS else { throw lmdbError(rc, call, path: path) }
+}
+
+func lmdbError(_ rc: Int32, _ call: StaticString, path: String) -> StrataError {
+    let code = LMDBResultCode(rawValue: rc)
+    let (kind, advice): (StrataError.Code, String)
+    switch code {
+    case .noSpace:
+        (kind, advice) = (.storage, "The disk is full; free some space and try again. Nothing was written.")
+    case .corrupted, .pageNotFound, .panic:
+        (kind, advice) = (.corruptFile, "The file is damaged; restore it from a backup.")
+    case .invalid:
+        (kind, advice) = (.notAStrataFile, "The file is not a Strata database.")
+    case .versionMismatch, .incompatible:
+        (kind, advice) = (.notAStrataFile, "The file was not written by a compatible LMDB.")
+    case .readersFull:
+        (kind, advice) = (.storage, "Too many threads or processes are reading at once; finish some read transactions.")
+    default:
+        (kind, advice) = (.storage, "")
+    }
+    var message = "\(call) failed on \(path): \(code)."
+    if !advice.isEmpty { message += " " + advice }
+    return StrataError(kind, message, path: path, lmdbCode: code)
+}

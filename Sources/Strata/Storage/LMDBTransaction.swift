@@ -1,0 +1,204 @@
+import CLMDB
+
+/// A named database (LMDB's `MDB_dbi`) inside an environment.
+typealias DatabaseHandle = MDB_dbi
+
+/// An LMDB transaction. Not thread-safe: begun, used and ended on one
+/// thread. Byte buffers it returns point into the memory map and stay valid
+/// until the transaction ends or, in a write transaction, until the next
+/// write.
+final class LMDBTransaction {
+    let environment: Environment
+    let isReadOnly: Bool
+    private var handle: OpaquePointer?
+
+    init(environment: Environment, handle: OpaquePointer, readOnly: Bool) {
+        self.environment = environment
+        self.handle = handle
+        self.isReadOnly = readOnly
+    }
+
+    deinit {
+        precondition(handle == nil, "An LMDB transaction on \(environment.path) was neither committed nor aborted.")
+    }
+
+    var isActive: Bool { handle != nil }
+
+    private var path: String { environment.path }
+
+    private var txn: OpaquePointer {
+        guard let handle else { preconditionFailure("Transaction on \(environment.path) used after it ended.") }
+        return handle
+    }
+
+    /// Commits the transaction. A read transaction is committed too, so that
+    /// the named databases it opened stay open for later transactions.
+    func commit() throws {
+        let txn = self.txn
+        handle = nil
+        defer { environment.transactionEnded(readOnly: isReadOnly) }
+        try check(mdb_txn_commit(txn), "mdb_txn_commit", path: path)
+    }
+
+    /// Aborts the transaction if it is still active.
+    func finish() {
+        guard let txn = handle else { return }
+        handle = nil
+        mdb_txn_abort(txn)
+        environment.transactionEnded(readOnly: isReadOnly)
+    }
+
+    // MARK: Named databases
+
+    /// Opens the named database `name`, creating it when `create` is true.
+    /// Returns nil when it does not exist and `create` is false.
+    /// Call only while holding ``Environment/setupLock``.
+    func openDatabase(_ name: String, duplicateKeys: Bool = false, create: Bool) throws -> DatabaseHandle? {
+        var flags: UInt32 = 0
+        if duplicateKeys { flags |= UInt32(MDB_DUPSORT) }
+        if create { flags |= UInt32(MDB_CREATE) }
+        var dbi: MDB_dbi = 0
+        let rc = mdb_dbi_open(txn, name, flags, &dbi)
+        if rc == MDB_NOTFOUND && !create { return nil }
+        if rc == MDB_INCOMPATIBLE {
+            throw StrataError(.corruptFile, "The named database '\(name)' in \(path) has unexpected flags; the file was not written by this version of Strata.", path: path, lmdbCode: .incompatible)
+        }
+        try check(rc, "mdb_dbi_open", path: path)
+        return dbi
+    }
+
+    /// Opens the unnamed main database, which lists the named ones.
+    func openMainDatabase() throws -> DatabaseHandle {
+        var dbi: MDB_dbi = 0
+        try check(mdb_dbi_open(txn, nil, 0, &dbi), "mdb_dbi_open", path: path)
+        return dbi
+    }
+
+    /// Removes every entry of a named database, and the database itself when
+    /// `delete` is true.
+    func empty(_ dbi: DatabaseHandle, delete: Bool) throws {
+        try check(mdb_drop(txn, dbi, delete ? 1 : 0), "mdb_drop", path: path)
+    }
+
+    /// The number of entries in a named database: O(1).
+    func entryCount(_ dbi: DatabaseHandle) throws -> Int {
+        var stat = MDB_stat()
+        try check(mdb_stat(txn, dbi, &stat), "mdb_stat", path: path)
+        return stat.ms_entries
+    }
+
+    // MARK: Entries
+
+    func get(_ dbi: DatabaseHandle, _ key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var v = MDB_val()
+        let rc = mdb_get(txn, dbi, &k, &v)
+        if rc == MDB_NOTFOUND { return nil }
+        try check(rc, "mdb_get", path: path)
+        return UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
+    }
+
+    func get(_ dbi: DatabaseHandle, _ key: [UInt8]) throws -> UnsafeRawBufferPointer? {
+        try key.withUnsafeBytes { (key) throws in try get(dbi, key) }
+    }
+
+    /// Stores a value. Returns false, writing nothing, when `noOverwrite` is
+    /// set and the key exists (or, in a duplicate-key database, when the
+    /// exact pair exists).
+    @discardableResult
+    func put(_ dbi: DatabaseHandle, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer,
+             noOverwrite: Bool = false, append: Bool = false) throws -> Bool {
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+        var flags: UInt32 = 0
+        if noOverwrite { flags |= UInt32(MDB_NOOVERWRITE | MDB_NODUPDATA) }
+        if append { flags |= UInt32(MDB_APPEND) }
+        let rc = mdb_put(txn, dbi, &k, &v, flags)
+        if rc == MDB_KEYEXIST && noOverwrite { return false }
+        try check(rc, "mdb_put", path: path)
+        return true
+    }
+
+    @discardableResult
+    func put(_ dbi: DatabaseHandle, _ key: [UInt8], _ value: [UInt8], noOverwrite: Bool = false) throws -> Bool {
+        try key.withUnsafeBytes { (k) throws in
+            try value.withUnsafeBytes { (v) throws in try put(dbi, k, v, noOverwrite: noOverwrite) }
+        }
+    }
+
+    /// Deletes a key (every duplicate of it), or only the pair `key`/`value`
+    /// when a value is given. Returns false when nothing matched.
+    @discardableResult
+    func delete(_ dbi: DatabaseHandle, _ key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer? = nil) throws -> Bool {
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        let rc: Int32
+        if let value {
+            var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+            rc = mdb_del(txn, dbi, &k, &v)
+        } else {
+            rc = mdb_del(txn, dbi, &k, nil)
+        }
+        if rc == MDB_NOTFOUND { return false }
+        try check(rc, "mdb_del", path: path)
+        return true
+    }
+
+    @discardableResult
+    func delete(_ dbi: DatabaseHandle, _ key: [UInt8]) throws -> Bool {
+        try key.withUnsafeBytes { (k) throws in try delete(dbi, k) }
+    }
+
+    // MARK: Cursors
+
+    /// Runs `body` with a cursor over `dbi`, closed when `body` returns.
+    func withCursor<T>(_ dbi: DatabaseHandle, _ body: (LMDBCursor) throws -> T) throws -> T {
+        var cursor: OpaquePointer?
+        try check(mdb_cursor_open(txn, dbi, &cursor), "mdb_cursor_open", path: path)
+        let wrapper = LMDBCursor(handle: cursor!, path: path)
+        defer { wrapper.close() }
+        return try body(wrapper)
+    }
+}
+
+/// A position in a named database. Only reachable inside
+/// ``LMDBTransaction/withCursor(_:_:)``.
+final class LMDBCursor {
+    typealias Entry = (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)
+
+    private var handle: OpaquePointer?
+    private let path: String
+
+    init(handle: OpaquePointer, path: String) {
+        self.handle = handle
+        self.path = path
+    }
+
+    deinit {
+        precondition(handle == nil, "An LMDB cursor on \(path) was not closed.")
+    }
+
+    func close() {
+        if let handle { mdb_cursor_close(handle) }
+        handle = nil
+    }
+
+    private func get(_ op: MDB_cursor_op, key: UnsafeRawBufferPointer? = nil, value: UnsafeRawBufferPointer? = nil) throws -> Entry? {
+        var k = MDB_val(mv_size: key?.count ?? 0, mv_data: UnsafeMutableRawPointer(mutating: key?.baseAddress))
+        var v = MDB_val(mv_size: value?.count ?? 0, mv_data: UnsafeMutableRawPointer(mutating: value?.baseAddress))
+        let rc = mdb_cursor_get(handle, &k, &v, op)
+        if rc == MDB_NOTFOUND { return nil }
+        try check(rc, "mdb_cursor_get", path: path)
+        return (UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size),
+                UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
+    }
+
+    func first() throws -> Entry? { try get(MDB_FIRST) }
+    func last() throws -> Entry? { try get(MDB_LAST) }
+    func next() throws -> Entry? { try get(MDB_NEXT) }
+    /// Moves to `key` exactly; in a duplicate-key database, to its first value.
+    func seek(exactly key: UnsafeRawBufferPointer) throws -> Entry? { try get(MDB_SET_KEY, key: key) }
+    /// Moves to the first key at or after `key`.
+    func seek(atOrAfter key: UnsafeRawBufferPointer) throws -> Entry? { try get(MDB_SET_RANGE, key: key) }
+    /// The next value of the current key in a duplicate-key database.
+    func nextDuplicate() throws -> Entry? { try get(MDB_NEXT_DUP) }
+}

@@ -1,0 +1,114 @@
+/// The one error type Strata throws.
+///
+/// Every error carries a ``code`` that you can match on, and a ``message``
+/// written for a person: it names the file, object type, property and schema
+/// versions involved, and says what to do about it.
+///
+/// ```swift
+/// do {
+///     try db.write { tx in try tx.insert("Person", ["id": 1]) }
+/// } catch let error as StrataError where error.code == .duplicatePrimaryKey {
+///     print(error.message)
+/// }
+/// ```
+public struct StrataError: Error, Sendable, CustomStringConvertible {
+    /// What kind of failure this is.
+    public var code: Code
+    /// A human-readable explanation: what happened, where, and what to do.
+    public var message: String
+    /// The LMDB result code behind this error, when LMDB reported one.
+    public var lmdbCode: LMDBResultCode?
+    /// The file the error concerns, when there is one.
+    public var path: String?
+
+    /// Creates an error.
+    ///
+    /// - Parameters:
+    ///   - code: The kind of failure.
+    ///   - message: What happened and what to do.
+    ///   - path: The database file involved, if any.
+    ///   - lmdbCode: The LMDB result code, if LMDB reported the failure.
+    public init(_ code: Code, _ message: String, path: String? = nil, lmdbCode: LMDBResultCode? = nil) {
+        self.code = code
+        self.message = message
+        self.path = path
+        self.lmdbCode = lmdbCode
+    }
+
+    /// The message, followed by the LMDB result code when there is one.
+    public var description: String {
+        if let lmdbCode { return "\(message) [\(lmdbCode)]" }
+        return message
+    }
+}
+
+extension StrataError {
+    /// The kind of a ``StrataError``.
+    ///
+    /// A struct rather than an enum, so that new codes can be added without
+    /// breaking an exhaustive `switch` in your code. Compare with `==`.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Kind: String, Sendable {
+            case invalidSchema
+            case notAStrataFile
+            case corruptFile
+            case unsupportedFormatVersion
+            case migrationRequired
+            case schemaVersionTooLow
+            case unknownObjectType
+            case unknownProperty
+            case invalidValue
+            case missingValue
+            case duplicatePrimaryKey
+            case keyTooLarge
+            case objectNotFound
+            case storage
+            case fileSystem
+            case readOnly
+        }
+
+        private let kind: Kind
+        private init(_ kind: Kind) { self.kind = kind }
+
+        /// The schema given in a configuration breaks a rule (empty or
+        /// duplicate name, bad primary key, a default of the wrong type, ...).
+        public static let invalidSchema = Code(.invalidSchema)
+        /// The file exists but is not a Strata database (random bytes, an
+        /// empty file, or an LMDB file without a Strata catalog).
+        public static let notAStrataFile = Code(.notAStrataFile)
+        /// The file is a Strata database but is damaged: truncated, or a
+        /// record or catalog that does not decode.
+        public static let corruptFile = Code(.corruptFile)
+        /// The file was written by a newer version of Strata, with a file
+        /// format this version cannot read.
+        public static let unsupportedFormatVersion = Code(.unsupportedFormatVersion)
+        /// The configured schema or schema version differs from the file's
+        /// and opening it would need a migration.
+        public static let migrationRequired = Code(.migrationRequired)
+        /// The configured schema version is lower than the file's.
+        public static let schemaVersionTooLow = Code(.schemaVersionTooLow)
+        /// An object type name that the schema does not contain.
+        public static let unknownObjectType = Code(.unknownObjectType)
+        /// A property name that the object type does not contain.
+        public static let unknownProperty = Code(.unknownProperty)
+        /// A value of the wrong type, or `null` for a required property.
+        public static let invalidValue = Code(.invalidValue)
+        /// A required property without a default was given no value.
+        public static let missingValue = Code(.missingValue)
+        /// An insert used a primary key that another object already has.
+        public static let duplicatePrimaryKey = Code(.duplicatePrimaryKey)
+        /// A primary key encodes to more bytes than LMDB allows in a key (511).
+        public static let keyTooLarge = Code(.keyTooLarge)
+        /// An update named an object that does not exist.
+        public static let objectNotFound = Code(.objectNotFound)
+        /// LMDB reported an error; see ``StrataError/lmdbCode``.
+        public static let storage = Code(.storage)
+        /// A file system operation failed (permissions, a missing folder, ...).
+        public static let fileSystem = Code(.fileSystem)
+        /// A write was attempted on a database opened read-only.
+        public static let readOnly = Code(.readOnly)
+
+        /// The code's name, e.g. `duplicatePrimaryKey`.
+        public var description: String { kind.rawValue }
+    }
+}

@@ -1,0 +1,55 @@
+import Foundation
+import Testing
+@testable import Strata
+
+/// A temporary folder removed when the test ends.
+final class TemporaryFolder {
+    let url: URL
+
+    init() throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("strata-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+
+    func path(_ name: String = "test.strata") -> String { url.appendingPathComponent(name).path }
+}
+
+enum Fixtures {
+    static let person = ObjectSchema("Person", primaryKey: "id") {
+        Property("id", .int)
+        Property("firstName", .string)
+        Property("lastName", .string)
+        Property("age", .int, default: 0, indexed: true)
+        Property("email", .string, optional: true)
+    }
+
+    static let schema = Schema([person])
+
+    static func configuration(_ path: String, version: UInt64 = 1, schema: Schema = schema) -> Database.Configuration {
+        var config = Database.Configuration(path: path, schemaVersion: version, schema: schema)
+        config.durability = .noSync
+        return config
+    }
+
+    static func person(_ id: Int64, _ first: String = "First", _ last: String = "Last", age: Int64 = 30, email: String? = nil) -> [String: Value] {
+        ["id": .int(id), "firstName": .string(first), "lastName": .string(last), "age": .int(age), "email": email.map(Value.string) ?? .null]
+    }
+}
+
+/// Runs `body`, expecting a StrataError with `code`; returns it for more checks.
+@discardableResult
+func expectStrataError(_ code: StrataError.Code, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void) -> StrataError? {
+    do {
+        try body()
+        Issue.record("Expected StrataError \(code), but nothing was thrown", sourceLocation: sourceLocation)
+        return nil
+    } catch let error as StrataError {
+        #expect(error.code == code, "got \(error.code): \(error.message)", sourceLocation: sourceLocation)
+        return error
+    } catch {
+        Issue.record("Expected StrataError \(code), got \(error)", sourceLocation: sourceLocation)
+        return nil
+    }
+}
