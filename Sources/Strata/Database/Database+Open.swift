@@ -71,7 +71,7 @@ extension Database {
         if version == fileVersion && changes.isEmpty { return }
         var message = "Opening \(path) needs a migration: the file is at schema version \(fileVersion) and the configuration asks for version \(version)"
         if changes.isEmpty {
-            message += " with the same schema."
+            message += " with the same schema.\n"
         } else {
             message += ", with these changes:\n" + changes.map { "- \($0.description)" }.joined(separator: "\n") + "\n"
         }

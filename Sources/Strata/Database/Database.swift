@@ -114,6 +114,7 @@ public final class Database: Sendable {
     ///
     /// - Throws: What `body` throws, or a ``StrataError``: a write on a
     ///   read-only database, a storage failure.
+    @discardableResult
     public func write<T>(_ body: (WriteTransaction) throws -> T) throws -> T {
         guard !configuration.readOnly else {
             throw StrataError(.readOnly, "\(path) was opened read-only; open it without readOnly to write.", path: path)
@@ -139,6 +140,7 @@ public final class Database: Sendable {
     /// never spans a suspension point.
     ///
     /// - Throws: What `body` throws, or a ``StrataError``.
+    @discardableResult
     public func write<T: Sendable>(_ body: @escaping @Sendable (WriteTransaction) throws -> T) async throws -> T {
         try await onOwnThread { try self.write(body) }
     }

@@ -33,6 +33,19 @@ enum KeyCodec {
         writer.appendBigEndian(id)
     }
 
+    /// Checks, without decoding, that `bytes` can be a key of the given type
+    /// (an automatic id when `type` is nil).
+    @inline(__always)
+    static func validateKey(_ bytes: UnsafeRawBufferPointer, type: PropertyType?) throws(DecodingFailure) {
+        let valid = switch type {
+        case nil, .int?: bytes.count == 8
+        case .uuid?: bytes.count == 16
+        case .string?: bytes.first == stringMarker
+        default: false
+        }
+        if !valid { throw DecodingFailure(reason: "a key of \(bytes.count) bytes is not a valid \(type.map { "\($0)" } ?? "automatic id") key", offset: 0) }
+    }
+
     /// Decodes a key written by ``appendPrimaryKey(_:type:to:)``, or an
     /// automatic id when `type` is nil.
     static func decodeKey(_ bytes: UnsafeRawBufferPointer, type: PropertyType?) throws(DecodingFailure) -> Value {
@@ -54,7 +67,8 @@ enum KeyCodec {
 
     /// Appends the index key for a value: a tag byte and an order-preserving
     /// form of the value, cut at ``maxKeySize`` bytes. Returns true when the
-    /// key was cut, in which case equal keys do not prove equal values.
+    /// key reaches that size: it may have been cut, here or for another
+    /// value that shares it, so equal keys do not prove equal values.
     @discardableResult
     static func appendIndexKey(_ value: Value, to writer: inout ByteWriter) -> Bool {
         let start = writer.bytes.count
@@ -83,8 +97,8 @@ enum KeyCodec {
             writer.append(contentsOf: v.prefix(maxKeySize - 1))
         }
         switch value {
-        case .string(let v): return v.utf8.count > maxKeySize - 1
-        case .data(let v): return v.count > maxKeySize - 1
+        case .string(let v): return v.utf8.count >= maxKeySize - 1
+        case .data(let v): return v.count >= maxKeySize - 1
         default:
             assert(writer.bytes.count - start <= maxKeySize)
             return false

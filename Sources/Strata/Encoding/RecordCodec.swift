@@ -73,120 +73,174 @@ struct RecordView {
     let schemaVersion: UInt64
     let fieldCount: Int
     private let fieldsOffset: Int
+    /// Where the first eight fields start (0 when unknown), recorded by the
+    /// validation pass so that reading a field of a record written under the
+    /// current schema is one jump instead of a walk.
+    private let fieldStarts: SIMD8<UInt16>
 
     /// Checks the whole record's structure: every length within bounds,
     /// every tag known, ids strictly increasing, no trailing bytes. After
     /// this, reading a field cannot run past the record.
     init(validating bytes: UnsafeRawBufferPointer) throws(DecodingFailure) {
-        var reader = ByteReader(bytes)
-        let layout = try reader.readByte()
-        guard layout == RecordCodec.layoutVersion else {
-            throw DecodingFailure(reason: "unknown record layout \(layout)", offset: 0)
+        guard let base = bytes.baseAddress, bytes.count >= 3 else {
+            throw DecodingFailure(reason: "a record of \(bytes.count) bytes is too short", offset: 0)
         }
-        schemaVersion = try reader.readVarint()
-        let count = try reader.readVarint()
-        // Every field takes at least two bytes, so a larger count is damage.
-        guard count <= UInt64(reader.remaining / 2) else {
-            throw DecodingFailure(reason: "field count \(count) exceeds what \(reader.remaining) bytes can hold", offset: reader.offset)
+        let end = bytes.count
+        guard base.load(as: UInt8.self) == RecordCodec.layoutVersion else {
+            throw DecodingFailure(reason: "unknown record layout \(base.load(as: UInt8.self))", offset: 0)
         }
-        fieldCount = Int(count)
-        fieldsOffset = reader.offset
+        var p = 1
+        guard let version = RecordView.varint(base, &p, end) else {
+            throw DecodingFailure(reason: "damaged schema version", offset: p)
+        }
+        guard let count = RecordView.varint(base, &p, end), count <= UInt64((end - p) / 2) else {
+            throw DecodingFailure(reason: "field count exceeds what the record can hold", offset: p)
+        }
         self.bytes = bytes
-        var previous: UInt64? = nil
-        for _ in 0 ..< fieldCount {
-            let idOffset = reader.offset
-            let id = try reader.readVarint()
-            guard id <= UInt64(UInt32.max), previous.map({ id > $0 }) ?? true else {
-                throw DecodingFailure(reason: "field id \(id) out of order or out of range", offset: idOffset)
+        self.schemaVersion = version
+        self.fieldCount = Int(count)
+        self.fieldsOffset = p
+        var starts = SIMD8<UInt16>()
+        var previous: UInt64 = 0
+        for index in 0 ..< Int(count) {
+            let fieldStart = p
+            if index < 8 && p <= Int(UInt16.max) { starts[index] = UInt16(truncatingIfNeeded: p) }
+            guard let id = RecordView.varint(base, &p, end), id <= UInt64(UInt32.max), index == 0 || id > previous else {
+                throw DecodingFailure(reason: "field id out of order or out of range", offset: fieldStart)
             }
             previous = id
-            try RecordView.skipPayload(&reader)
+            guard p < end, RecordView.skip(base, &p, end) else {
+                throw DecodingFailure(reason: "damaged value of field \(id)", offset: fieldStart)
+            }
         }
-        guard reader.isAtEnd else {
-            throw DecodingFailure(reason: "\(reader.remaining) unexpected bytes after the last field", offset: reader.offset)
+        guard p == end else {
+            throw DecodingFailure(reason: "\(end - p) unexpected bytes after the last field", offset: p)
         }
+        self.fieldStarts = starts
     }
 
-    private init(bytes: UnsafeRawBufferPointer, schemaVersion: UInt64, fieldCount: Int, fieldsOffset: Int) {
+    private init(bytes: UnsafeRawBufferPointer, schemaVersion: UInt64, fieldCount: Int, fieldsOffset: Int, fieldStarts: SIMD8<UInt16>) {
         self.bytes = bytes
         self.schemaVersion = schemaVersion
         self.fieldCount = fieldCount
         self.fieldsOffset = fieldsOffset
+        self.fieldStarts = fieldStarts
     }
 
     /// The same view over an identical copy of the bytes.
     func rebased(onto copy: UnsafeRawBufferPointer) -> RecordView {
         precondition(copy.count == bytes.count)
-        return RecordView(bytes: copy, schemaVersion: schemaVersion, fieldCount: fieldCount, fieldsOffset: fieldsOffset)
+        return RecordView(bytes: copy, schemaVersion: schemaVersion, fieldCount: fieldCount, fieldsOffset: fieldsOffset, fieldStarts: fieldStarts)
     }
 
+    /// Reads a varint at `p`, advancing it; nil when it runs past `end` or
+    /// overflows 64 bits.
     @inline(__always)
-    private static func skipPayload(_ reader: inout ByteReader) throws(DecodingFailure) {
-        let tagOffset = reader.offset
-        guard let tag = RecordCodec.Tag(rawValue: try reader.readByte()) else {
-            throw DecodingFailure(reason: "unknown value tag", offset: tagOffset)
+    static func varint(_ base: UnsafeRawPointer, _ p: inout Int, _ end: Int) -> UInt64? {
+        guard p < end else { return nil }
+        let first = base.load(fromByteOffset: p, as: UInt8.self)
+        p += 1
+        if first < 0x80 { return UInt64(first) }
+        var result = UInt64(first & 0x7F)
+        var shift: UInt64 = 7
+        while p < end {
+            let byte = base.load(fromByteOffset: p, as: UInt8.self)
+            p += 1
+            if shift == 63 && byte > 1 { return nil }
+            result |= UInt64(byte & 0x7F) << shift
+            if byte < 0x80 { return result }
+            shift += 7
+            if shift > 63 { return nil }
         }
+        return nil
+    }
+
+    /// Skips the tag and payload at `p`; false when they are damaged.
+    @inline(__always)
+    private static func skip(_ base: UnsafeRawPointer, _ p: inout Int, _ end: Int) -> Bool {
+        let tag = base.load(fromByteOffset: p, as: UInt8.self)
+        p += 1
         switch tag {
-        case .null, .falseValue, .trueValue: break
-        case .int: _ = try reader.readVarint()
-        case .double, .date: _ = try reader.read(count: 8)
-        case .string, .data: _ = try reader.readLengthPrefixed()
-        case .uuid: _ = try reader.read(count: 16)
+        case RecordCodec.Tag.null.rawValue, RecordCodec.Tag.falseValue.rawValue, RecordCodec.Tag.trueValue.rawValue:
+            return true
+        case RecordCodec.Tag.int.rawValue:
+            return varint(base, &p, end) != nil
+        case RecordCodec.Tag.double.rawValue, RecordCodec.Tag.date.rawValue:
+            p += 8
+            return p <= end
+        case RecordCodec.Tag.uuid.rawValue:
+            p += 16
+            return p <= end
+        case RecordCodec.Tag.string.rawValue, RecordCodec.Tag.data.rawValue:
+            guard let length = varint(base, &p, end), length <= UInt64(end - p) else { return false }
+            p += Int(length)
+            return true
+        default:
+            return false
         }
     }
 
     /// The value stored for field `id`, or nil when the record has no such
-    /// field.
+    /// field. `position` is where the field would be in a record written
+    /// under the current schema: tried first, before walking the fields.
     @inline(__always)
-    func value(forField id: UInt32) -> Value? {
-        var reader = ByteReader(bytes, offset: fieldsOffset)
+    func value(forField id: UInt32, expectedAt position: Int) -> Value? {
+        guard let base = bytes.baseAddress else { return nil }
+        let end = bytes.count
         let wanted = UInt64(id)
-        do {
-            for _ in 0 ..< fieldCount {
-                let fieldID = try reader.readVarint()
-                if fieldID == wanted { return try RecordView.readPayload(&reader) }
-                if fieldID > wanted { return nil }
-                try RecordView.skipPayload(&reader)
-            }
-        } catch {
-            return nil  // unreachable for a validated record
+        if position < 8 && position < fieldCount {
+            var p = Int(fieldStarts[position])
+            if p != 0, RecordView.varint(base, &p, end) == wanted { return RecordView.read(base, &p, end) }
+        }
+        var p = fieldsOffset
+        for _ in 0 ..< fieldCount {
+            guard let fieldID = RecordView.varint(base, &p, end) else { return nil }
+            if fieldID == wanted { return RecordView.read(base, &p, end) }
+            if fieldID > wanted { return nil }
+            guard RecordView.skip(base, &p, end) else { return nil }
         }
         return nil
     }
 
     /// Calls `body` with every field's id and value, in id order.
     func forEachField(_ body: (UInt32, Value) throws -> Void) rethrows {
-        var reader = ByteReader(bytes, offset: fieldsOffset)
+        guard let base = bytes.baseAddress else { return }
+        let end = bytes.count
+        var p = fieldsOffset
         for _ in 0 ..< fieldCount {
-            guard let id = try? reader.readVarint(), let value = try? RecordView.readPayload(&reader) else { return }
+            guard let id = RecordView.varint(base, &p, end), let value = RecordView.read(base, &p, end) else { return }
             try body(UInt32(truncatingIfNeeded: id), value)
         }
     }
 
+    /// Reads the tag and payload at `p` of a validated record.
     @inline(__always)
-    private static func readPayload(_ reader: inout ByteReader) throws(DecodingFailure) -> Value {
-        let tagOffset = reader.offset
-        guard let tag = RecordCodec.Tag(rawValue: try reader.readByte()) else {
-            throw DecodingFailure(reason: "unknown value tag", offset: tagOffset)
-        }
+    private static func read(_ base: UnsafeRawPointer, _ p: inout Int, _ end: Int) -> Value? {
+        let tag = base.load(fromByteOffset: p, as: UInt8.self)
+        p += 1
         switch tag {
-        case .null: return .null
-        case .falseValue: return .bool(false)
-        case .trueValue: return .bool(true)
-        case .int:
-            let raw = try reader.readVarint()
+        case RecordCodec.Tag.null.rawValue: return .null
+        case RecordCodec.Tag.falseValue.rawValue: return .bool(false)
+        case RecordCodec.Tag.trueValue.rawValue: return .bool(true)
+        case RecordCodec.Tag.int.rawValue:
+            guard let raw = varint(base, &p, end) else { return nil }
             return .int(Int64(bitPattern: raw >> 1) ^ -Int64(bitPattern: raw & 1))
-        case .double:
-            return .double(Double(bitPattern: try reader.readLittleEndianUInt64()))
-        case .date:
-            return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try reader.readLittleEndianUInt64())))
-        case .string:
-            return .string(String(decoding: try reader.readLengthPrefixed(), as: UTF8.self))
-        case .data:
-            return .data(Data(try reader.readLengthPrefixed()))
-        case .uuid:
-            let raw = try reader.read(count: 16)
-            return .uuid(UUID(uuid: raw.loadUnaligned(as: uuid_t.self)))
+        case RecordCodec.Tag.double.rawValue:
+            defer { p += 8 }
+            return .double(Double(bitPattern: UInt64(littleEndian: base.loadUnaligned(fromByteOffset: p, as: UInt64.self))))
+        case RecordCodec.Tag.date.rawValue:
+            defer { p += 8 }
+            return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: UInt64(littleEndian: base.loadUnaligned(fromByteOffset: p, as: UInt64.self)))))
+        case RecordCodec.Tag.string.rawValue, RecordCodec.Tag.data.rawValue:
+            guard let length = varint(base, &p, end) else { return nil }
+            let payload = UnsafeRawBufferPointer(start: base + p, count: Int(length))
+            p += Int(length)
+            return tag == RecordCodec.Tag.string.rawValue ? .string(String(decoding: payload, as: UTF8.self)) : .data(Data(payload))
+        case RecordCodec.Tag.uuid.rawValue:
+            defer { p += 16 }
+            return .uuid(UUID(uuid: base.loadUnaligned(fromByteOffset: p, as: uuid_t.self)))
+        default:
+            return nil
         }
     }
 }

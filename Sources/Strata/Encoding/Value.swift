@@ -138,3 +138,24 @@ extension Value: Codable {
         }
     }
 }
+
+extension Value {
+    /// Whether two values are stored as the same bytes, which is how keys
+    /// and indexes compare them: strings by their exact UTF-8 bytes (so a
+    /// precomposed "é" and "e" followed by a combining accent differ, unlike
+    /// with `==`), doubles and dates with -0.0 equal to 0.0 and every NaN
+    /// equal to NaN. Every equality test Strata makes uses this, so a lookup
+    /// gives the same answer with and without an index.
+    public func isStored(identicallyTo other: Value) -> Bool {
+        switch (self, other) {
+        case let (.string(a), .string(b)):
+            return a.utf8.elementsEqual(b.utf8)
+        case let (.double(a), .double(b)):
+            return KeyCodec.orderPreservingBits(a) == KeyCodec.orderPreservingBits(b)
+        case let (.date(a), .date(b)):
+            return KeyCodec.orderPreservingBits(a.timeIntervalSinceReferenceDate) == KeyCodec.orderPreservingBits(b.timeIntervalSinceReferenceDate)
+        default:
+            return self == other
+        }
+    }
+}

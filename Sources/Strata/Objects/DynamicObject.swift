@@ -37,7 +37,7 @@ public struct DynamicObject {
     /// for a type without a primary key.
     public var primaryKey: Value {
         owner.checkAlive()
-        // The key was validated when the object was read.
+        // The key was validated when the object was read, so this cannot fail.
         return (try? KeyCodec.decodeKey(key, type: table.primaryKey?.type)) ?? .null
     }
 
@@ -47,7 +47,7 @@ public struct DynamicObject {
     /// property the type does not have stops the program; use
     /// ``value(_:)`` when the name comes from input.
     public subscript(property: String) -> Value {
-        guard let field = table.fieldsByName[property] else {
+        guard let field = table.field(property) else {
             preconditionFailure("Object type '\(table.name)' has no property '\(property)'.")
         }
         return value(of: field)
@@ -57,7 +57,7 @@ public struct DynamicObject {
     ///
     /// - Throws: ``StrataError`` with code ``StrataError/Code/unknownProperty``.
     public func value(_ property: String) throws -> Value {
-        guard let field = table.fieldsByName[property] else {
+        guard let field = table.field(property) else {
             throw table.unknownProperty(property, path: owner.path)
         }
         return value(of: field)
@@ -66,7 +66,7 @@ public struct DynamicObject {
     @inline(__always)
     func value(of field: ObjectTable.Field) -> Value {
         owner.checkAlive()
-        guard let stored = record.value(forField: field.id) else { return field.valueWhenAbsent }
+        guard let stored = record.value(forField: field.id, expectedAt: field.position) else { return field.valueWhenAbsent }
         return stored.fits(field.type, optional: field.isOptional) ? stored : field.valueWhenAbsent
     }
 
@@ -94,17 +94,36 @@ extension DynamicObject: CustomStringConvertible {
 /// What keeps a ``DynamicObject``'s bytes valid.
 class ObjectBytesOwner {
     let path: String
-    init(path: String) { self.path = path }
-    func checkAlive() {}
+    /// Set for zero-copy objects: false once their read transaction ended.
+    /// A raw pointer rather than a stored `var`, so that the check on every
+    /// property read costs one load and no exclusivity bookkeeping.
+    let aliveFlag: UnsafeMutablePointer<Bool>?
+
+    init(path: String, aliveFlag: UnsafeMutablePointer<Bool>?) {
+        self.path = path
+        self.aliveFlag = aliveFlag
+    }
+
+    @inline(__always)
+    final func checkAlive() {
+        if let aliveFlag, !aliveFlag.pointee {
+            preconditionFailure("A DynamicObject of \(path) was used after its read transaction ended. Copy the values you need (object.values) inside the transaction.")
+        }
+    }
 }
 
 /// The lifetime of a read transaction: its objects point into the memory
 /// map and must not be read after it ends.
 final class TransactionLifetime: ObjectBytesOwner {
-    var isAlive = true
-    override func checkAlive() {
-        precondition(isAlive, "A DynamicObject of \(path) was used after its read transaction ended. Copy the values you need (object.values) inside the transaction.")
+    init(path: String) {
+        let flag = UnsafeMutablePointer<Bool>.allocate(capacity: 1)
+        flag.initialize(to: true)
+        super.init(path: path, aliveFlag: flag)
     }
+
+    func end() { aliveFlag!.pointee = false }
+
+    deinit { aliveFlag!.deallocate() }
 }
 
 /// A private copy of an object's key and record, for objects read inside a
@@ -120,7 +139,7 @@ final class CopiedBytes: ObjectBytesOwner {
         if record.count > 0 { (storage.baseAddress! + key.count).copyMemory(from: record.baseAddress!, byteCount: record.count) }
         self.key = UnsafeRawBufferPointer(start: storage.baseAddress, count: key.count)
         self.record = UnsafeRawBufferPointer(start: storage.baseAddress! + key.count, count: record.count)
-        super.init(path: path)
+        super.init(path: path, aliveFlag: nil)
     }
 
     deinit { storage.deallocate() }

@@ -55,7 +55,7 @@ public struct ObjectCollection {
         if copy.lookup == nil {
             copy.lookup = (field, value)
         } else {
-            copy.predicates.append { $0.value(of: field) == value }
+            copy.predicates.append { $0.value(of: field).isStored(identicallyTo: value) }
         }
         return copy
     }
@@ -130,7 +130,7 @@ public struct ObjectCollection {
             try indexLookup(index: index, field: lookup.field, value: lookup.value, visit)
         } else {
             try scan { object in
-                object.value(of: lookup.field) == lookup.value ? try visit(object) : true
+                object.value(of: lookup.field).isStored(identicallyTo: lookup.value) ? try visit(object) : true
             }
         }
     }
@@ -158,7 +158,7 @@ public struct ObjectCollection {
                         }
                         let object = try context.object(table: table, key: key, record: record)
                         // A cut key matches every value with the same prefix.
-                        if !truncated || object.value(of: field) == value {
+                        if !truncated || object.value(of: field).isStored(identicallyTo: value) {
                             guard try body(object) else { return }
                         }
                         entry = try indexCursor.nextDuplicate()

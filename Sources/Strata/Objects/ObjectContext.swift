@@ -14,9 +14,7 @@ final class ObjectContext {
     /// a later write may move the bytes a view points at).
     let copiesObjects: Bool
 
-    var recordWriter = ByteWriter(capacity: 512)
-    var keyWriter = ByteWriter(capacity: 64)
-    var indexWriter = ByteWriter(capacity: 64)
+    private var encoder = ObjectEncoder()
     /// Last automatic id per type, written back by ``flush()``.
     private var sequences: [UInt32: UInt64] = [:]
     /// Counts record puts; tests use it to prove which operations rewrite.
@@ -29,19 +27,27 @@ final class ObjectContext {
         self.path = path
         self.schemaVersion = schemaVersion
         self.copiesObjects = !lmdb.isReadOnly
-        self.owner = lmdb.isReadOnly ? TransactionLifetime(path: path) : ObjectBytesOwner(path: path)
+        self.owner = lmdb.isReadOnly ? TransactionLifetime(path: path) : ObjectBytesOwner(path: path, aliveFlag: nil)
     }
 
     /// Marks the transaction's zero-copy objects as no longer readable.
     func end() {
-        (owner as? TransactionLifetime)?.isAlive = false
+        (owner as? TransactionLifetime)?.end()
     }
 
+    /// The table last looked up: most transactions write or read one type
+    /// many times, and comparing a name with the same literal is far cheaper
+    /// than hashing it.
+    private var lastTable: ObjectTable?
+
+    @inline(__always)
     func table(_ name: String) throws -> ObjectTable {
+        if let lastTable, lastTable.name == name { return lastTable }
         guard let table = tables[name] else {
             let known = tables.keys.sorted().joined(separator: ", ")
             throw StrataError(.unknownObjectType, "The schema of \(path) has no object type '\(name)'. Its types are: \(known).", path: path)
         }
+        lastTable = table
         return table
     }
 
@@ -52,6 +58,7 @@ final class ObjectContext {
     func object(table: ObjectTable, key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer) throws -> DynamicObject {
         let view: RecordView
         do throws(DecodingFailure) {
+            try KeyCodec.validateKey(key, type: table.primaryKey?.type)
             view = try RecordView(validating: record)
         } catch {
             throw table.corruptRecord(error, key: key, path: path)
@@ -62,35 +69,13 @@ final class ObjectContext {
         return DynamicObject(table: table, key: copy.key, record: view.rebased(onto: copy.record), owner: copy)
     }
 
-    /// Encodes a primary key given by the caller into `keyWriter`.
-    func encodeKey(_ value: Value, table: ObjectTable) throws {
-        keyWriter.removeAll()
-        if let field = table.primaryKey {
-            let value = value.coerced(to: field.type)
-            guard KeyCodec.appendPrimaryKey(value, type: field.type, to: &keyWriter) else {
-                throw StrataError(.invalidValue, "The primary key of '\(table.name)' is \(field.type), but \(value) was given (in \(path)).", path: path)
-            }
-        } else {
-            guard case .int(let id) = value, id > 0 else {
-                throw StrataError(.invalidValue, "'\(table.name)' has no primary key; its objects are identified by positive integer ids, but \(value) was given (in \(path)).", path: path)
-            }
-            KeyCodec.appendAutomaticID(UInt64(id), to: &keyWriter)
-        }
-        try checkKeySize(keyWriter.bytes.count, table: table)
-    }
-
-    private func checkKeySize(_ size: Int, table: ObjectTable) throws {
-        guard size <= KeyCodec.maxKeySize else {
-            throw StrataError(.keyTooLarge, "The primary key of this '\(table.name)' encodes to \(size) bytes; LMDB allows at most \(KeyCodec.maxKeySize) (in \(path)). Use a shorter key.", path: path)
-        }
-    }
-
     func object(_ typeName: String, key: Value) throws -> DynamicObject? {
         let table = try table(typeName)
-        try encodeKey(key, table: table)
+        var keyEncoder = ObjectEncoder()
+        try keyEncoder.encodeKey(key, table: table, path: path)
         // A cursor rather than mdb_get: it returns LMDB's own copy of the key,
         // which stays valid for the whole transaction.
-        return try keyWriter.bytes.withUnsafeBytes { (keyBytes) throws -> DynamicObject? in
+        return try keyEncoder.key.bytes.withUnsafeBytes { (keyBytes) throws -> DynamicObject? in
             do {
                 return try lmdb.withCursor(table.records) { cursor in
                     guard let entry = try cursor.seek(exactly: keyBytes) else { return nil }
@@ -106,63 +91,38 @@ final class ObjectContext {
 
     // MARK: Writing
 
-    /// The value to store for `field`, from the caller's values or the
-    /// schema's default. Checks type and nullability.
+    /// Takes the reusable encoder out of the context, so that the hot
+    /// encoding loop works on a local value rather than on class storage
+    /// (each access to which is an exclusivity check). Put it back with
+    /// ``returnEncoder(_:)``.
     @inline(__always)
-    private func resolvedValue(_ field: ObjectTable.Field, in values: [String: Value], table: ObjectTable, found: inout Int) throws -> Value {
-        let value: Value
-        if let given = values[field.name] {
-            found += 1
-            value = given.coerced(to: field.type)
-        } else if let defaultValue = field.defaultValue {
-            value = defaultValue
-        } else if field.isOptional {
-            value = .null
-        } else {
-            throw StrataError(.missingValue, "Property '\(table.name).\(field.name)' is required and has no default, but no value was given (in \(path)). Nothing was written.", path: path)
-        }
-        guard value.fits(field.type, optional: field.isOptional) else { throw invalidValue(value, for: field, table: table) }
-        return value
+    private func takeEncoder() -> ObjectEncoder {
+        var taken = ObjectEncoder()
+        swap(&taken, &encoder)
+        return taken
     }
 
-    private func invalidValue(_ value: Value, for field: ObjectTable.Field, table: ObjectTable) -> StrataError {
-        let expected = field.isOptional ? "\(field.type)?" : "\(field.type)"
-        if value.isNull {
-            return StrataError(.invalidValue, "Property '\(table.name).\(field.name)' is required (\(expected)) but null was given (in \(path)). Nothing was written.", path: path)
-        }
-        return StrataError(.invalidValue, "Property '\(table.name).\(field.name)' is \(expected), but \(value) of type \(value.propertyType!) was given (in \(path)). Nothing was written.", path: path)
+    @inline(__always)
+    private func returnEncoder(_ used: ObjectEncoder) {
+        encoder = used
     }
 
-    /// Encodes a whole object into `recordWriter` and its key into
-    /// `keyWriter`, checking every value first.
-    private func encode(_ values: [String: Value], table: ObjectTable) throws {
-        recordWriter.removeAll()
-        keyWriter.removeAll()
-        RecordCodec.beginRecord(&recordWriter, schemaVersion: schemaVersion, fieldCount: table.fields.count)
-        var found = 0
-        for field in table.fields {
-            let value = try resolvedValue(field, in: values, table: table, found: &found)
-            RecordCodec.appendField(&recordWriter, id: field.id, value: value)
-            if field.isPrimaryKey {
-                _ = KeyCodec.appendPrimaryKey(value, type: field.type, to: &keyWriter)
-                try checkKeySize(keyWriter.bytes.count, table: table)
-            }
-        }
-        if found != values.count {
-            let unknown = values.keys.filter { table.fieldsByName[$0] == nil }.sorted()
-            throw table.unknownProperty(unknown.first ?? "", path: path)
-        }
-        if table.primaryKey == nil {
-            KeyCodec.appendAutomaticID(try nextAutomaticID(table), to: &keyWriter)
-        }
+    private func encode(_ values: [String: Value], table: ObjectTable, into encoder: inout ObjectEncoder, keepKey: Bool = false) throws {
+        let automaticKey: ObjectEncoder.AutomaticKey = keepKey ? .keep : .new { try self.nextAutomaticID(table) }
+        try encoder.encode(values, table: table, schemaVersion: schemaVersion, path: path, automaticKey: automaticKey)
     }
 
     private func nextAutomaticID(_ table: ObjectTable) throws -> UInt64 {
         var last = sequences[table.type.id]
         if last == nil {
-            last = try lmdb.get(meta, table.sequenceKey).map { bytes in
-                bytes.count == 8 ? UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self)) : 0
-            } ?? 0
+            if let bytes = try lmdb.get(meta, table.sequenceKey) {
+                guard bytes.count == 8 else {
+                    throw StrataError(.corruptFile, "The automatic-id counter of '\(table.name)' in \(path) is damaged (\(bytes.count) bytes instead of 8). Restore the file from a backup.", path: path)
+                }
+                last = UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self))
+            } else {
+                last = 0
+            }
         }
         let next = last! + 1
         sequences[table.type.id] = next
@@ -179,20 +139,22 @@ final class ObjectContext {
         sequences.removeAll()
     }
 
-    private func putRecord(_ table: ObjectTable, noOverwrite: Bool) throws -> Bool {
+    private func putRecord(_ table: ObjectTable, _ encoder: ObjectEncoder, noOverwrite: Bool) throws -> Bool {
         recordWrites += 1
-        return try keyWriter.bytes.withUnsafeBytes { (key) throws in
-            try recordWriter.bytes.withUnsafeBytes { (record) throws in
+        return try encoder.key.bytes.withUnsafeBytes { key in
+            try encoder.record.bytes.withUnsafeBytes { record in
                 try lmdb.put(table.records, key, record, noOverwrite: noOverwrite)
             }
         }
     }
 
-    private func indexEntry(_ field: ObjectTable.Field, value: Value, key: [UInt8], add: Bool) throws {
-        indexWriter.removeAll()
-        KeyCodec.appendIndexKey(value, to: &indexWriter)
-        try indexWriter.bytes.withUnsafeBytes { (indexKey) throws in
-            try key.withUnsafeBytes { (objectKey) throws in
+    /// Adds or removes the index entry of one value of the object whose key
+    /// is in `encoder.key`.
+    private func indexEntry(_ field: ObjectTable.Field, value: Value, _ encoder: inout ObjectEncoder, add: Bool) throws {
+        encoder.index.removeAll()
+        KeyCodec.appendIndexKey(value, to: &encoder.index)
+        try encoder.index.bytes.withUnsafeBytes { indexKey in
+            try encoder.key.bytes.withUnsafeBytes { objectKey in
                 if add {
                     _ = try lmdb.put(field.index!, indexKey, objectKey)
                 } else {
@@ -205,40 +167,27 @@ final class ObjectContext {
     /// Inserts a new object; returns its primary key or automatic id.
     func insert(_ typeName: String, _ values: [String: Value]) throws -> Value {
         let table = try table(typeName)
-        try encode(values, table: table)
-        guard try putRecord(table, noOverwrite: true) else {
-            let key = values[table.primaryKey?.name ?? ""] ?? .null
+        var encoder = takeEncoder()
+        defer { returnEncoder(encoder) }
+        try encode(values, table: table, into: &encoder)
+        guard try putRecord(table, encoder, noOverwrite: true) else {
+            let key = (try? encoder.decodedKey(table)) ?? .null
             throw StrataError(.duplicatePrimaryKey, "An object of type '\(table.name)' with primary key \(key) already exists in \(path). Use upsert to replace it or update to change it.", path: path)
         }
-        if !table.indexedFields.isEmpty {
-            let key = keyWriter.bytes
-            var found = 0
-            for field in table.indexedFields {
-                try indexEntry(field, value: try resolvedValue(field, in: values, table: table, found: &found), key: key, add: true)
-            }
+        for field in table.indexedFields {
+            try indexEntry(field, value: encoder.resolved(field, from: values), &encoder, add: true)
         }
-        return try decodedKey(table)
+        return try encoder.decodedKey(table)
     }
 
-    private func decodedKey(_ table: ObjectTable) throws -> Value {
-        try keyWriter.bytes.withUnsafeBytes { (key) throws in
-            do throws(DecodingFailure) {
-                return try KeyCodec.decodeKey(key, type: table.primaryKey?.type)
-            } catch {
-                throw StrataError(.invalidValue, "Internal key encoding failed for '\(table.name)': \(error.reason).", path: path)
-            }
-        }
-    }
-
-    /// The current values of the stored object at `keyWriter`'s key, or nil.
-    private func storedValues(_ table: ObjectTable) throws -> [String: Value]? {
-        let key = keyWriter.bytes
-        return try key.withUnsafeBytes { (keyBytes) throws -> [String: Value]? in
+    /// The current values of the stored object whose key is in
+    /// `encoder.key`, or nil when there is none.
+    private func storedValues(_ table: ObjectTable, _ encoder: ObjectEncoder) throws -> [String: Value]? {
+        try encoder.key.bytes.withUnsafeBytes { keyBytes -> [String: Value]? in
             guard let record = try lmdb.get(table.records, keyBytes) else { return nil }
             do throws(DecodingFailure) {
                 let view = try RecordView(validating: record)
-                let object = DynamicObject(table: table, key: keyBytes, record: view, owner: owner)
-                return object.values
+                return DynamicObject(table: table, key: keyBytes, record: view, owner: owner).values
             } catch {
                 throw table.corruptRecord(error, key: keyBytes, path: path)
             }
@@ -249,61 +198,63 @@ final class ObjectContext {
     func upsert(_ typeName: String, _ values: [String: Value]) throws -> Value {
         let table = try table(typeName)
         guard table.primaryKey != nil else { return try insert(typeName, values) }
-        try encode(values, table: table)
-        let old = table.indexedFields.isEmpty ? nil : try storedValues(table)
-        _ = try putRecord(table, noOverwrite: false)
-        try reindex(table, old: old, new: values)
-        return try decodedKey(table)
+        var encoder = takeEncoder()
+        defer { returnEncoder(encoder) }
+        try encode(values, table: table, into: &encoder)
+        let old = table.indexedFields.isEmpty ? nil : try storedValues(table, encoder)
+        _ = try putRecord(table, encoder, noOverwrite: false)
+        try reindex(table, old: old, new: values, &encoder)
+        return try encoder.decodedKey(table)
     }
 
     /// Changes some properties of an existing object.
     func update(_ typeName: String, key: Value, _ changes: [String: Value]) throws {
         let table = try table(typeName)
-        try encodeKey(key, table: table)
-        guard let old = try storedValues(table) else {
+        var encoder = takeEncoder()
+        defer { returnEncoder(encoder) }
+        try encoder.encodeKey(key, table: table, path: path)
+        guard let old = try storedValues(table, encoder) else {
             throw StrataError(.objectNotFound, "There is no '\(table.name)' with key \(key) in \(path) to update. Use insert or upsert to create it.", path: path)
         }
         var new = old
         for (name, value) in changes {
             let field = try table.field(named: name, path: path)
-            if field.isPrimaryKey && value.coerced(to: field.type) != old[name] {
+            if field.isPrimaryKey, let current = old[name], !value.coerced(to: field.type).isStored(identicallyTo: current) {
                 throw StrataError(.invalidValue, "The primary key '\(table.name).\(name)' cannot be changed by an update (in \(path)); delete the object and insert it with the new key.", path: path)
             }
             new[name] = value
         }
-        try encode(new, table: table)
-        _ = try putRecord(table, noOverwrite: false)
-        try reindex(table, old: old, new: new)
+        try encode(new, table: table, into: &encoder, keepKey: true)
+        _ = try putRecord(table, encoder, noOverwrite: false)
+        try reindex(table, old: old, new: new, &encoder)
     }
 
-    /// Moves index entries of changed indexed values.
-    private func reindex(_ table: ObjectTable, old: [String: Value]?, new: [String: Value]) throws {
-        guard !table.indexedFields.isEmpty else { return }
-        let key = keyWriter.bytes
-        var found = 0
+    /// Moves the index entries of indexed values that changed.
+    private func reindex(_ table: ObjectTable, old: [String: Value]?, new: [String: Value], _ encoder: inout ObjectEncoder) throws {
         for field in table.indexedFields {
-            let newValue = try resolvedValue(field, in: new, table: table, found: &found)
+            let newValue = encoder.resolved(field, from: new)
             if let oldValue = old?[field.name] {
-                if oldValue == newValue && !newValue.isNaN { continue }
-                try indexEntry(field, value: oldValue, key: key, add: false)
+                if oldValue.isStored(identicallyTo: newValue) { continue }
+                try indexEntry(field, value: oldValue, &encoder, add: false)
             }
-            try indexEntry(field, value: newValue, key: key, add: true)
+            try indexEntry(field, value: newValue, &encoder, add: true)
         }
     }
 
     /// Deletes one object; returns false when there was none.
     func delete(_ typeName: String, key: Value) throws -> Bool {
         let table = try table(typeName)
-        try encodeKey(key, table: table)
-        let old = table.indexedFields.isEmpty ? nil : try storedValues(table)
-        let deleted = try lmdb.delete(table.records, keyWriter.bytes)
-        if deleted, let old {
-            let key = keyWriter.bytes
+        var encoder = takeEncoder()
+        defer { returnEncoder(encoder) }
+        try encoder.encodeKey(key, table: table, path: path)
+        let old = table.indexedFields.isEmpty ? nil : try storedValues(table, encoder)
+        guard try lmdb.delete(table.records, encoder.key.bytes) else { return false }
+        if let old {
             for field in table.indexedFields {
-                try indexEntry(field, value: old[field.name] ?? field.valueWhenAbsent, key: key, add: false)
+                try indexEntry(field, value: old[field.name] ?? field.valueWhenAbsent, &encoder, add: false)
             }
         }
-        return deleted
+        return true
     }
 
     /// Deletes every object of a type.
@@ -312,8 +263,4 @@ final class ObjectContext {
         try lmdb.empty(table.records, delete: false)
         for field in table.indexedFields { try lmdb.empty(field.index!, delete: false) }
     }
-}
-
-extension Value {
-    var isNaN: Bool { if case .double(let v) = self { v.isNaN } else { false } }
 }

@@ -5,8 +5,13 @@ import Foundation
 /// Immutable, built when a database is opened.
 final class ObjectTable: Sendable {
     /// One current property, as the record codec and the writers need it.
-    struct Field: Sendable {
+    /// A class, so that walking the fields in the write path passes one
+    /// reference around instead of copying strings and values.
+    final class Field: Sendable {
         let id: UInt32
+        /// The field's place in ``ObjectTable/fields`` (and in records
+        /// written under the current schema).
+        let position: Int
         let name: String
         let type: PropertyType
         let isOptional: Bool
@@ -15,14 +20,26 @@ final class ObjectTable: Sendable {
         let isPrimaryKey: Bool
         /// The property's index database, when it is indexed.
         let index: DatabaseHandle?
+
+        init(id: UInt32, position: Int, property: Property, isPrimaryKey: Bool, index: DatabaseHandle?) {
+            self.id = id
+            self.position = position
+            self.name = property.name
+            self.type = property.type
+            self.isOptional = property.isOptional
+            self.defaultValue = property.defaultValue
+            self.valueWhenAbsent = property.valueWhenAbsent
+            self.isPrimaryKey = isPrimaryKey
+            self.index = index
+        }
     }
 
     let type: CatalogType
-    var name: String { type.name }
+    let name: String
     let records: DatabaseHandle
     /// Current properties sorted by id: the order fields are written in.
     let fields: [Field]
-    let fieldsByName: [String: Field]
+    private let lookup: FieldLookup
     let primaryKey: Field?
     let indexedFields: [Field]
     /// The meta key under which the last automatic id is kept.
@@ -30,23 +47,30 @@ final class ObjectTable: Sendable {
 
     init(type: CatalogType, records: DatabaseHandle, indexes: [UInt32: DatabaseHandle]) {
         self.type = type
+        self.name = type.name
         self.records = records
-        let fields = type.properties.sorted { $0.id < $1.id }.map { entry in
-            Field(id: entry.id, name: entry.property.name, type: entry.property.type,
-                  isOptional: entry.property.isOptional, defaultValue: entry.property.defaultValue,
-                  valueWhenAbsent: entry.property.valueWhenAbsent,
+        let fields = type.properties.sorted { $0.id < $1.id }.enumerated().map { position, entry in
+            Field(id: entry.id, position: position, property: entry.property,
                   isPrimaryKey: entry.property.name == type.primaryKey, index: indexes[entry.id])
         }
         self.fields = fields
-        self.fieldsByName = Dictionary(uniqueKeysWithValues: fields.map { ($0.name, $0) })
+        self.lookup = FieldLookup(names: fields.map(\.name))
         self.primaryKey = fields.first { $0.isPrimaryKey }
         self.indexedFields = fields.filter { $0.index != nil }
         self.sequenceKey = Array("seq.t\(type.id)".utf8)
     }
 
+    /// The position in ``fields`` of the field named `name`.
+    @inline(__always)
+    func position(of name: String) -> Int? { lookup.position(of: name, in: fields) }
+
+    /// The field named `name`, if the type has one.
+    @inline(__always)
+    func field(_ name: String) -> Field? { position(of: name).map { fields[$0] } }
+
     /// The field named `name`, or an error listing the type's properties.
     func field(named name: String, path: String) throws -> Field {
-        guard let field = fieldsByName[name] else { throw unknownProperty(name, path: path) }
+        guard let field = field(name) else { throw unknownProperty(name, path: path) }
         return field
     }
 
@@ -59,5 +83,46 @@ final class ObjectTable: Sendable {
     func corruptRecord(_ failure: DecodingFailure, key: UnsafeRawBufferPointer, path: String) -> StrataError {
         let keyText = (try? KeyCodec.decodeKey(key, type: primaryKey?.type)).map { "\($0)" } ?? "\(Array(key.prefix(16)))"
         return StrataError(.corruptFile, "The record of '\(name)' with key \(keyText) in \(path) is damaged: \(failure.reason) at byte \(failure.offset). Restore the file from a backup.", path: path)
+    }
+}
+
+/// Finds a field by name faster than a `Dictionary<String, _>`, whose
+/// SipHash dominates the cost of reading one property: an open-addressing
+/// table keyed by a cheap hash of the name's length and end bytes, checked
+/// with `==` (which is one comparison when both sides are the same literal).
+struct FieldLookup: Sendable {
+    private let slots: [Int32]
+    private let mask: Int
+
+    init(names: [String]) {
+        var capacity = 8
+        while capacity < names.count * 2 { capacity *= 2 }
+        var slots = [Int32](repeating: -1, count: capacity)
+        for (position, name) in names.enumerated() {
+            var slot = FieldLookup.hash(name) & (capacity - 1)
+            while slots[slot] >= 0 { slot = (slot + 1) & (capacity - 1) }
+            slots[slot] = Int32(position)
+        }
+        self.slots = slots
+        self.mask = capacity - 1
+    }
+
+    @inline(__always)
+    private static func hash(_ name: String) -> Int {
+        let utf8 = name.utf8
+        guard let first = utf8.first else { return 0 }
+        let last = utf8[utf8.index(before: utf8.endIndex)]
+        return utf8.count &* 31 &+ Int(first) &* 131 &+ Int(last) &* 7
+    }
+
+    @inline(__always)
+    func position(of name: String, in fields: [ObjectTable.Field]) -> Int? {
+        var slot = FieldLookup.hash(name) & mask
+        while true {
+            let position = Int(slots[slot])
+            if position < 0 { return nil }
+            if fields[position].name == name { return position }
+            slot = (slot + 1) & mask
+        }
     }
 }

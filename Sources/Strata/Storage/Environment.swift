@@ -32,24 +32,29 @@ final class Environment: @unchecked Sendable {
     private let mapLock = NSLock()
     private var _mapSize: Int
 
-    private static let registry = Locked<[String: WeakEnvironment]>([:])
+    /// Open environments by canonical path. Recursive, because the last
+    /// release of an environment (whose `deinit` takes this lock to close
+    /// it) can happen while this thread holds the lock.
+    private static let registryLock = NSRecursiveLock()
+    // nonisolated(unsafe): only read and written while holding registryLock.
+    nonisolated(unsafe) private static var registry: [String: WeakEnvironment] = [:]
 
     /// Returns the environment already open for `path` in this process, or
     /// opens it.
     static func open(path: String, options: EnvironmentOptions) throws -> Environment {
         let key = canonicalPath(path)
-        return try registry.withLock { (entries) throws -> Environment in
-            if let existing = entries[key]?.environment {
-                if existing.options.readOnly && !options.readOnly {
-                    throw StrataError(.readOnly, "\(path) is already open read-only in this process; close every read-only Database for it before opening it for writing.", path: path)
-                }
-                return existing
+        registryLock.lock()
+        defer { registryLock.unlock() }
+        if let existing = registry[key]?.environment {
+            if existing.options.readOnly && !options.readOnly {
+                throw StrataError(.readOnly, "\(path) is already open read-only in this process; close every read-only Database for it before opening it for writing.", path: path)
             }
-            let environment = try Environment(path: path, options: options)
-            entries = entries.filter { $0.value.environment != nil }
-            entries[key] = WeakEnvironment(environment: environment)
-            return environment
+            return existing
         }
+        let environment = try Environment(path: path, options: options)
+        registry = registry.filter { $0.value.environment != nil }
+        registry[key] = WeakEnvironment(environment: environment)
+        return environment
     }
 
     private init(path: String, options: EnvironmentOptions) throws {
@@ -101,7 +106,11 @@ final class Environment: @unchecked Sendable {
     }
 
     deinit {
+        // Under the registry lock, so that no new environment opens the file
+        // until this one has closed it: LMDB allows one per file per process.
+        Environment.registryLock.lock()
         mdb_env_close(handle)
+        Environment.registryLock.unlock()
     }
 
     /// The current size of the memory map, in bytes.
@@ -137,9 +146,15 @@ final class Environment: @unchecked Sendable {
             let observedMapSize = mapSize
             do {
                 let result = try body(txn)
+                if txn.ranOutOfMapSpace {
+                    // `body` caught and ignored the map-full error.
+                    txn.finish()
+                    try grow(from: observedMapSize)
+                    continue
+                }
                 try txn.commit()
                 return result
-            } catch let error as StrataError where error.lmdbCode == .mapFull {
+            } catch let error as StrataError where error.lmdbCode == .mapFull || txn.ranOutOfMapSpace {
                 txn.finish()
                 try grow(from: observedMapSize)
             } catch {
@@ -188,7 +203,7 @@ final class Environment: @unchecked Sendable {
     // MARK: Map growth
 
     private func grow(from observed: Int) throws {
-        try resizeExclusively { () throws in
+        try resizeExclusively(reason: "is full and cannot grow") { () throws in
             guard _mapSize <= observed else { return }  // another thread already grew it
             let target = Environment.roundToPage(observed * 2)
             try check(mdb_env_set_mapsize(handle, target), "mdb_env_set_mapsize", path: path)
@@ -196,14 +211,14 @@ final class Environment: @unchecked Sendable {
     }
 
     private func adoptResizedMap(thread: ThreadTransactions) throws {
-        try resizeExclusively { () throws in
+        try resizeExclusively(reason: "was grown by another process and cannot be remapped") { () throws in
             try check(mdb_env_set_mapsize(handle, 0), "mdb_env_set_mapsize", path: path)
         }
     }
 
-    private func resizeExclusively(_ body: () throws -> Void) throws {
+    private func resizeExclusively(reason: String, _ body: () throws -> Void) throws {
         if ThreadTransactions.current.hasAny(on: ObjectIdentifier(self)) {
-            throw StrataError(.storage, "The map of \(path) is full and cannot grow while this thread holds another transaction on it. Finish the outer transaction first.", path: path, lmdbCode: .mapFull)
+            throw StrataError(.storage, "The memory map of \(path) \(reason) while this thread holds another transaction on it. Finish the outer transaction first.", path: path, lmdbCode: .mapFull)
         }
         try gate.exclusively {
             try body()

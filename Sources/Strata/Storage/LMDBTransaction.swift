@@ -24,6 +24,18 @@ final class LMDBTransaction {
 
     var isActive: Bool { handle != nil }
 
+    /// Whether an LMDB call in this transaction ran out of map space. LMDB
+    /// then refuses every further write in the transaction, so the caller
+    /// must grow the map and start over even if the error was caught and
+    /// ignored on the way up.
+    private(set) var ranOutOfMapSpace = false
+
+    @inline(__always)
+    private func verify(_ rc: Int32, _ call: StaticString) throws {
+        if rc == MDB_MAP_FULL { ranOutOfMapSpace = true }
+        try check(rc, call, path: path)
+    }
+
     private var path: String { environment.path }
 
     private var txn: OpaquePointer {
@@ -37,7 +49,7 @@ final class LMDBTransaction {
         let txn = self.txn
         handle = nil
         defer { environment.transactionEnded(readOnly: isReadOnly) }
-        try check(mdb_txn_commit(txn), "mdb_txn_commit", path: path)
+        try verify(mdb_txn_commit(txn), "mdb_txn_commit")
     }
 
     /// Aborts the transaction if it is still active.
@@ -63,27 +75,27 @@ final class LMDBTransaction {
         if rc == MDB_INCOMPATIBLE {
             throw StrataError(.corruptFile, "The named database '\(name)' in \(path) has unexpected flags; the file was not written by this version of Strata.", path: path, lmdbCode: .incompatible)
         }
-        try check(rc, "mdb_dbi_open", path: path)
+        try verify(rc, "mdb_dbi_open")
         return dbi
     }
 
     /// Opens the unnamed main database, which lists the named ones.
     func openMainDatabase() throws -> DatabaseHandle {
         var dbi: MDB_dbi = 0
-        try check(mdb_dbi_open(txn, nil, 0, &dbi), "mdb_dbi_open", path: path)
+        try verify(mdb_dbi_open(txn, nil, 0, &dbi), "mdb_dbi_open")
         return dbi
     }
 
     /// Removes every entry of a named database, and the database itself when
     /// `delete` is true.
     func empty(_ dbi: DatabaseHandle, delete: Bool) throws {
-        try check(mdb_drop(txn, dbi, delete ? 1 : 0), "mdb_drop", path: path)
+        try verify(mdb_drop(txn, dbi, delete ? 1 : 0), "mdb_drop")
     }
 
     /// The number of entries in a named database: O(1).
     func entryCount(_ dbi: DatabaseHandle) throws -> Int {
         var stat = MDB_stat()
-        try check(mdb_stat(txn, dbi, &stat), "mdb_stat", path: path)
+        try verify(mdb_stat(txn, dbi, &stat), "mdb_stat")
         return stat.ms_entries
     }
 
@@ -94,7 +106,7 @@ final class LMDBTransaction {
         var v = MDB_val()
         let rc = mdb_get(txn, dbi, &k, &v)
         if rc == MDB_NOTFOUND { return nil }
-        try check(rc, "mdb_get", path: path)
+        try verify(rc, "mdb_get")
         return UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
     }
 
@@ -115,7 +127,7 @@ final class LMDBTransaction {
         if append { flags |= UInt32(MDB_APPEND) }
         let rc = mdb_put(txn, dbi, &k, &v, flags)
         if rc == MDB_KEYEXIST && noOverwrite { return false }
-        try check(rc, "mdb_put", path: path)
+        try verify(rc, "mdb_put")
         return true
     }
 
@@ -139,7 +151,7 @@ final class LMDBTransaction {
             rc = mdb_del(txn, dbi, &k, nil)
         }
         if rc == MDB_NOTFOUND { return false }
-        try check(rc, "mdb_del", path: path)
+        try verify(rc, "mdb_del")
         return true
     }
 
@@ -153,7 +165,7 @@ final class LMDBTransaction {
     /// Runs `body` with a cursor over `dbi`, closed when `body` returns.
     func withCursor<T>(_ dbi: DatabaseHandle, _ body: (LMDBCursor) throws -> T) throws -> T {
         var cursor: OpaquePointer?
-        try check(mdb_cursor_open(txn, dbi, &cursor), "mdb_cursor_open", path: path)
+        try verify(mdb_cursor_open(txn, dbi, &cursor), "mdb_cursor_open")
         let wrapper = LMDBCursor(handle: cursor!, path: path)
         defer { wrapper.close() }
         return try body(wrapper)

@@ -1,0 +1,120 @@
+/// Reusable buffers for encoding one object — its record, its key, its
+/// index keys — and the values matched to its fields. Kept by a transaction
+/// and reused for every write, so that encoding stops allocating once the
+/// buffers have reached their working size.
+struct ObjectEncoder {
+    var record = ByteWriter(capacity: 0)
+    var key = ByteWriter(capacity: 0)
+    var index = ByteWriter(capacity: 0)
+    /// Where each field's value is in the caller's dictionary, by field
+    /// position: indexes are plain integers, so resetting them between
+    /// objects destroys nothing.
+    private var slots: [Dictionary<String, Value>.Index?] = []
+
+    /// Where the key of an object without a primary key comes from.
+    enum AutomaticKey {
+        /// A new id, for an insert.
+        case new(() throws -> UInt64)
+        /// The key already in ``key``, for an update of an existing object.
+        case keep
+    }
+
+    /// Checks `given` against the table's fields and encodes the record and
+    /// the key. Properties not given take their default, or null when
+    /// optional.
+    mutating func encode(_ given: [String: Value], table: ObjectTable, schemaVersion: UInt64, path: String,
+                         automaticKey: AutomaticKey) throws {
+        // One pass over the dictionary matches names to fields without
+        // hashing them.
+        slots.removeAll(keepingCapacity: true)
+        for _ in 0 ..< table.fields.count { slots.append(nil) }
+        var index = given.startIndex
+        while index != given.endIndex {
+            let name = given[index].key
+            guard let position = table.position(of: name) else { throw table.unknownProperty(name, path: path) }
+            slots[position] = index
+            given.formIndex(after: &index)
+        }
+        record.removeAll()
+        if table.primaryKey != nil { key.removeAll() }
+        RecordCodec.beginRecord(&record, schemaVersion: schemaVersion, fieldCount: table.fields.count)
+        for field in table.fields {
+            let value = try ObjectEncoder.resolve(field, given: slots[field.position].map { given[$0].value }, table: table, path: path)
+            RecordCodec.appendField(&record, id: field.id, value: value)
+            if field.isPrimaryKey {
+                _ = KeyCodec.appendPrimaryKey(value, type: field.type, to: &key)
+                try checkKeySize(table: table, path: path)
+            }
+        }
+        if table.primaryKey == nil, case .new(let nextID) = automaticKey {
+            key.removeAll()
+            KeyCodec.appendAutomaticID(try nextID(), to: &key)
+        }
+    }
+
+    /// The value encoded for `field` by the last ``encode(_:table:schemaVersion:path:automaticKey:)``
+    /// of `given`.
+    func resolved(_ field: ObjectTable.Field, from given: [String: Value]) -> Value {
+        slots[field.position].map { given[$0].value.coerced(to: field.type) } ?? field.defaultValue ?? field.valueWhenAbsent
+    }
+
+    /// Encodes a primary key (or automatic id) given by the caller.
+    mutating func encodeKey(_ value: Value, table: ObjectTable, path: String) throws {
+        key.removeAll()
+        if let field = table.primaryKey {
+            let value = value.coerced(to: field.type)
+            guard KeyCodec.appendPrimaryKey(value, type: field.type, to: &key) else {
+                throw StrataError(.invalidValue, "The primary key of '\(table.name)' is \(field.type), but \(value) was given (in \(path)).", path: path)
+            }
+        } else {
+            guard case .int(let id) = value, id > 0 else {
+                throw StrataError(.invalidValue, "'\(table.name)' has no primary key; its objects are identified by positive integer ids, but \(value) was given (in \(path)).", path: path)
+            }
+            KeyCodec.appendAutomaticID(UInt64(id), to: &key)
+        }
+        try checkKeySize(table: table, path: path)
+    }
+
+    /// The key in ``key``, decoded.
+    func decodedKey(_ table: ObjectTable) throws -> Value {
+        try key.bytes.withUnsafeBytes { bytes in
+            do throws(DecodingFailure) {
+                return try KeyCodec.decodeKey(bytes, type: table.primaryKey?.type)
+            } catch {
+                preconditionFailure("A key Strata encoded for '\(table.name)' does not decode: \(error.reason)")
+            }
+        }
+    }
+
+    private func checkKeySize(table: ObjectTable, path: String) throws {
+        guard key.bytes.count <= KeyCodec.maxKeySize else {
+            throw StrataError(.keyTooLarge, "The primary key of this '\(table.name)' encodes to \(key.bytes.count) bytes; LMDB allows at most \(KeyCodec.maxKeySize) (in \(path)). Use a shorter key. Nothing was written.", path: path)
+        }
+    }
+
+    /// The value to store for `field`: the caller's, or the schema's
+    /// default. Checks type and nullability.
+    @inline(__always)
+    private static func resolve(_ field: ObjectTable.Field, given: Value?, table: ObjectTable, path: String) throws -> Value {
+        let value: Value
+        if let given {
+            value = given.coerced(to: field.type)
+        } else if let defaultValue = field.defaultValue {
+            value = defaultValue
+        } else if field.isOptional {
+            value = .null
+        } else {
+            throw StrataError(.missingValue, "Property '\(table.name).\(field.name)' is required and has no default, but no value was given (in \(path)). Nothing was written.", path: path)
+        }
+        guard value.fits(field.type, optional: field.isOptional) else { throw invalidValue(value, for: field, table: table, path: path) }
+        return value
+    }
+
+    private static func invalidValue(_ value: Value, for field: ObjectTable.Field, table: ObjectTable, path: String) -> StrataError {
+        let expected = field.isOptional ? "\(field.type)?" : "\(field.type)"
+        guard let type = value.propertyType else {
+            return StrataError(.invalidValue, "Property '\(table.name).\(field.name)' is required (\(expected)) but null was given (in \(path)). Nothing was written.", path: path)
+        }
+        return StrataError(.invalidValue, "Property '\(table.name).\(field.name)' is \(expected), but \(value) of type \(type) was given (in \(path)). Nothing was written.", path: path)
+    }
+}
