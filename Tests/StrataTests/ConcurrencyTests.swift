@@ -25,40 +25,55 @@ import Testing
         }
         let expectedTotal = Self.accountCount * Self.startingBalance
         let transfers = 300
-        let readersCount = 4
+        let readerCount = 4
         let anomalies = Counter()
         let reads = Counter()
         let writerDone = Flag()
+        let readersStarted = DispatchSemaphore(value: 0)
+        let readersFinished = DispatchGroup()
 
-        DispatchQueue.concurrentPerform(iterations: readersCount + 1) { worker in
-            if worker == 0 {
-                var generator = SystemRandomNumberGenerator()
-                for _ in 0 ..< transfers {
-                    let from = Int64.random(in: 1 ... Self.accountCount, using: &generator)
-                    let to = Int64.random(in: 1 ... Self.accountCount, using: &generator)
-                    let amount = Int64.random(in: 1 ... 50, using: &generator)
-                    try? db.write { tx in
-                        let fromBalance = try tx.object("Account", key: .int(from))!["balance"].int!
-                        try tx.update("Account", key: .int(from), ["balance": .int(fromBalance - amount)])
-                        let toBalance = try tx.object("Account", key: .int(to))!["balance"].int!
-                        try tx.update("Account", key: .int(to), ["balance": .int(toBalance + amount)])
-                    }
+        @Sendable func checkOnce() {
+            let snapshot = try? db.read { tx in
+                let all = try tx.objects("Account")
+                return (try all.map { $0["balance"].int! }.reduce(0, +), try all.count)
+            }
+            if snapshot?.0 != expectedTotal || snapshot?.1 != Int(Self.accountCount) { anomalies.increment() }
+            reads.increment()
+        }
+
+        for _ in 0 ..< readerCount {
+            readersFinished.enter()
+            Thread {
+                readersStarted.signal()
+                // Bounded: until the writer is done, or a cap on reads.
+                var own = 0
+                while !writerDone.isSet && own < 100_000 {
+                    checkOnce()
+                    own += 1
                 }
-                writerDone.set()
-            } else {
-                // Bounded: stop when the writer is done, or after many reads.
-                while !writerDone.isSet && reads.value < 50_000 {
-                    let (total, count) = (try? db.read { tx in
-                        let all = try tx.objects("Account")
-                        return (try all.map { $0["balance"].int! }.reduce(0, +), try all.count)
-                    }) ?? (Int64(-1), -1)
-                    if total != expectedTotal || count != Int(Self.accountCount) { anomalies.increment() }
-                    reads.increment()
-                }
+                checkOnce()
+                readersFinished.leave()
+            }.start()
+        }
+        for _ in 0 ..< readerCount { readersStarted.wait() }
+
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0 ..< transfers {
+            let from = Int64.random(in: 1 ... Self.accountCount, using: &generator)
+            let to = Int64.random(in: 1 ... Self.accountCount, using: &generator)
+            let amount = Int64.random(in: 1 ... 50, using: &generator)
+            try db.write { tx in
+                let fromBalance = try tx.object("Account", key: .int(from))!["balance"].int!
+                try tx.update("Account", key: .int(from), ["balance": .int(fromBalance - amount)])
+                let toBalance = try tx.object("Account", key: .int(to))!["balance"].int!
+                try tx.update("Account", key: .int(to), ["balance": .int(toBalance + amount)])
             }
         }
+        writerDone.set()
+        readersFinished.wait()
+
         #expect(anomalies.value == 0)
-        #expect(reads.value > 0)
+        #expect(reads.value >= readerCount)
         let finalTotal = try db.read { tx in try tx.objects("Account").map { $0["balance"].int! }.reduce(0, +) }
         #expect(finalTotal == expectedTotal)
     }

@@ -76,11 +76,14 @@ struct RecordView {
     /// Where the first eight fields start (0 when unknown), recorded by the
     /// validation pass so that reading a field of a record written under the
     /// current schema is one jump instead of a walk.
-    private let fieldStarts: SIMD8<UInt16>
+    /// Packed as eight 16-bit offsets in two words: filling a SIMD vector
+    /// lane by lane would go through memory on every field.
+    private let fieldStarts: (UInt64, UInt64)
 
     /// Checks the whole record's structure: every length within bounds,
     /// every tag known, ids strictly increasing, no trailing bytes. After
     /// this, reading a field cannot run past the record.
+    @inline(__always)
     init(validating bytes: UnsafeRawBufferPointer) throws(DecodingFailure) {
         guard let base = bytes.baseAddress, bytes.count >= 3 else {
             throw DecodingFailure(reason: "a record of \(bytes.count) bytes is too short", offset: 0)
@@ -100,13 +103,31 @@ struct RecordView {
         self.schemaVersion = version
         self.fieldCount = Int(count)
         self.fieldsOffset = p
-        var starts = SIMD8<UInt16>()
+        var startsLow: UInt64 = 0, startsHigh: UInt64 = 0
         var previous: UInt64 = 0
         for index in 0 ..< Int(count) {
             let fieldStart = p
-            if index < 8 && p <= Int(UInt16.max) { starts[index] = UInt16(truncatingIfNeeded: p) }
-            guard let id = RecordView.varint(base, &p, end), id <= UInt64(UInt32.max), index == 0 || id > previous else {
-                throw DecodingFailure(reason: "field id out of order or out of range", offset: fieldStart)
+            if p <= Int(UInt16.max) {
+                if index < 4 {
+                    startsLow |= UInt64(p) << (16 * UInt64(index))
+                } else if index < 8 {
+                    startsHigh |= UInt64(p) << (16 * UInt64(index - 4))
+                }
+            }
+            // Ids and small varints are one byte: test for that before the
+            // general decoder.
+            var id: UInt64
+            if p < end, base.load(fromByteOffset: p, as: UInt8.self) < 0x80 {
+                id = UInt64(base.load(fromByteOffset: p, as: UInt8.self))
+                p += 1
+            } else {
+                guard let wide = RecordView.varint(base, &p, end) else {
+                    throw DecodingFailure(reason: "damaged field id", offset: fieldStart)
+                }
+                id = wide
+            }
+            guard id <= UInt64(UInt32.max), index == 0 || id > previous else {
+                throw DecodingFailure(reason: "field id \(id) out of order or out of range", offset: fieldStart)
             }
             previous = id
             guard p < end, RecordView.skip(base, &p, end) else {
@@ -116,10 +137,10 @@ struct RecordView {
         guard p == end else {
             throw DecodingFailure(reason: "\(end - p) unexpected bytes after the last field", offset: p)
         }
-        self.fieldStarts = starts
+        self.fieldStarts = (startsLow, startsHigh)
     }
 
-    private init(bytes: UnsafeRawBufferPointer, schemaVersion: UInt64, fieldCount: Int, fieldsOffset: Int, fieldStarts: SIMD8<UInt16>) {
+    private init(bytes: UnsafeRawBufferPointer, schemaVersion: UInt64, fieldCount: Int, fieldsOffset: Int, fieldStarts: (UInt64, UInt64)) {
         self.bytes = bytes
         self.schemaVersion = schemaVersion
         self.fieldCount = fieldCount
@@ -156,28 +177,42 @@ struct RecordView {
     }
 
     /// Skips the tag and payload at `p`; false when they are damaged.
+    /// Written as a chain of comparisons, most frequent tags first, rather
+    /// than a `switch`, whose jump table mispredicts on mixed records.
     @inline(__always)
     private static func skip(_ base: UnsafeRawPointer, _ p: inout Int, _ end: Int) -> Bool {
         let tag = base.load(fromByteOffset: p, as: UInt8.self)
         p += 1
-        switch tag {
-        case RecordCodec.Tag.null.rawValue, RecordCodec.Tag.falseValue.rawValue, RecordCodec.Tag.trueValue.rawValue:
-            return true
-        case RecordCodec.Tag.int.rawValue:
+        if tag == RecordCodec.Tag.int.rawValue {
+            if p < end, base.load(fromByteOffset: p, as: UInt8.self) < 0x80 {
+                p += 1
+                return true
+            }
             return varint(base, &p, end) != nil
-        case RecordCodec.Tag.double.rawValue, RecordCodec.Tag.date.rawValue:
-            p += 8
-            return p <= end
-        case RecordCodec.Tag.uuid.rawValue:
-            p += 16
-            return p <= end
-        case RecordCodec.Tag.string.rawValue, RecordCodec.Tag.data.rawValue:
-            guard let length = varint(base, &p, end), length <= UInt64(end - p) else { return false }
+        }
+        if tag == RecordCodec.Tag.string.rawValue || tag == RecordCodec.Tag.data.rawValue {
+            let length: UInt64
+            if p < end, base.load(fromByteOffset: p, as: UInt8.self) < 0x80 {
+                length = UInt64(base.load(fromByteOffset: p, as: UInt8.self))
+                p += 1
+            } else {
+                guard let wide = varint(base, &p, end) else { return false }
+                length = wide
+            }
+            guard length <= UInt64(end - p) else { return false }
             p += Int(length)
             return true
-        default:
-            return false
         }
+        if tag <= RecordCodec.Tag.trueValue.rawValue { return true }
+        if tag == RecordCodec.Tag.double.rawValue || tag == RecordCodec.Tag.date.rawValue {
+            p += 8
+            return p <= end
+        }
+        if tag == RecordCodec.Tag.uuid.rawValue {
+            p += 16
+            return p <= end
+        }
+        return false
     }
 
     /// The value stored for field `id`, or nil when the record has no such
@@ -189,7 +224,8 @@ struct RecordView {
         let end = bytes.count
         let wanted = UInt64(id)
         if position < 8 && position < fieldCount {
-            var p = Int(fieldStarts[position])
+            let word = position < 4 ? fieldStarts.0 : fieldStarts.1
+            var p = Int(truncatingIfNeeded: (word >> (16 * UInt64(position & 3))) & 0xFFFF)
             if p != 0, RecordView.varint(base, &p, end) == wanted { return RecordView.read(base, &p, end) }
         }
         var p = fieldsOffset

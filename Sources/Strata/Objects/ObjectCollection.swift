@@ -66,6 +66,16 @@ public struct ObjectCollection {
     /// - Throws: What `body` or a filter throws, or a ``StrataError`` for a
     ///   damaged record.
     public func forEach(_ body: (DynamicObject) throws -> Void) throws {
+        if lookup == nil && predicates.isEmpty {
+            // The common full scan, without the layers that filters need.
+            return try context.lmdb.withCursor(table.records) { cursor in
+                var entry = try cursor.first()
+                while let (key, record) = entry {
+                    try body(try context.object(table: table, key: key, record: record))
+                    entry = try cursor.next()
+                }
+            }
+        }
         try iterate { try body($0); return true }
     }
 

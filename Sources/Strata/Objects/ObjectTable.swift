@@ -109,10 +109,14 @@ struct FieldLookup: Sendable {
 
     @inline(__always)
     private static func hash(_ name: String) -> Int {
+        let hash = name.utf8.withContiguousStorageIfAvailable { bytes -> Int in
+            guard let first = bytes.first, let last = bytes.last else { return 0 }
+            return bytes.count &* 31 &+ Int(first) &* 131 &+ Int(last) &* 7
+        }
+        if let hash { return hash }
         let utf8 = name.utf8
         guard let first = utf8.first else { return 0 }
-        let last = utf8[utf8.index(before: utf8.endIndex)]
-        return utf8.count &* 31 &+ Int(first) &* 131 &+ Int(last) &* 7
+        return utf8.count &* 31 &+ Int(first) &* 131 &+ Int(utf8[utf8.index(before: utf8.endIndex)]) &* 7
     }
 
     @inline(__always)
