@@ -141,11 +141,39 @@ final class ObjectContext {
 
     private func putRecord(_ table: ObjectTable, _ encoder: ObjectEncoder, noOverwrite: Bool) throws -> Bool {
         recordWrites += 1
+        let appendable = try sortsLast(encoder.key.bytes, in: table)
         return try encoder.key.bytes.withUnsafeBytes { key in
             try encoder.record.bytes.withUnsafeBytes { record in
-                try lmdb.put(table.records, key, record, noOverwrite: noOverwrite)
+                if appendable, try lmdb.append(table.records, key, record) { return true }
+                return try lmdb.put(table.records, key, record, noOverwrite: noOverwrite)
             }
         }
+    }
+
+    /// The largest key known to be in the last table written, so that keys
+    /// written in ascending order (automatic ids, sequential primary keys)
+    /// go in with `MDB_APPEND` instead of a search of the tree.
+    private var frontierTable: ObjectTable?
+    private var frontierKey: [UInt8] = []
+
+    /// Whether `key` sorts after every key of `table`; moves the frontier to
+    /// `key` when it does, as the caller is about to write it.
+    private func sortsLast(_ key: [UInt8], in table: ObjectTable) throws -> Bool {
+        if frontierTable !== table {
+            frontierKey = try lmdb.lastKey(table.records) ?? []
+            frontierTable = table
+        }
+        let beyond = key.withUnsafeBytes { new in
+            frontierKey.withUnsafeBytes { last in
+                let common = min(new.count, last.count)
+                let order = common == 0 ? 0 : memcmp(new.baseAddress!, last.baseAddress!, common)
+                return order > 0 || (order == 0 && new.count > last.count)
+            }
+        }
+        guard beyond else { return false }
+        frontierKey.removeAll(keepingCapacity: true)
+        frontierKey.append(contentsOf: key)
+        return true
     }
 
     /// Adds or removes the index entry of one value of the object whose key
@@ -260,6 +288,7 @@ final class ObjectContext {
     /// Deletes every object of a type.
     func deleteAll(_ typeName: String) throws {
         let table = try table(typeName)
+        if frontierTable === table { frontierTable = nil }
         try lmdb.empty(table.records, delete: false)
         for field in table.indexedFields { try lmdb.empty(field.index!, delete: false) }
     }

@@ -119,16 +119,31 @@ final class LMDBTransaction {
     /// exact pair exists).
     @discardableResult
     func put(_ dbi: DatabaseHandle, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer,
-             noOverwrite: Bool = false, append: Bool = false) throws -> Bool {
+             noOverwrite: Bool = false) throws -> Bool {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
-        var flags: UInt32 = 0
-        if noOverwrite { flags |= UInt32(MDB_NOOVERWRITE | MDB_NODUPDATA) }
-        if append { flags |= UInt32(MDB_APPEND) }
+        let flags = noOverwrite ? UInt32(MDB_NOOVERWRITE | MDB_NODUPDATA) : 0
         let rc = mdb_put(txn, dbi, &k, &v, flags)
         if rc == MDB_KEYEXIST && noOverwrite { return false }
         try verify(rc, "mdb_put")
         return true
+    }
+
+    /// Stores a value whose key sorts after every key in `dbi` (not a
+    /// duplicate-key database), skipping LMDB's search for its place.
+    /// Returns false, writing nothing, when the key does not sort last.
+    func append(_ dbi: DatabaseHandle, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool {
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+        let rc = mdb_put(txn, dbi, &k, &v, UInt32(MDB_APPEND))
+        if rc == MDB_KEYEXIST { return false }
+        try verify(rc, "mdb_put")
+        return true
+    }
+
+    /// The last (largest) key of `dbi`, copied, or nil when it is empty.
+    func lastKey(_ dbi: DatabaseHandle) throws -> [UInt8]? {
+        try withCursor(dbi) { cursor in try cursor.last().map { Array($0.key) } }
     }
 
     @discardableResult
