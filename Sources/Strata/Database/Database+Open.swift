@@ -92,7 +92,7 @@ extension Database {
                 }
                 indexes[property.id] = index
             }
-            tables[type.name] = ObjectTable(type: type, records: records, indexes: indexes)
+            tables[type.name] = ObjectTable(type: type, records: records, indexes: indexes, path: path)
         }
         return tables
     }

@@ -76,9 +76,10 @@ struct RecordView {
     /// Where the first eight fields start (0 when unknown), recorded by the
     /// validation pass so that reading a field of a record written under the
     /// current schema is one jump instead of a walk.
-    /// Packed as eight 16-bit offsets in two words: filling a SIMD vector
-    /// lane by lane would go through memory on every field.
-    private let fieldStarts: (UInt64, UInt64)
+    /// Packed as eight one-byte offsets in one word (0 when a field starts
+    /// past byte 255): a vector or a pair of words filled field by field
+    /// makes the processor stall when the view is copied whole.
+    private let fieldStarts: UInt64
 
     /// Checks the whole record's structure: every length within bounds,
     /// every tag known, ids strictly increasing, no trailing bytes. After
@@ -103,17 +104,11 @@ struct RecordView {
         self.schemaVersion = version
         self.fieldCount = Int(count)
         self.fieldsOffset = p
-        var startsLow: UInt64 = 0, startsHigh: UInt64 = 0
+        var starts: UInt64 = 0
         var previous: UInt64 = 0
         for index in 0 ..< Int(count) {
             let fieldStart = p
-            if p <= Int(UInt16.max) {
-                if index < 4 {
-                    startsLow |= UInt64(p) << (16 * UInt64(index))
-                } else if index < 8 {
-                    startsHigh |= UInt64(p) << (16 * UInt64(index - 4))
-                }
-            }
+            if index < 8 && p <= 0xFF { starts |= UInt64(p) << (8 * UInt64(index)) }
             // Ids and small varints are one byte: test for that before the
             // general decoder.
             var id: UInt64
@@ -137,10 +132,10 @@ struct RecordView {
         guard p == end else {
             throw DecodingFailure(reason: "\(end - p) unexpected bytes after the last field", offset: p)
         }
-        self.fieldStarts = (startsLow, startsHigh)
+        self.fieldStarts = starts
     }
 
-    private init(bytes: UnsafeRawBufferPointer, schemaVersion: UInt64, fieldCount: Int, fieldsOffset: Int, fieldStarts: (UInt64, UInt64)) {
+    private init(bytes: UnsafeRawBufferPointer, schemaVersion: UInt64, fieldCount: Int, fieldsOffset: Int, fieldStarts: UInt64) {
         self.bytes = bytes
         self.schemaVersion = schemaVersion
         self.fieldCount = fieldCount
@@ -224,8 +219,7 @@ struct RecordView {
         let end = bytes.count
         let wanted = UInt64(id)
         if position < 8 && position < fieldCount {
-            let word = position < 4 ? fieldStarts.0 : fieldStarts.1
-            var p = Int(truncatingIfNeeded: (word >> (16 * UInt64(position & 3))) & 0xFFFF)
+            var p = Int(truncatingIfNeeded: (fieldStarts >> (8 * UInt64(position))) & 0xFF)
             if p != 0, RecordView.varint(base, &p, end) == wanted { return RecordView.read(base, &p, end) }
         }
         var p = fieldsOffset

@@ -9,7 +9,7 @@ final class ObjectContext {
     let path: String
     /// Stamped on every record this transaction writes.
     let schemaVersion: UInt64
-    let owner: ObjectBytesOwner
+    let lifetime = TransactionLifetime()
     /// Whether objects get copies of their bytes (write transactions, where
     /// a later write may move the bytes a view points at).
     let copiesObjects: Bool
@@ -27,12 +27,11 @@ final class ObjectContext {
         self.path = path
         self.schemaVersion = schemaVersion
         self.copiesObjects = !lmdb.isReadOnly
-        self.owner = lmdb.isReadOnly ? TransactionLifetime(path: path) : ObjectBytesOwner(path: path, aliveFlag: nil)
     }
 
     /// Marks the transaction's zero-copy objects as no longer readable.
     func end() {
-        (owner as? TransactionLifetime)?.end()
+        lifetime.end()
     }
 
     /// The table last looked up: most transactions write or read one type
@@ -63,10 +62,12 @@ final class ObjectContext {
         } catch {
             throw table.corruptRecord(error, key: key, path: path)
         }
-        guard copiesObjects else { return DynamicObject(table: table, key: key, record: view, owner: owner) }
-        let copy = CopiedBytes(key: key, record: record, path: path)
+        guard copiesObjects else {
+            return DynamicObject(table: table, key: key, record: view, lifetime: lifetime.token, copy: nil)
+        }
+        let copy = CopiedBytes(key: key, record: record)
         // The copy has the same layout, so the validated view applies to it.
-        return DynamicObject(table: table, key: copy.key, record: view.rebased(onto: copy.record), owner: copy)
+        return DynamicObject(table: table, key: copy.key, record: view.rebased(onto: copy.record), lifetime: lifetime.token, copy: copy)
     }
 
     func object(_ typeName: String, key: Value) throws -> DynamicObject? {
@@ -215,7 +216,7 @@ final class ObjectContext {
             guard let record = try lmdb.get(table.records, keyBytes) else { return nil }
             do throws(DecodingFailure) {
                 let view = try RecordView(validating: record)
-                return DynamicObject(table: table, key: keyBytes, record: view, owner: owner).values
+                return DynamicObject(table: table, key: keyBytes, record: view, lifetime: lifetime.token, copy: nil).values
             } catch {
                 throw table.corruptRecord(error, key: keyBytes, path: path)
             }

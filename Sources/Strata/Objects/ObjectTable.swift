@@ -1,9 +1,10 @@
 import Foundation
 
+// @unchecked: immutable after init; its raw buffers are written in init, only read afterwards, and freed in deinit.
 /// Everything needed to read and write one object type's records: its
 /// catalog entry, its fields sorted by id, and its open named databases.
 /// Immutable, built when a database is opened.
-final class ObjectTable: Sendable {
+final class ObjectTable: @unchecked Sendable {
     /// One current property, as the record codec and the writers need it.
     /// A class, so that walking the fields in the write path passes one
     /// reference around instead of copying strings and values.
@@ -42,11 +43,24 @@ final class ObjectTable: Sendable {
     private let lookup: FieldLookup
     let primaryKey: Field?
     let indexedFields: [Field]
+    /// Per position, what reading a field needs, in an array of plain
+    /// values so that a read touches no reference count.
+    let readInfo: UnsafeMutableBufferPointer<ReadInfo>
+
+    struct ReadInfo: Sendable {
+        let id: UInt32
+        let type: PropertyType
+        let isOptional: Bool
+    }
     /// The meta key under which the last automatic id is kept.
     let sequenceKey: [UInt8]
 
-    init(type: CatalogType, records: DatabaseHandle, indexes: [UInt32: DatabaseHandle]) {
+    /// The database file, for error messages.
+    let path: String
+
+    init(type: CatalogType, records: DatabaseHandle, indexes: [UInt32: DatabaseHandle], path: String) {
         self.type = type
+        self.path = path
         self.name = type.name
         self.records = records
         let fields = type.properties.sorted { $0.id < $1.id }.enumerated().map { position, entry in
@@ -57,12 +71,19 @@ final class ObjectTable: Sendable {
         self.lookup = FieldLookup(names: fields.map(\.name))
         self.primaryKey = fields.first { $0.isPrimaryKey }
         self.indexedFields = fields.filter { $0.index != nil }
+        self.readInfo = .allocate(capacity: fields.count)
+        _ = self.readInfo.initialize(from: fields.map { ReadInfo(id: $0.id, type: $0.type, isOptional: $0.isOptional) })
         self.sequenceKey = Array("seq.t\(type.id)".utf8)
+    }
+
+    deinit {
+        lookup.deallocate()
+        readInfo.deallocate()
     }
 
     /// The position in ``fields`` of the field named `name`.
     @inline(__always)
-    func position(of name: String) -> Int? { lookup.position(of: name, in: fields) }
+    func position(of name: String) -> Int? { lookup.position(of: name) }
 
     /// The field named `name`, if the type has one.
     @inline(__always)
@@ -86,25 +107,39 @@ final class ObjectTable: Sendable {
     }
 }
 
+// @unchecked: the buffers are written once in init and only read afterwards.
 /// Finds a field by name faster than a `Dictionary<String, _>`, whose
 /// SipHash dominates the cost of reading one property: an open-addressing
 /// table keyed by a cheap hash of the name's length and end bytes, checked
 /// with `==` (which is one comparison when both sides are the same literal).
-struct FieldLookup: Sendable {
-    private let slots: [Int32]
+///
+/// Its storage is raw memory that the owning ``ObjectTable`` frees, so that
+/// a lookup touches no reference count.
+struct FieldLookup: @unchecked Sendable {
+    private let slots: UnsafeMutableBufferPointer<Int32>
+    private let names: UnsafeMutableBufferPointer<String>
     private let mask: Int
 
     init(names: [String]) {
         var capacity = 8
         while capacity < names.count * 2 { capacity *= 2 }
-        var slots = [Int32](repeating: -1, count: capacity)
+        slots = .allocate(capacity: capacity)
+        slots.initialize(repeating: -1)
         for (position, name) in names.enumerated() {
             var slot = FieldLookup.hash(name) & (capacity - 1)
             while slots[slot] >= 0 { slot = (slot + 1) & (capacity - 1) }
             slots[slot] = Int32(position)
         }
-        self.slots = slots
-        self.mask = capacity - 1
+        self.names = .allocate(capacity: names.count)
+        _ = self.names.initialize(from: names)
+        mask = capacity - 1
+    }
+
+    /// Frees the storage; called once, by the owning table's `deinit`.
+    func deallocate() {
+        names.deinitialize()
+        names.deallocate()
+        slots.deallocate()
     }
 
     @inline(__always)
@@ -120,12 +155,12 @@ struct FieldLookup: Sendable {
     }
 
     @inline(__always)
-    func position(of name: String, in fields: [ObjectTable.Field]) -> Int? {
+    func position(of name: String) -> Int? {
         var slot = FieldLookup.hash(name) & mask
         while true {
             let position = Int(slots[slot])
             if position < 0 { return nil }
-            if fields[position].name == name { return position }
+            if names[position] == name { return position }
             slot = (slot + 1) & mask
         }
     }
