@@ -1,0 +1,71 @@
+import Foundation
+import Testing
+@testable import Strata
+
+/// Misuse stops the program with a message instead of reading freed or
+/// moved memory. Each case runs in a child process.
+@Suite struct MisuseTests {
+    @Test func anObjectUsedAfterItsReadTransactionStopsTheProgram() async {
+        await #expect(processExitsWith: .failure) {
+            let folder = try TemporaryFolder()
+            let db = try Database(configuration: Fixtures.configuration(folder.path()))
+            try db.write { tx in try tx.insert("Person", Fixtures.person(1)) }
+            var escaped: DynamicObject?
+            try db.read { tx in escaped = try tx.object("Person", key: 1) }
+            _ = escaped?["firstName"]
+        }
+    }
+
+    @Test func anObjectUsedAfterItsWriteTransactionStopsTheProgram() async {
+        await #expect(processExitsWith: .failure) {
+            let folder = try TemporaryFolder()
+            let db = try Database(configuration: Fixtures.configuration(folder.path()))
+            var escaped: DynamicObject?
+            try db.write { tx in
+                try tx.insert("Person", Fixtures.person(1))
+                escaped = try tx.object("Person", key: 1)
+            }
+            _ = escaped?.schemaVersion
+        }
+    }
+
+    @Test func aWriteNestedInAWriteOnOneThreadStopsTheProgram() async {
+        await #expect(processExitsWith: .failure) {
+            let folder = try TemporaryFolder()
+            let db = try Database(configuration: Fixtures.configuration(folder.path()))
+            try db.write { _ in
+                try db.write { tx in try tx.insert("Person", Fixtures.person(1)) }
+            }
+        }
+    }
+
+    @Test func anUnknownPropertyNameInASubscriptStopsTheProgram() async {
+        await #expect(processExitsWith: .failure) {
+            let folder = try TemporaryFolder()
+            let db = try Database(configuration: Fixtures.configuration(folder.path()))
+            try db.write { tx in try tx.insert("Person", Fixtures.person(1)) }
+            try db.read { tx in _ = try tx.object("Person", key: 1)?["nickname"] }
+        }
+    }
+
+    @Test func objectsStayReadableForTheWholeTransaction() throws {
+        let folder = try TemporaryFolder()
+        let db = try Database(configuration: Fixtures.configuration(folder.path()))
+        try db.write { tx in
+            for id in 1 ... 50 { try tx.insert("Person", Fixtures.person(Int64(id), "P\(id)")) }
+        }
+        // Objects kept across the whole closure, and across later writes in a
+        // write transaction, still read their own values.
+        let names = try db.read { tx in
+            let kept = try tx.objects("Person").map { $0 }
+            return kept.map { $0["firstName"].string! }
+        }
+        #expect(names == (1 ... 50).map { "P\($0)" })
+        try db.write { tx in
+            let first = try #require(try tx.object("Person", key: 1))
+            for id in 51 ... 300 { try tx.insert("Person", Fixtures.person(Int64(id), String(repeating: "x", count: id))) }
+            try tx.update("Person", key: 1, ["firstName": "Changed"])
+            #expect(first["firstName"] == "P1")
+        }
+    }
+}
