@@ -28,6 +28,30 @@ extension StrataCommand {
             try populate(Database(configuration: config))
             print("\nReopening \(file)")
             try report(Database(configuration: config))
+            print("\nReopening \(file) with a changed schema (version 2: firstName + lastName -> fullName)")
+            showRefusal(file)
+        }
+
+        /// Opens the file with the next app version's schema, which this
+        /// version of Strata refuses with an error that lists every change.
+        func showRefusal(_ file: String) {
+            let next = Schema([
+                ObjectSchema("Person", primaryKey: "id") {
+                    Property("id", .int)
+                    Property("fullName", .string)
+                    Property("age", .int, default: 0, indexed: true)
+                    Property("email", .string, optional: true)
+                },
+            ])
+            do {
+                _ = try Database(configuration: Database.Configuration(path: file, schemaVersion: 2, schema: next))
+                print("Opened: unexpected, the schema changed.")
+            } catch let error as StrataError {
+                print("Refused (\(error.code)), the file is untouched:")
+                print(error.message.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
+            } catch {
+                print("Failed: \(error)")
+            }
         }
 
         static let schema = Schema([
