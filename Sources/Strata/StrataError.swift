@@ -35,11 +35,8 @@ public struct StrataError: Error, Sendable, CustomStringConvertible {
         self.lmdbCode = lmdbCode
     }
 
-    /// The message, followed by the LMDB result code when there is one.
-    public var description: String {
-        if let lmdbCode { return "\(message) [\(lmdbCode)]" }
-        return message
-    }
+    /// The message. (It already names the LMDB result code when there is one.)
+    public var description: String { message }
 }
 
 extension StrataError {

@@ -110,7 +110,7 @@ extension StrataCommand {
                 let withEmail = try people.filter { !$0["email"].isNull }.map { $0["email"].string! }
                 print("People with an email: \(withEmail.joined(separator: ", "))")
             }
-            let size = db.fileSize
+            let size = try db.fileSize
             print("File: \(size.total) bytes, \(size.used) in use")
         }
     }

@@ -90,6 +90,7 @@ struct SchemaChangeCase: Sendable, CustomTestStringConvertible {
         var options = EnvironmentOptions()
         options.noSync = true
         let environment = try Environment.open(path: path, options: options)
+        defer { environment.release() }
         environment.setupLock.lock()
         defer { environment.setupLock.unlock() }
         return try environment.withWriteTransaction(body)
@@ -160,7 +161,7 @@ struct SchemaChangeCase: Sendable, CustomTestStringConvertible {
         do {
             var options = EnvironmentOptions()
             options.noSync = true
-            _ = try Environment.open(path: path, options: options)
+            try Environment.open(path: path, options: options).release()
         }
         #expect(Self.exists(path))
         do {

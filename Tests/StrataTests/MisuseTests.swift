@@ -5,8 +5,8 @@ import Testing
 /// Misuse stops the program with a message instead of reading freed or
 /// moved memory. Each case runs in a child process.
 @Suite struct MisuseTests {
-    @Test func anObjectUsedAfterItsReadTransactionStopsTheProgram() async {
-        await #expect(processExitsWith: .failure) {
+    @Test func anObjectUsedAfterItsReadTransactionStopsTheProgram() async throws {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let folder = try TemporaryFolder()
             let db = try Database(configuration: Fixtures.configuration(folder.path()))
             try db.write { tx in try tx.insert("Person", Fixtures.person(1)) }
@@ -14,10 +14,12 @@ import Testing
             try db.read { tx in escaped = try tx.object("Person", key: 1) }
             _ = escaped?["firstName"]
         }
+        let stderr = String(decoding: try #require(result).standardErrorContent, as: UTF8.self)
+        #expect(stderr.contains("used after its transaction ended"), "stderr: \(stderr)")
     }
 
-    @Test func anObjectUsedAfterItsWriteTransactionStopsTheProgram() async {
-        await #expect(processExitsWith: .failure) {
+    @Test func anObjectUsedAfterItsWriteTransactionStopsTheProgram() async throws {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let folder = try TemporaryFolder()
             let db = try Database(configuration: Fixtures.configuration(folder.path()))
             var escaped: DynamicObject?
@@ -27,25 +29,31 @@ import Testing
             }
             _ = escaped?.schemaVersion
         }
+        let stderr = String(decoding: try #require(result).standardErrorContent, as: UTF8.self)
+        #expect(stderr.contains("used after its transaction ended"), "stderr: \(stderr)")
     }
 
-    @Test func aWriteNestedInAWriteOnOneThreadStopsTheProgram() async {
-        await #expect(processExitsWith: .failure) {
+    @Test func aWriteNestedInAWriteOnOneThreadStopsTheProgram() async throws {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let folder = try TemporaryFolder()
             let db = try Database(configuration: Fixtures.configuration(folder.path()))
             try db.write { _ in
                 try db.write { tx in try tx.insert("Person", Fixtures.person(1)) }
             }
         }
+        let stderr = String(decoding: try #require(result).standardErrorContent, as: UTF8.self)
+        #expect(stderr.contains("nested write transactions are not supported"), "stderr: \(stderr)")
     }
 
-    @Test func anUnknownPropertyNameInASubscriptStopsTheProgram() async {
-        await #expect(processExitsWith: .failure) {
+    @Test func anUnknownPropertyNameInASubscriptStopsTheProgram() async throws {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let folder = try TemporaryFolder()
             let db = try Database(configuration: Fixtures.configuration(folder.path()))
             try db.write { tx in try tx.insert("Person", Fixtures.person(1)) }
             try db.read { tx in _ = try tx.object("Person", key: 1)?["nickname"] }
         }
+        let stderr = String(decoding: try #require(result).standardErrorContent, as: UTF8.self)
+        #expect(stderr.contains("has no property 'nickname'"), "stderr: \(stderr)")
     }
 
     @Test func objectsStayReadableForTheWholeTransaction() throws {

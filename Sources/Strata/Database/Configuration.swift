@@ -40,7 +40,7 @@ extension Database {
             self.schema = schema
             self.readOnly = false
             self.durability = .full
-            self.initialMapSize = 8 << 20
+            self.initialMapSize = EnvironmentOptions.defaultInitialMapSize
         }
     }
 

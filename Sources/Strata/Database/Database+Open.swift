@@ -38,7 +38,7 @@ extension Database {
                 if try txn.get(meta, catalogKey) != nil { return try load(txn, meta: meta, configuration) }
                 let catalog = Catalog(schema: configuration.schema, schemaVersion: configuration.schemaVersion)
                 try txn.put(meta, catalogKey, catalog.encoded())
-                try txn.put(meta, schemaKey(catalog.schemaVersion), snapshotJSON(catalog.schema))
+                try txn.put(meta, schemaKey(catalog.schemaVersion), Catalog.json(catalog.schema))
                 return Prepared(catalog: catalog, tables: try openTables(txn, catalog, create: true, path: path), meta: meta)
             }
         } catch let error as StrataError {
@@ -64,6 +64,9 @@ extension Database {
         let path = configuration.path
         let fileVersion = catalog.schemaVersion
         let version = configuration.schemaVersion
+        guard catalog.mode == .local else {
+            throw StrataError(.migrationRequired, "\(path) is a \(catalog.mode.rawValue)-mode database; this version of Strata opens local-mode databases only. Open it with a version of Strata that supports \(catalog.mode.rawValue) mode.", path: path)
+        }
         if version < fileVersion {
             throw StrataError(.schemaVersionTooLow, "Schema version \(version) is lower than the file's version \(fileVersion) (\(path)). Open it with version \(fileVersion) or later.", path: path)
         }
@@ -97,9 +100,5 @@ extension Database {
         return tables
     }
 
-    static func snapshotJSON(_ schema: Schema) -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return Array(try! encoder.encode(schema))
-    }
+
 }

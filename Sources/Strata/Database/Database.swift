@@ -38,10 +38,9 @@ public final class Database: Sendable {
     ///   version differs from the configuration's. The file is left as it was.
     public init(configuration: Configuration) throws {
         let path = configuration.path
-        do {
-            try configuration.schema.validate()
-        } catch let error as StrataError {
-            throw StrataError(.invalidSchema, error.message.replacingOccurrences(of: "The schema is invalid", with: "The schema for \(path) is invalid"), path: path)
+        let problems = configuration.schema.validationProblems()
+        guard problems.isEmpty else {
+            throw StrataError(.invalidSchema, "The schema for \(path) is invalid:\n" + problems.map { "- " + $0 }.joined(separator: "\n"), path: path)
         }
         var options = EnvironmentOptions()
         options.readOnly = configuration.readOnly
@@ -49,9 +48,15 @@ public final class Database: Sendable {
         options.noMetaSync = configuration.durability == .noMetaSync
         options.noSync = configuration.durability == .noSync
         let environment = try Environment.open(path: path, options: options)
-        environment.setupLock.lock()
-        defer { environment.setupLock.unlock() }
-        let prepared = try Database.prepare(environment, configuration)
+        let prepared: Prepared
+        do {
+            environment.setupLock.lock()
+            defer { environment.setupLock.unlock() }
+            prepared = try Database.prepare(environment, configuration)
+        } catch {
+            environment.release()
+            throw error
+        }
         self.configuration = configuration
         self.environment = environment
         self.catalog = prepared.catalog
@@ -82,9 +87,17 @@ public final class Database: Sendable {
     public var schema: Schema { catalog.schema }
 
     /// The size of the database file and how many of its bytes are in use.
+    ///
+    /// - Throws: ``StrataError`` when LMDB cannot begin a transaction.
     public var fileSize: (total: Int, used: Int) {
-        let usage = environment.fileUsage()
-        return (usage.fileSize, usage.usedSize)
+        get throws {
+            let usage = try environment.fileUsage()
+            return (usage.fileSize, usage.usedSize)
+        }
+    }
+
+    deinit {
+        environment.release()
     }
 
     // MARK: Transactions

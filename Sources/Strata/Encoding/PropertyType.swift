@@ -1,3 +1,5 @@
+import Foundation
+
 /// The type of a property's values.
 ///
 /// Every type can be required or optional (see ``Property/isOptional``).
@@ -41,5 +43,3 @@ public enum PropertyType: String, Sendable, Hashable, Codable, CaseIterable, Cus
     /// The type's name as written in schemas, e.g. `int`.
     public var description: String { rawValue }
 }
-
-import Foundation

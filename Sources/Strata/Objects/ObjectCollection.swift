@@ -49,7 +49,7 @@ public struct ObjectCollection {
         let field = try table.field(named: property, path: context.path)
         let value = value.coerced(to: field.type)
         guard value.fits(field.type, optional: true) else {
-            throw StrataError(.invalidValue, "Property '\(table.name).\(property)' is \(field.type); it cannot equal \(value).", path: context.path)
+            throw StrataError(.invalidValue, "Property '\(table.name).\(property)' is \(field.type); it cannot equal \(value). Compare it with a value of type \(field.type).", path: context.path)
         }
         var copy = self
         if copy.lookup == nil {
@@ -68,13 +68,7 @@ public struct ObjectCollection {
     public func forEach(_ body: (DynamicObject) throws -> Void) throws {
         if lookup == nil && predicates.isEmpty {
             // The common full scan, without the layers that filters need.
-            return try context.lmdb.withCursor(table.records) { cursor in
-                var entry = try cursor.first()
-                while let (key, record) = entry {
-                    try body(try context.object(table: table, key: key, record: record))
-                    entry = try cursor.next()
-                }
-            }
+            return try scan { try body($0); return true }
         }
         try iterate { try body($0); return true }
     }
@@ -145,10 +139,16 @@ public struct ObjectCollection {
         }
     }
 
+    /// Walks the table in key order. In a write transaction the walk stops
+    /// at the key that was last when it began, so that objects the body
+    /// inserts after it are not visited (a body that inserts one object per
+    /// object visited would otherwise never finish).
     private func scan(_ body: (DynamicObject) throws -> Bool) throws {
         try context.lmdb.withCursor(table.records) { cursor in
+            let end = context.copiesObjects ? try cursor.last().map { Array($0.key) } : nil
             var entry = try cursor.first()
             while let (key, record) = entry {
+                if let end, KeyCodec.compare(key, end) > 0 { return }
                 guard try body(try context.object(table: table, key: key, record: record)) else { return }
                 entry = try cursor.next()
             }
@@ -161,10 +161,15 @@ public struct ObjectCollection {
         try writer.bytes.withUnsafeBytes { indexKey in
             try context.lmdb.withCursor(index) { indexCursor in
                 try context.lmdb.withCursor(table.records) { records in
-                    var entry = try indexCursor.seek(exactly: indexKey)
+                    guard try indexCursor.seek(exactly: indexKey) != nil else { return }
+                    // As in `scan`: in a write transaction, stop at the entry
+                    // that was last when the walk began.
+                    let end = context.copiesObjects ? try indexCursor.lastDuplicate().map { Array($0.value) } : nil
+                    var entry = try indexCursor.firstDuplicate()
                     while let (_, objectKey) = entry {
+                        if let end, KeyCodec.compare(objectKey, end) > 0 { return }
                         guard let (key, record) = try records.seek(exactly: objectKey) else {
-                            throw StrataError(.corruptFile, "The index on '\(table.name).\(field.name)' in \(context.path) names an object that does not exist. Rebuild the index by reopening the file after a backup, or restore it.", path: context.path)
+                            throw StrataError(.corruptFile, "The index on '\(table.name).\(field.name)' in \(context.path) names an object that does not exist; the file is damaged. Restore it from a backup.", path: context.path)
                         }
                         let object = try context.object(table: table, key: key, record: record)
                         // A cut key matches every value with the same prefix.

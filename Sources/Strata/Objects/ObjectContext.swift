@@ -16,7 +16,7 @@ final class ObjectContext {
 
     private var encoder = ObjectEncoder()
     /// Last automatic id per type, written back by ``flush()``.
-    private var sequences: [UInt32: UInt64] = [:]
+    private var sequences: [UInt32: (table: ObjectTable, last: UInt64)] = [:]
     /// Counts record puts; tests use it to prove which operations rewrite.
     private(set) var recordWrites = 0
 
@@ -114,7 +114,7 @@ final class ObjectContext {
     }
 
     private func nextAutomaticID(_ table: ObjectTable) throws -> UInt64 {
-        var last = sequences[table.type.id]
+        var last = sequences[table.type.id]?.last
         if last == nil {
             if let bytes = try lmdb.get(meta, table.sequenceKey) {
                 guard bytes.count == 8 else {
@@ -125,17 +125,19 @@ final class ObjectContext {
                 last = 0
             }
         }
-        let next = last! + 1
-        sequences[table.type.id] = next
-        return next
+        guard let current = last, current < UInt64(Int64.max) else {
+            throw StrataError(.corruptFile, "The automatic-id counter of '\(table.name)' in \(path) is damaged (it is at its maximum). Restore the file from a backup.", path: path)
+        }
+        sequences[table.type.id] = (table, current + 1)
+        return current + 1
     }
 
     /// Writes back the automatic-id counters; called before commit.
     func flush() throws {
-        for (typeID, last) in sequences {
+        for (table, last) in sequences.values {
             var writer = ByteWriter(capacity: 8)
             writer.appendBigEndian(last)
-            try lmdb.put(meta, Array("seq.t\(typeID)".utf8), writer.bytes)
+            try lmdb.put(meta, table.sequenceKey, writer.bytes)
         }
         sequences.removeAll()
     }
@@ -164,14 +166,7 @@ final class ObjectContext {
             frontierKey = try lmdb.lastKey(table.records) ?? []
             frontierTable = table
         }
-        let beyond = key.withUnsafeBytes { new in
-            frontierKey.withUnsafeBytes { last in
-                let common = min(new.count, last.count)
-                let order = common == 0 ? 0 : memcmp(new.baseAddress!, last.baseAddress!, common)
-                return order > 0 || (order == 0 && new.count > last.count)
-            }
-        }
-        guard beyond else { return false }
+        guard key.withUnsafeBytes({ KeyCodec.compare($0, frontierKey) > 0 }) else { return false }
         frontierKey.removeAll(keepingCapacity: true)
         frontierKey.append(contentsOf: key)
         return true
@@ -201,6 +196,9 @@ final class ObjectContext {
         try encode(values, table: table, into: &encoder)
         guard try putRecord(table, encoder, noOverwrite: true) else {
             let key = (try? encoder.decodedKey(table)) ?? .null
+            if table.primaryKey == nil {
+                throw StrataError(.corruptFile, "The automatic-id counter of '\(table.name)' in \(path) is behind its objects: id \(key) is taken. Restore the file from a backup.", path: path)
+            }
             throw StrataError(.duplicatePrimaryKey, "An object of type '\(table.name)' with primary key \(key) already exists in \(path). Use upsert to replace it or update to change it.", path: path)
         }
         for field in table.indexedFields {
@@ -249,6 +247,9 @@ final class ObjectContext {
         for (name, value) in changes {
             let field = try table.field(named: name, path: path)
             if field.isPrimaryKey, let current = old[name], !value.coerced(to: field.type).isStored(identicallyTo: current) {
+                guard value.coerced(to: field.type).fits(field.type, optional: false) else {
+                    throw StrataError(.invalidValue, "The primary key '\(table.name).\(name)' is \(field.type), but \(value) was given (in \(path)). Nothing was written.", path: path)
+                }
                 throw StrataError(.invalidValue, "The primary key '\(table.name).\(name)' cannot be changed by an update (in \(path)); delete the object and insert it with the new key.", path: path)
             }
             new[name] = value

@@ -55,7 +55,7 @@ struct ObjectEncoder {
     /// The value encoded for `field` by the last ``encode(_:table:schemaVersion:path:automaticKey:)``
     /// of `given`.
     func resolved(_ field: ObjectTable.Field, from given: [String: Value]) -> Value {
-        slots[field.position].map { given[$0].value.coerced(to: field.type) } ?? field.defaultValue ?? field.valueWhenAbsent
+        slots[field.position].map { given[$0].value.coerced(to: field.type) } ?? field.valueWhenAbsent
     }
 
     /// Encodes a primary key (or automatic id) given by the caller.

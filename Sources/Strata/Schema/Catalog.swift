@@ -58,11 +58,14 @@ struct Catalog: Codable, Equatable, Sendable {
 
     subscript(type name: String) -> CatalogType? { types.first { $0.name == name } }
 
-    func encoded() -> [UInt8] {
+    func encoded() -> [UInt8] { Catalog.json(self) }
+
+    /// The JSON Strata stores: keys sorted, so equal values give equal bytes.
+    static func json(_ value: some Encodable) -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        // Encoding plain structs of strings and integers cannot fail.
-        return Array(try! encoder.encode(self))
+        // Encoding plain structs of strings and numbers cannot fail.
+        return Array(try! encoder.encode(value))
     }
 
     /// Decodes a catalog, telling a newer format from damage.

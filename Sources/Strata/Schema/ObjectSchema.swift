@@ -28,6 +28,12 @@ public struct ObjectSchema: Hashable, Sendable, Codable {
         self.init(name, primaryKey: primaryKey, properties: properties())
     }
 
+    /// The JSON keys of catalogs and snapshots, spelled out so that renaming
+    /// a Swift property never changes the file format.
+    private enum CodingKeys: String, CodingKey {
+        case name, primaryKey, properties
+    }
+
     /// The property named `name`, if there is one.
     public subscript(property name: String) -> Property? {
         properties.first { $0.name == name }

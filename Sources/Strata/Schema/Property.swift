@@ -43,6 +43,12 @@ public struct Property: Hashable, Sendable, Codable {
         return isOptional ? .null : type.emptyValue
     }
 
+    /// The JSON keys of catalogs and snapshots, spelled out so that renaming
+    /// a Swift property never changes the file format.
+    private enum CodingKeys: String, CodingKey {
+        case name, type, isOptional, defaultValue, isIndexed
+    }
+
     /// The type as written in messages: `int`, or `int?` when optional.
     var typeDescription: String { isOptional ? "\(type)?" : "\(type)" }
 }

@@ -20,6 +20,12 @@ public struct Schema: Hashable, Sendable, Codable {
         self.objectSchemas = objectSchemas
     }
 
+    /// The JSON key of snapshots, spelled out so that renaming the Swift
+    /// property never changes the file format.
+    private enum CodingKeys: String, CodingKey {
+        case objectSchemas
+    }
+
     /// The object type named `name`, if there is one.
     public subscript(name: String) -> ObjectSchema? {
         objectSchemas.first { $0.name == name }

@@ -65,7 +65,7 @@ private func propertyChanges(from old: ObjectSchema, to new: ObjectSchema) -> [S
         } else if oldIndexed && !newIndexed {
             change(.indexRemoved, after.name, "Property '\(name)' has been made unindexed.")
         }
-        if before.defaultValue?.coerced(to: before.type) != after.defaultValue?.coerced(to: after.type) {
+        if !sameDefault(before.defaultValue?.coerced(to: before.type), after.defaultValue?.coerced(to: after.type)) {
             let describe = { (value: Value?) in value.map { "\($0)" } ?? "none" }
             change(.defaultChanged, after.name, "Property '\(name)' has had its default changed from \(describe(before.defaultValue)) to \(describe(after.defaultValue)).")
         }
@@ -74,4 +74,13 @@ private func propertyChanges(from old: ObjectSchema, to new: ObjectSchema) -> [S
         change(.propertyRemoved, before.name, "Property '\(type).\(before.name)' has been removed.")
     }
     return changes
+}
+
+/// Defaults compare as stored bytes: a NaN default equals itself.
+private func sameDefault(_ a: Value?, _ b: Value?) -> Bool {
+    switch (a, b) {
+    case (nil, nil): true
+    case let (a?, b?): a.isStored(identicallyTo: b)
+    default: false
+    }
 }

@@ -2,13 +2,18 @@ import CLMDB
 import Foundation
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// How an environment is opened.
 struct EnvironmentOptions: Sendable, Equatable {
+    /// The map size a new environment starts with, unless told otherwise.
+    static let defaultInitialMapSize = 8 << 20
+
     var readOnly = false
     /// The map size to start with; the map doubles whenever it fills up.
-    var initialMapSize = 8 << 20
+    var initialMapSize = defaultInitialMapSize
     /// `MDB_NOSYNC`: no fsync at commit.
     var noSync = false
     /// `MDB_NOMETASYNC`: fsync data but not the meta page at commit.
@@ -16,61 +21,96 @@ struct EnvironmentOptions: Sendable, Equatable {
     var maxNamedDatabases: UInt32 = 4096
 }
 
+// @unchecked: the MDB_env handle is thread-safe when opened with MDB_NOTLS, and every use of it that reads the map goes through `gate`; mutable state is guarded by `mapLock` or the registry lock.
 /// One open LMDB environment: a data file plus its `-lock` file.
 ///
 /// LMDB forbids opening the same file twice in one process, so environments
-/// are shared through ``open(path:options:)``, one per path.
-// @unchecked: the MDB_env handle is thread-safe when opened with MDB_NOTLS;
-// the mutable map size is only touched inside `gate.exclusively` or under `mapLock`.
+/// are shared: ``open(path:options:)`` hands out leases on the one
+/// environment of a file (found by device and inode, whatever the path's
+/// spelling), and ``release()`` of the last lease closes it.
 final class Environment: @unchecked Sendable {
+    /// The path as the caller spelled it, for messages.
     let path: String
     let options: EnvironmentOptions
-    let handle: OpaquePointer
+    private let handle: OpaquePointer
+    private let fileID: FileID
     /// Serialises `mdb_dbi_open`, which LMDB forbids in concurrent transactions.
     let setupLock = NSRecursiveLock()
     private let gate = TransactionGate()
     private let mapLock = NSLock()
     private var _mapSize: Int
+    /// Set when a failed resize left LMDB without a usable map.
+    private var unusable = false
+    private var closed = false
 
-    /// Open environments by canonical path. Recursive, because the last
-    /// release of an environment (whose `deinit` takes this lock to close
-    /// it) can happen while this thread holds the lock.
-    private static let registryLock = NSRecursiveLock()
+    private struct FileID: Hashable {
+        var device: UInt64
+        var inode: UInt64
+
+        /// The identity of the file at `path`, following symbolic links.
+        init?(path: String) {
+            var info = stat()
+            guard stat(path, &info) == 0 else { return nil }
+            device = UInt64(info.st_dev)
+            inode = UInt64(info.st_ino)
+        }
+    }
+
+    private static let registryLock = NSLock()
     // nonisolated(unsafe): only read and written while holding registryLock.
-    nonisolated(unsafe) private static var registry: [String: WeakEnvironment] = [:]
+    nonisolated(unsafe) private static var registry: [FileID: (environment: Environment, leases: Int)] = [:]
 
-    /// Returns the environment already open for `path` in this process, or
-    /// opens it.
+    /// Returns the environment already open for the file at `path` in this
+    /// process, or opens it. Every successful call must be balanced by one
+    /// ``release()``.
     static func open(path: String, options: EnvironmentOptions) throws -> Environment {
-        let key = canonicalPath(path)
         registryLock.lock()
         defer { registryLock.unlock() }
-        if let existing = registry[key]?.environment {
-            if existing.options.readOnly && !options.readOnly {
-                throw StrataError(.readOnly, "\(path) is already open read-only in this process; close every read-only Database for it before opening it for writing.", path: path)
+        let resolved = resolvedPath(path)
+        if let id = FileID(path: resolved), let entry = registry[id] {
+            if entry.environment.options.readOnly && !options.readOnly {
+                throw StrataError(.readOnly, "\(path) is already open read-only in this process; release every read-only Database for it before opening it for writing.", path: path)
             }
-            return existing
+            registry[id] = (entry.environment, entry.leases + 1)
+            return entry.environment
         }
-        let environment = try Environment(path: path, options: options)
-        registry = registry.filter { $0.value.environment != nil }
-        registry[key] = WeakEnvironment(environment: environment)
+        let environment = try Environment(path: path, resolvedPath: resolved, options: options)
+        registry[environment.fileID] = (environment, 1)
         return environment
     }
 
-    private init(path: String, options: EnvironmentOptions) throws {
+    /// Gives back a lease taken by ``open(path:options:)``; the last one
+    /// closes the environment, under the registry lock, so that no other
+    /// environment can open the file until this one has closed it.
+    func release() {
+        Environment.registryLock.lock()
+        defer { Environment.registryLock.unlock() }
+        guard let entry = Environment.registry[fileID], entry.environment === self else { return }
+        if entry.leases > 1 {
+            Environment.registry[fileID] = (self, entry.leases - 1)
+        } else {
+            Environment.registry[fileID] = nil
+            close()
+        }
+    }
+
+    private init(path: String, resolvedPath: String, options: EnvironmentOptions) throws {
         self.path = path
         self.options = options
         let fileManager = FileManager.default
-        let existed = fileManager.fileExists(atPath: path)
+        var existing = stat()
+        let existed = stat(resolvedPath, &existing) == 0
         if existed {
-            let size = (try? fileManager.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? 0
-            if size == 0 {
+            if (existing.st_mode & S_IFMT) == S_IFDIR {
+                throw StrataError(.fileSystem, "\(path) is a folder; give the path of a database file (for example \(path)/data.strata).", path: path)
+            }
+            if existing.st_size == 0 {
                 throw StrataError(.notAStrataFile, "\(path) is an empty file, not a Strata database. Delete it or choose another path.", path: path)
             }
         } else if options.readOnly {
             throw StrataError(.fileSystem, "\(path) does not exist; a database opened read-only must already exist.", path: path)
         }
-        let lockPath = path + "-lock"
+        let lockPath = resolvedPath + "-lock"
         let lockExisted = fileManager.fileExists(atPath: lockPath)
 
         var env: OpaquePointer?
@@ -83,17 +123,26 @@ final class Environment: @unchecked Sendable {
             if options.readOnly { flags |= UInt32(MDB_RDONLY) }
             if options.noSync { flags |= UInt32(MDB_NOSYNC) }
             if options.noMetaSync { flags |= UInt32(MDB_NOMETASYNC) }
-            let rc = mdb_env_open(env, path, flags, 0o644)
-            if rc == ENOENT || rc == EACCES || rc == EROFS || rc == ENOTDIR {
+            let rc = mdb_env_open(env, resolvedPath, flags, 0o644)
+            if rc == ENOENT || rc == EACCES || rc == EROFS || rc == ENOTDIR || rc == EISDIR {
                 throw StrataError(.fileSystem, "Cannot open \(path): \(String(cString: strerror(rc))). Check that the folder exists and is writable.", path: path, lmdbCode: LMDBResultCode(rawValue: rc))
             }
             if rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH {
                 throw StrataError(.notAStrataFile, "\(path) is not a Strata database (it is not an LMDB file of a supported version). Check the path; Strata leaves the file as it is.", path: path, lmdbCode: LMDBResultCode(rawValue: rc))
             }
             try check(rc, "mdb_env_open", path: path)
-            if existed { try Environment.checkNotTruncated(env, path: path) }
+            if existed {
+                let usage = Environment.usage(env)
+                if usage.fileSize < usage.usedSize {
+                    throw StrataError(.corruptFile, "\(path) is truncated: it is \(usage.fileSize) bytes long but its pages reach \(usage.usedSize) bytes. Restore it from a backup.", path: path)
+                }
+            }
             var dead: Int32 = 0
             try check(mdb_reader_check(env, &dead), "mdb_reader_check", path: path)
+            guard let id = FileID(path: resolvedPath) else {
+                throw StrataError(.fileSystem, "\(path) disappeared while it was being opened.", path: path)
+            }
+            self.fileID = id
         } catch {
             mdb_env_close(env)
             if !lockExisted { try? fileManager.removeItem(atPath: lockPath) }
@@ -105,25 +154,37 @@ final class Environment: @unchecked Sendable {
         self._mapSize = info.me_mapsize
     }
 
-    deinit {
-        // Under the registry lock, so that no new environment opens the file
-        // until this one has closed it: LMDB allows one per file per process.
-        Environment.registryLock.lock()
+    private func close() {
+        mapLock.withLock {
+            precondition(!closed)
+            closed = true
+        }
         mdb_env_close(handle)
-        Environment.registryLock.unlock()
+    }
+
+    deinit {
+        if !closed { mdb_env_close(handle) }
     }
 
     /// The current size of the memory map, in bytes.
     var mapSize: Int { mapLock.withLock { _mapSize } }
 
-    /// The size of the data file, in bytes, and the bytes in use.
-    func fileUsage() -> (fileSize: Int, usedSize: Int) {
+    /// The size of the data file and the bytes its pages use. Read inside a
+    /// transaction, because LMDB reads it from the map, which a resize on
+    /// another thread would otherwise unmap underneath.
+    func fileUsage() throws -> (fileSize: Int, usedSize: Int) {
+        try withReadTransaction { _ in Environment.usage(handle) }
+    }
+
+    private static func usage(_ env: OpaquePointer) -> (fileSize: Int, usedSize: Int) {
         var info = MDB_envinfo()
-        var stat = MDB_stat()
-        mdb_env_info(handle, &info)
-        mdb_env_stat(handle, &stat)
-        let fileSize = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? 0
-        return (fileSize, (info.me_last_pgno + 1) * Int(stat.ms_psize))
+        var pages = MDB_stat()
+        mdb_env_info(env, &info)
+        mdb_env_stat(env, &pages)
+        var fd: Int32 = -1
+        var file = stat()
+        let fileSize = mdb_env_get_fd(env, &fd) == MDB_SUCCESS && fstat(fd, &file) == 0 ? Int(file.st_size) : 0
+        return (fileSize, (info.me_last_pgno + 1) * Int(pages.ms_psize))
     }
 
     // MARK: Transactions
@@ -174,11 +235,15 @@ final class Environment: @unchecked Sendable {
         }
         while true {
             gate.enter(reentrant: thread.hasAny(on: id))
+            if mapLock.withLock({ unusable }) {
+                gate.leave()
+                throw StrataError(.storage, "The memory map of \(path) could not be restored after a failed resize. Release every Database for this file and open it again.", path: path)
+            }
             var txn: OpaquePointer?
             let rc = mdb_txn_begin(handle, nil, readOnly ? UInt32(MDB_RDONLY) : 0, &txn)
             if rc == MDB_MAP_RESIZED {
                 gate.leave()
-                try adoptResizedMap(thread: thread)
+                try adoptResizedMap()
                 continue
             }
             if rc != MDB_SUCCESS { gate.leave() }
@@ -203,22 +268,28 @@ final class Environment: @unchecked Sendable {
     // MARK: Map growth
 
     private func grow(from observed: Int) throws {
-        try resizeExclusively(reason: "is full and cannot grow") { () throws in
+        try resizeExclusively(reason: "is full and cannot grow") {
             guard _mapSize <= observed else { return }  // another thread already grew it
             let target = Environment.roundToPage(observed * 2)
-            try check(mdb_env_set_mapsize(handle, target), "mdb_env_set_mapsize", path: path)
+            let rc = mdb_env_set_mapsize(handle, target)
+            guard rc == MDB_SUCCESS else {
+                // LMDB unmapped the file before failing to map it larger: map
+                // the previous size again, or no transaction could run.
+                if mdb_env_set_mapsize(handle, _mapSize) != MDB_SUCCESS { mapLock.withLock { unusable = true } }
+                throw StrataError(.storage, "Could not grow the memory map of \(path) from \(_mapSize) to \(target) bytes: \(LMDBResultCode(rawValue: rc)). The transaction was rolled back; free memory or address space and try again.", path: path, lmdbCode: LMDBResultCode(rawValue: rc))
+            }
         }
     }
 
-    private func adoptResizedMap(thread: ThreadTransactions) throws {
-        try resizeExclusively(reason: "was grown by another process and cannot be remapped") { () throws in
+    private func adoptResizedMap() throws {
+        try resizeExclusively(reason: "was grown by another process and cannot be remapped") {
             try check(mdb_env_set_mapsize(handle, 0), "mdb_env_set_mapsize", path: path)
         }
     }
 
     private func resizeExclusively(reason: String, _ body: () throws -> Void) throws {
         if ThreadTransactions.current.hasAny(on: ObjectIdentifier(self)) {
-            throw StrataError(.storage, "The memory map of \(path) \(reason) while this thread holds another transaction on it. Finish the outer transaction first.", path: path, lmdbCode: .mapFull)
+            throw StrataError(.storage, "The memory map of \(path) \(reason) while this thread holds another transaction on it. Finish the outer transaction first.", path: path)
         }
         try gate.exclusively {
             try body()
@@ -230,32 +301,23 @@ final class Environment: @unchecked Sendable {
 
     // MARK: Helpers
 
-    private static func checkNotTruncated(_ env: OpaquePointer, path: String) throws {
-        var info = MDB_envinfo()
-        var stat = MDB_stat()
-        try check(mdb_env_info(env, &info), "mdb_env_info", path: path)
-        try check(mdb_env_stat(env, &stat), "mdb_env_stat", path: path)
-        let expected = (info.me_last_pgno + 1) * Int(stat.ms_psize)
-        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? 0
-        if size < expected {
-            throw StrataError(.corruptFile, "\(path) is truncated: it is \(size) bytes long but its pages reach \(expected) bytes. Restore it from a backup.", path: path)
-        }
-    }
-
     static func roundToPage(_ size: Int) -> Int {
         let page = Int(getpagesize())
         return max(page, (size + page - 1) / page * page)
     }
 
-    /// An absolute path with the folder's symbolic links resolved, so that
-    /// two spellings of one file share one environment.
-    static func canonicalPath(_ path: String) -> String {
+    /// The path LMDB opens: an existing file's real path, with every
+    /// symbolic link resolved, so that every spelling of one file uses one
+    /// lock file; for a new file, the real path of its folder.
+    static func resolvedPath(_ path: String) -> String {
+        if let real = realpath(path, nil) {
+            defer { free(real) }
+            return String(cString: real)
+        }
         let url = URL(fileURLWithPath: path).standardizedFileURL
-        let folder = url.deletingLastPathComponent().resolvingSymlinksInPath()
-        return folder.appendingPathComponent(url.lastPathComponent).path
+        let folder = url.deletingLastPathComponent().path
+        guard let realFolder = realpath(folder, nil) else { return url.path }
+        defer { free(realFolder) }
+        return URL(fileURLWithPath: String(cString: realFolder)).appendingPathComponent(url.lastPathComponent).path
     }
-}
-
-private struct WeakEnvironment {
-    weak var environment: Environment?
 }

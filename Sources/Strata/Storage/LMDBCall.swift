@@ -1,4 +1,9 @@
 import CLMDB
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Turns an LMDB return code into a ``StrataError`` that names the call
 /// that failed and the file it failed on. Every `mdb_*` call whose failure
@@ -22,6 +27,16 @@ func lmdbError(_ rc: Int32, _ call: StaticString, path: String) -> StrataError {
         (kind, advice) = (.notAStrataFile, "The file was not written by a compatible LMDB.")
     case .readersFull:
         (kind, advice) = (.storage, "Too many threads or processes are reading at once; finish some read transactions.")
+    case .transactionFull:
+        (kind, advice) = (.storage, "The transaction changed too many pages at once; split it into smaller transactions.")
+    case .dbsFull:
+        (kind, advice) = (.storage, "The file has more object types and indexes than Strata can open (4096 named databases).")
+    case .badValueSize:
+        (kind, advice) = (.storage, "A key or value has a size LMDB does not accept; keys are at most 511 bytes.")
+    case LMDBResultCode(rawValue: ENOMEM):
+        (kind, advice) = (.storage, "The system is out of memory or address space; free some and try again.")
+    case LMDBResultCode(rawValue: EISDIR), LMDBResultCode(rawValue: EACCES), LMDBResultCode(rawValue: EROFS):
+        (kind, advice) = (.fileSystem, "Check the path and its permissions.")
     default:
         (kind, advice) = (.storage, "")
     }

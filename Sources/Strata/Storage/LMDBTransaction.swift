@@ -22,8 +22,6 @@ final class LMDBTransaction {
         precondition(handle == nil, "An LMDB transaction on \(environment.path) was neither committed nor aborted.")
     }
 
-    var isActive: Bool { handle != nil }
-
     /// Whether an LMDB call in this transaction ran out of map space. LMDB
     /// then refuses every further write in the transaction, so the caller
     /// must grow the map and start over even if the error was caught and
@@ -114,15 +112,16 @@ final class LMDBTransaction {
         try key.withUnsafeBytes { (key) throws in try get(dbi, key) }
     }
 
-    /// Stores a value. Returns false, writing nothing, when `noOverwrite` is
-    /// set and the key exists (or, in a duplicate-key database, when the
-    /// exact pair exists).
+    /// Stores a value. With `noOverwrite`, returns false and writes nothing
+    /// when the key exists. In a duplicate-key database, adds the pair
+    /// (storing an existing pair again changes nothing); `noOverwrite` is
+    /// not for those databases.
     @discardableResult
     func put(_ dbi: DatabaseHandle, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer,
              noOverwrite: Bool = false) throws -> Bool {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
-        let flags = noOverwrite ? UInt32(MDB_NOOVERWRITE | MDB_NODUPDATA) : 0
+        let flags = noOverwrite ? UInt32(MDB_NOOVERWRITE) : 0
         let rc = mdb_put(txn, dbi, &k, &v, flags)
         if rc == MDB_KEYEXIST && noOverwrite { return false }
         try verify(rc, "mdb_put")
@@ -225,8 +224,10 @@ final class LMDBCursor {
     func next() throws -> Entry? { try get(MDB_NEXT) }
     /// Moves to `key` exactly; in a duplicate-key database, to its first value.
     func seek(exactly key: UnsafeRawBufferPointer) throws -> Entry? { try get(MDB_SET_KEY, key: key) }
-    /// Moves to the first key at or after `key`.
-    func seek(atOrAfter key: UnsafeRawBufferPointer) throws -> Entry? { try get(MDB_SET_RANGE, key: key) }
+    /// The first value of the current key in a duplicate-key database.
+    func firstDuplicate() throws -> Entry? { try get(MDB_FIRST_DUP) }
+    /// The last value of the current key in a duplicate-key database.
+    func lastDuplicate() throws -> Entry? { try get(MDB_LAST_DUP) }
     /// The next value of the current key in a duplicate-key database.
     func nextDuplicate() throws -> Entry? { try get(MDB_NEXT_DUP) }
 }

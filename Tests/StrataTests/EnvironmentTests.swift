@@ -1,0 +1,175 @@
+import Foundation
+import Testing
+@testable import Strata
+
+/// One environment per file, whatever the path's spelling; file usage and
+/// iteration that stay safe while other work goes on.
+@Suite struct EnvironmentTests {
+    @Test func aFileOpenedThroughASymbolicLinkSharesTheEnvironmentOfItsRealPath() throws {
+        let folder = try TemporaryFolder()
+        let real = folder.path("real.strata"), link = folder.path("link.strata")
+        let viaReal = try Database(configuration: Fixtures.configuration(real))
+        try viaReal.write { tx in try tx.insert("Person", Fixtures.person(1, "Ada")) }
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: real)
+
+        let viaLink = try Database(configuration: Fixtures.configuration(link))
+        #expect(viaLink.environment === viaReal.environment)
+        #expect(try viaLink.read { tx in try tx.object("Person", key: 1)?["firstName"] } == "Ada")
+        #expect(!FileManager.default.fileExists(atPath: link + "-lock"))
+    }
+
+    @Test func aSymbolicLinkOpensAloneWithoutAFalseTruncationError() throws {
+        let folder = try TemporaryFolder()
+        let real = folder.path("real.strata"), link = folder.path("link.strata")
+        do {
+            let db = try Database(configuration: Fixtures.configuration(real))
+            try db.write { tx in try tx.insert("Person", Fixtures.person(1)) }
+        }
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: real)
+        let db = try Database(configuration: Fixtures.configuration(link))
+        #expect(try db.read { tx in try tx.objects("Person").count } == 1)
+    }
+
+    @Test func aHardLinkSharesTheEnvironmentOfTheFile() throws {
+        let folder = try TemporaryFolder()
+        let first = folder.path("first.strata"), second = folder.path("second.strata")
+        let a = try Database(configuration: Fixtures.configuration(first))
+        try FileManager.default.linkItem(atPath: first, toPath: second)
+        let b = try Database(configuration: Fixtures.configuration(second))
+        #expect(a.environment === b.environment)
+        try b.write { tx in try tx.insert("Person", Fixtures.person(2)) }
+        #expect(try a.read { tx in try tx.object("Person", key: 2) != nil })
+    }
+
+    @Test func theLastDatabaseForAFileClosesItsEnvironment() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path()
+        var first: Database? = try Database(configuration: Fixtures.configuration(path))
+        var second: Database? = try Database(configuration: Fixtures.configuration(path))
+        let shared = ObjectIdentifier(first!.environment)
+        #expect(ObjectIdentifier(second!.environment) == shared)
+        first = nil
+        try second!.write { tx in try tx.insert("Person", Fixtures.person(1)) }
+        second = nil
+        _ = (first, second)
+        // A read-only open would be refused if a writable environment were
+        // still registered; a fresh one opens and sees the data.
+        var readOnly = Fixtures.configuration(path)
+        readOnly.readOnly = true
+        let reopened = try Database(configuration: readOnly)
+        #expect(try reopened.read { tx in try tx.objects("Person").count } == 1)
+    }
+
+    @Test func aFailedOpenGivesItsLeaseBack() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path()
+        _ = try Database(configuration: Fixtures.configuration(path, version: 2))
+        expectStrataError(.schemaVersionTooLow) { _ = try Database(configuration: Fixtures.configuration(path, version: 1)) }
+        var readOnly = Fixtures.configuration(path, version: 2)
+        readOnly.readOnly = true
+        #expect(throws: Never.self) { _ = try Database(configuration: readOnly) }
+    }
+
+    @Test func fileSizeIsSafeWhileAnotherThreadGrowsTheMap() throws {
+        let folder = try TemporaryFolder()
+        var config = Fixtures.configuration(folder.path())
+        config.initialMapSize = 16 << 10
+        let db = try Database(configuration: config)
+        let done = Flag()
+        let readings = Counter()
+        let reader = Thread {
+            while !done.isSet {
+                if let size = try? db.fileSize, size.used > 0 { readings.increment() }
+            }
+        }
+        reader.start()
+        for batch in 0 ..< 40 {
+            try db.write { tx in
+                for i in 0 ..< 100 {
+                    let id = Int64(batch * 100 + i)
+                    try tx.insert("Person", Fixtures.person(id, String(repeating: "n", count: 200)))
+                }
+            }
+        }
+        done.set()
+        #expect(db.environment.mapSize > 16 << 10)
+        #expect(try db.read { tx in try tx.objects("Person").count } == 4000)
+    }
+
+    @Test func aLoopThatInsertsWhileItIteratesEnds() throws {
+        let folder = try TemporaryFolder()
+        let db = try Database(configuration: Fixtures.configuration(folder.path()))
+        try db.write { tx in
+            for id in 1 ... 10 { try tx.insert("Person", Fixtures.person(Int64(id), age: 5)) }
+        }
+        let (scanned, indexed) = try db.write { tx -> (Int, Int) in
+            var scanned = 0
+            try tx.objects("Person").forEach { person in
+                scanned += 1
+                try tx.insert("Person", Fixtures.person(person["id"].int! + 1000, age: 5))
+            }
+            var indexed = 0
+            try tx.objects("Person").where("age", equals: 5).forEach { person in
+                indexed += 1
+                try tx.insert("Person", Fixtures.person(person["id"].int! + 100_000, age: 5))
+            }
+            return (scanned, indexed)
+        }
+        #expect(scanned == 10)
+        #expect(indexed == 20)
+        #expect(try db.read { tx in try tx.objects("Person").count } == 40)
+    }
+
+    @Test func aNaNDefaultDoesNotBlockReopening() throws {
+        let folder = try TemporaryFolder()
+        let schema = Schema([ObjectSchema("Reading", primaryKey: "id") {
+            Property("id", .int)
+            Property("value", .double, default: .double(.nan))
+            Property("offset", .double, default: .double(-0.0))
+        }])
+        do {
+            let db = try Database(configuration: Fixtures.configuration(folder.path(), schema: schema))
+            try db.write { tx in try tx.insert("Reading", ["id": 1]) }
+        }
+        let db = try Database(configuration: Fixtures.configuration(folder.path(), schema: schema))
+        #expect(try db.read { tx in try tx.object("Reading", key: 1)?["value"].double?.isNaN } == true)
+    }
+
+    @Test func aSyncedModeFileIsRefusedByName() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path()
+        try FileOpeningTests.seed(path)
+        try FileOpeningTests.rewriteCatalog(path) { $0["mode"] = "synced" }
+        let error = expectStrataError(.migrationRequired) { _ = try Database(configuration: Fixtures.configuration(path)) }
+        #expect(error?.message.contains("synced-mode") == true)
+        #expect(error?.message.contains(path) == true)
+    }
+
+    @Test func anExhaustedAutomaticIDCounterIsReportedAsDamage() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path()
+        let schema = Schema([ObjectSchema("Note") { Property("text", .string) }])
+        do {
+            let db = try Database(configuration: Fixtures.configuration(path, schema: schema))
+            try db.write { tx in try tx.insert("Note", ["text": "first"]) }
+        }
+        try FileOpeningTests.withRawWrite(path) { txn in
+            let meta = try #require(try txn.openDatabase(Database.metaDatabaseName, create: false))
+            var writer = ByteWriter()
+            writer.appendBigEndian(UInt64(Int64.max))
+            try txn.put(meta, Array("seq.t1".utf8), writer.bytes)
+        }
+        let db = try Database(configuration: Fixtures.configuration(path, schema: schema))
+        let error = expectStrataError(.corruptFile) { try db.write { tx in _ = try tx.insert("Note", ["text": "second"]) } }
+        #expect(error?.message.contains("'Note'") == true)
+        #expect(try db.read { tx in try tx.objects("Note").count } == 1)
+    }
+
+    @Test func updateWithANullPrimaryKeyNamesTheKeyType() throws {
+        let folder = try TemporaryFolder()
+        let db = try Database(configuration: Fixtures.configuration(folder.path()))
+        try db.write { tx in try tx.insert("Person", Fixtures.person(1)) }
+        let error = expectStrataError(.invalidValue) { try db.write { tx in try tx.update("Person", key: 1, ["id": nil]) } }
+        #expect(error?.message.contains("is int, but null was given") == true)
+    }
+}
