@@ -118,7 +118,12 @@ final class ObjectTable: @unchecked Sendable {
 struct FieldLookup: @unchecked Sendable {
     private let slots: UnsafeMutableBufferPointer<Int32>
     private let names: UnsafeMutableBufferPointer<String>
+    /// The UTF-8 length of each name: for a small type, a lookup compares
+    /// lengths first and calls `==` only on a name of the right length.
+    private let lengths: UnsafeMutableBufferPointer<Int>
     private let mask: Int
+    /// Up to this many fields, a linear search by length beats hashing.
+    private static let linearLimit = 16
 
     init(names: [String]) {
         var capacity = 8
@@ -132,6 +137,8 @@ struct FieldLookup: @unchecked Sendable {
         }
         self.names = .allocate(capacity: names.count)
         _ = self.names.initialize(from: names)
+        lengths = .allocate(capacity: names.count)
+        _ = lengths.initialize(from: names.map(\.utf8.count))
         mask = capacity - 1
     }
 
@@ -139,6 +146,7 @@ struct FieldLookup: @unchecked Sendable {
     func deallocate() {
         names.deinitialize()
         names.deallocate()
+        lengths.deallocate()
         slots.deallocate()
     }
 
@@ -156,6 +164,13 @@ struct FieldLookup: @unchecked Sendable {
 
     @inline(__always)
     func position(of name: String) -> Int? {
+        if names.count <= FieldLookup.linearLimit {
+            let length = name.utf8.count
+            for position in 0 ..< names.count where lengths[position] == length && names[position] == name {
+                return position
+            }
+            return nil
+        }
         var slot = FieldLookup.hash(name) & mask
         while true {
             let position = Int(slots[slot])
