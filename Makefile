@@ -1,6 +1,6 @@
 SWIFT ?= swift
 
-.PHONY: deps build demo test clean
+.PHONY: deps build demo test clean bench-quick
 
 deps:
 	@./scripts/install-lmdb.sh
@@ -16,3 +16,9 @@ test: deps
 
 clean:
 	rm -rf .build
+
+# An informal comparison with raw LMDB (the floor); N objects, best of RUNS.
+N ?= 1000000
+RUNS ?= 3
+bench-quick: deps
+	cd Benchmarks && $(SWIFT) run -c release QuickCompare $(N) $(RUNS)

@@ -1,43 +1,129 @@
 import Foundation
 
-/// A growable byte buffer for encoding; reused across records so that
-/// encoding does not allocate once it has reached its working size.
+/// A growable byte buffer for encoding, reused across records so that
+/// encoding stops allocating once it has reached its working size.
+///
+/// Its bytes live in raw memory owned by a class, and its length in a raw
+/// header: appending is a store and an increment, with no uniqueness or
+/// exclusivity check. The price is reference semantics: copies of a writer
+/// share one buffer, so each writer has one owner that uses it at a time.
 struct ByteWriter {
-    var bytes: [UInt8] = []
+    private final class Storage {
+        struct Header {
+            var base: UnsafeMutableRawPointer
+            var count: Int
+            var capacity: Int
+        }
 
-    init(capacity: Int = 256) { bytes.reserveCapacity(capacity) }
+        let header: UnsafeMutablePointer<Header>
 
-    mutating func removeAll() { bytes.removeAll(keepingCapacity: true) }
+        init(capacity: Int) {
+            let capacity = max(capacity, 16)
+            header = .allocate(capacity: 1)
+            header.initialize(to: Header(base: .allocate(byteCount: capacity, alignment: 8), count: 0, capacity: capacity))
+        }
+
+        deinit {
+            header.pointee.base.deallocate()
+            header.deallocate()
+        }
+    }
+
+    private let storage: Storage
+
+    init(capacity: Int = 64) { storage = Storage(capacity: capacity) }
+
+    /// The number of bytes written.
+    var count: Int { storage.header.pointee.count }
+
+    /// A copy of the bytes written.
+    var bytes: [UInt8] { withUnsafeBytes { Array($0) } }
+
+    /// Calls `body` with the bytes written, valid during the call only.
+    @inline(__always)
+    func withUnsafeBytes<T>(_ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+        let header = storage.header.pointee
+        return try body(UnsafeRawBufferPointer(start: header.base, count: header.count))
+    }
+
+    /// Forgets the bytes written, keeping the memory.
+    mutating func removeAll() { storage.header.pointee.count = 0 }
+
+    /// Room for `extra` more bytes; returns where they go.
+    @inline(__always)
+    private func reserve(_ extra: Int) -> UnsafeMutableRawPointer {
+        let header = storage.header
+        if header.pointee.count + extra > header.pointee.capacity {
+            let capacity = max(header.pointee.capacity * 2, header.pointee.count + extra)
+            let base = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
+            base.copyMemory(from: header.pointee.base, byteCount: header.pointee.count)
+            header.pointee.base.deallocate()
+            header.pointee.base = base
+            header.pointee.capacity = capacity
+        }
+        return header.pointee.base + header.pointee.count
+    }
 
     @inline(__always)
-    mutating func append(_ byte: UInt8) { bytes.append(byte) }
+    private func advance(_ n: Int) { storage.header.pointee.count += n }
+
+    @inline(__always)
+    mutating func append(_ byte: UInt8) {
+        reserve(1).storeBytes(of: byte, as: UInt8.self)
+        advance(1)
+    }
 
     @inline(__always)
     mutating func appendVarint(_ value: UInt64) {
+        let out = reserve(10)
         var v = value
+        var n = 0
         while v >= 0x80 {
-            bytes.append(UInt8(truncatingIfNeeded: v) | 0x80)
+            out.storeBytes(of: UInt8(truncatingIfNeeded: v) | 0x80, toByteOffset: n, as: UInt8.self)
             v >>= 7
+            n += 1
         }
-        bytes.append(UInt8(v))
+        out.storeBytes(of: UInt8(v), toByteOffset: n, as: UInt8.self)
+        advance(n + 1)
     }
 
     @inline(__always)
     mutating func appendLittleEndian(_ value: UInt64) {
-        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+        reserve(8).storeBytes(of: value.littleEndian, as: UInt64.self)
+        advance(8)
     }
 
     @inline(__always)
     mutating func appendBigEndian(_ value: UInt64) {
-        withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
+        reserve(8).storeBytes(of: value.bigEndian, as: UInt64.self)
+        advance(8)
     }
 
     mutating func append(_ uuid: UUID) {
-        withUnsafeBytes(of: uuid.uuid) { bytes.append(contentsOf: $0) }
+        Swift.withUnsafeBytes(of: uuid.uuid) { append(contentsOf: $0) }
+    }
+
+    @inline(__always)
+    mutating func append(contentsOf raw: UnsafeRawBufferPointer) {
+        guard let source = raw.baseAddress, raw.count > 0 else { return }
+        reserve(raw.count).copyMemory(from: source, byteCount: raw.count)
+        advance(raw.count)
+    }
+
+    mutating func append(contentsOf buffer: UnsafeBufferPointer<UInt8>) {
+        append(contentsOf: UnsafeRawBufferPointer(buffer))
+    }
+
+    mutating func append(contentsOf data: Data) {
+        data.withUnsafeBytes { append(contentsOf: $0) }
+    }
+
+    mutating func append(contentsOf array: [UInt8]) {
+        array.withUnsafeBytes { append(contentsOf: $0) }
     }
 
     mutating func append<C: Collection>(contentsOf collection: C) where C.Element == UInt8 {
-        bytes.append(contentsOf: collection)
+        for byte in collection { append(byte) }
     }
 }
 

@@ -71,7 +71,7 @@ enum KeyCodec {
     /// value that shares it, so equal keys do not prove equal values.
     @discardableResult
     static func appendIndexKey(_ value: Value, to writer: inout ByteWriter) -> Bool {
-        let start = writer.bytes.count
+        let start = writer.count
         switch value {
         case .null:
             writer.append(RecordCodec.Tag.null.rawValue)
@@ -100,7 +100,7 @@ enum KeyCodec {
         case .string(let v): return v.utf8.count >= maxKeySize - 1
         case .data(let v): return v.count >= maxKeySize - 1
         default:
-            assert(writer.bytes.count - start <= maxKeySize)
+            assert(writer.count - start <= maxKeySize)
             return false
         }
     }

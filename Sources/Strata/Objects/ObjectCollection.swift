@@ -158,7 +158,7 @@ public struct ObjectCollection {
     private func indexLookup(index: DatabaseHandle, field: ObjectTable.Field, value: Value, _ body: (DynamicObject) throws -> Bool) throws {
         var writer = ByteWriter(capacity: 64)
         let truncated = KeyCodec.appendIndexKey(value, to: &writer)
-        try writer.bytes.withUnsafeBytes { indexKey in
+        try writer.withUnsafeBytes { indexKey in
             try context.lmdb.withCursor(index) { indexCursor in
                 try context.lmdb.withCursor(table.records) { records in
                     guard try indexCursor.seek(exactly: indexKey) != nil else { return }

@@ -14,7 +14,8 @@ final class ObjectContext {
     /// a later write may move the bytes a view points at).
     let copiesObjects: Bool
 
-    private var encoder = ObjectEncoder()
+    /// Made on first use: most read transactions never encode anything.
+    private lazy var encoder = ObjectEncoder(fieldCapacity: tables.values.map(\.fields.count).max() ?? 0)
     /// Last automatic id per type, written back by ``flush()``.
     private var sequences: [UInt32: (table: ObjectTable, last: UInt64)] = [:]
     /// Counts record puts; tests use it to prove which operations rewrite.
@@ -72,11 +73,11 @@ final class ObjectContext {
 
     func object(_ typeName: String, key: Value) throws -> DynamicObject? {
         let table = try table(typeName)
-        var keyEncoder = ObjectEncoder()
+        var keyEncoder = takeEncoder()
         try keyEncoder.encodeKey(key, table: table, path: path)
         // A cursor rather than mdb_get: it returns LMDB's own copy of the key,
         // which stays valid for the whole transaction.
-        return try keyEncoder.key.bytes.withUnsafeBytes { (keyBytes) throws -> DynamicObject? in
+        return try keyEncoder.key.withUnsafeBytes { (keyBytes) throws -> DynamicObject? in
             do {
                 return try lmdb.withCursor(table.records) { cursor in
                     guard let entry = try cursor.seek(exactly: keyBytes) else { return nil }
@@ -92,21 +93,10 @@ final class ObjectContext {
 
     // MARK: Writing
 
-    /// Takes the reusable encoder out of the context, so that the hot
-    /// encoding loop works on a local value rather than on class storage
-    /// (each access to which is an exclusivity check). Put it back with
-    /// ``returnEncoder(_:)``.
+    /// The reusable encoder. A copy shares its buffers, so taking one out
+    /// costs one read of this property and needs no putting back.
     @inline(__always)
-    private func takeEncoder() -> ObjectEncoder {
-        var taken = ObjectEncoder()
-        swap(&taken, &encoder)
-        return taken
-    }
-
-    @inline(__always)
-    private func returnEncoder(_ used: ObjectEncoder) {
-        encoder = used
-    }
+    private func takeEncoder() -> ObjectEncoder { encoder }
 
     private func encode(_ values: [String: Value], table: ObjectTable, into encoder: inout ObjectEncoder, keepKey: Bool = false) throws {
         let automaticKey: ObjectEncoder.AutomaticKey = keepKey ? .keep : .new { try self.nextAutomaticID(table) }
@@ -144,9 +134,9 @@ final class ObjectContext {
 
     private func putRecord(_ table: ObjectTable, _ encoder: ObjectEncoder, noOverwrite: Bool) throws -> Bool {
         recordWrites += 1
-        let appendable = try sortsLast(encoder.key.bytes, in: table)
-        return try encoder.key.bytes.withUnsafeBytes { key in
-            try encoder.record.bytes.withUnsafeBytes { record in
+        return try encoder.key.withUnsafeBytes { key in
+            let appendable = try sortsLast(key, in: table)
+            return try encoder.record.withUnsafeBytes { record in
                 if appendable, try lmdb.append(table.records, key, record) { return true }
                 return try lmdb.put(table.records, key, record, noOverwrite: noOverwrite)
             }
@@ -161,12 +151,12 @@ final class ObjectContext {
 
     /// Whether `key` sorts after every key of `table`; moves the frontier to
     /// `key` when it does, as the caller is about to write it.
-    private func sortsLast(_ key: [UInt8], in table: ObjectTable) throws -> Bool {
+    private func sortsLast(_ key: UnsafeRawBufferPointer, in table: ObjectTable) throws -> Bool {
         if frontierTable !== table {
             frontierKey = try lmdb.lastKey(table.records) ?? []
             frontierTable = table
         }
-        guard key.withUnsafeBytes({ KeyCodec.compare($0, frontierKey) > 0 }) else { return false }
+        guard KeyCodec.compare(key, frontierKey) > 0 else { return false }
         frontierKey.removeAll(keepingCapacity: true)
         frontierKey.append(contentsOf: key)
         return true
@@ -177,8 +167,8 @@ final class ObjectContext {
     private func indexEntry(_ field: ObjectTable.Field, value: Value, _ encoder: inout ObjectEncoder, add: Bool) throws {
         encoder.index.removeAll()
         KeyCodec.appendIndexKey(value, to: &encoder.index)
-        try encoder.index.bytes.withUnsafeBytes { indexKey in
-            try encoder.key.bytes.withUnsafeBytes { objectKey in
+        try encoder.index.withUnsafeBytes { indexKey in
+            try encoder.key.withUnsafeBytes { objectKey in
                 if add {
                     _ = try lmdb.put(field.index!, indexKey, objectKey)
                 } else {
@@ -192,7 +182,6 @@ final class ObjectContext {
     func insert(_ typeName: String, _ values: [String: Value]) throws -> Value {
         let table = try table(typeName)
         var encoder = takeEncoder()
-        defer { returnEncoder(encoder) }
         try encode(values, table: table, into: &encoder)
         guard try putRecord(table, encoder, noOverwrite: true) else {
             let key = (try? encoder.decodedKey(table)) ?? .null
@@ -210,7 +199,7 @@ final class ObjectContext {
     /// The current values of the stored object whose key is in
     /// `encoder.key`, or nil when there is none.
     private func storedValues(_ table: ObjectTable, _ encoder: ObjectEncoder) throws -> [String: Value]? {
-        try encoder.key.bytes.withUnsafeBytes { keyBytes -> [String: Value]? in
+        try encoder.key.withUnsafeBytes { keyBytes -> [String: Value]? in
             guard let record = try lmdb.get(table.records, keyBytes) else { return nil }
             do throws(DecodingFailure) {
                 let view = try RecordView(validating: record)
@@ -226,7 +215,6 @@ final class ObjectContext {
         let table = try table(typeName)
         guard table.primaryKey != nil else { return try insert(typeName, values) }
         var encoder = takeEncoder()
-        defer { returnEncoder(encoder) }
         try encode(values, table: table, into: &encoder)
         let old = table.indexedFields.isEmpty ? nil : try storedValues(table, encoder)
         _ = try putRecord(table, encoder, noOverwrite: false)
@@ -238,7 +226,6 @@ final class ObjectContext {
     func update(_ typeName: String, key: Value, _ changes: [String: Value]) throws {
         let table = try table(typeName)
         var encoder = takeEncoder()
-        defer { returnEncoder(encoder) }
         try encoder.encodeKey(key, table: table, path: path)
         guard let old = try storedValues(table, encoder) else {
             throw StrataError(.objectNotFound, "There is no '\(table.name)' with key \(key) in \(path) to update. Use insert or upsert to create it.", path: path)
@@ -275,10 +262,9 @@ final class ObjectContext {
     func delete(_ typeName: String, key: Value) throws -> Bool {
         let table = try table(typeName)
         var encoder = takeEncoder()
-        defer { returnEncoder(encoder) }
         try encoder.encodeKey(key, table: table, path: path)
         let old = table.indexedFields.isEmpty ? nil : try storedValues(table, encoder)
-        guard try lmdb.delete(table.records, encoder.key.bytes) else { return false }
+        guard try encoder.key.withUnsafeBytes({ try lmdb.delete(table.records, $0) }) else { return false }
         if let old {
             for field in table.indexedFields {
                 try indexEntry(field, value: old[field.name] ?? field.valueWhenAbsent, &encoder, add: false)

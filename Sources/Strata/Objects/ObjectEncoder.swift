@@ -2,14 +2,38 @@
 /// index keys — and the values matched to its fields. Kept by a transaction
 /// and reused for every write, so that encoding stops allocating once the
 /// buffers have reached their working size.
+///
+/// Like ``ByteWriter``, it has reference semantics: copies share the
+/// buffers, which live in raw memory, so the hot loop pays neither
+/// copy-on-write nor exclusivity checks.
 struct ObjectEncoder {
-    var record = ByteWriter(capacity: 0)
-    var key = ByteWriter(capacity: 0)
-    var index = ByteWriter(capacity: 0)
+    var record = ByteWriter(capacity: 256)
+    var key = ByteWriter(capacity: 64)
+    var index = ByteWriter(capacity: 64)
+    private let slots: Slots
+
     /// Where each field's value is in the caller's dictionary, by field
-    /// position: indexes are plain integers, so resetting them between
-    /// objects destroys nothing.
-    private var slots: [Dictionary<String, Value>.Index?] = []
+    /// position.
+    private final class Slots {
+        typealias Slot = Dictionary<String, Value>.Index?
+        let pointer: UnsafeMutableBufferPointer<Slot>
+
+        init(capacity: Int) {
+            pointer = .allocate(capacity: max(capacity, 1))
+            pointer.initialize(repeating: nil)
+        }
+
+        deinit {
+            pointer.deinitialize()
+            pointer.deallocate()
+        }
+    }
+
+    /// - Parameter fieldCapacity: The largest number of fields of any table
+    ///   the encoder will see.
+    init(fieldCapacity: Int) {
+        slots = Slots(capacity: fieldCapacity)
+    }
 
     /// Where the key of an object without a primary key comes from.
     enum AutomaticKey {
@@ -26,8 +50,9 @@ struct ObjectEncoder {
                          automaticKey: AutomaticKey) throws {
         // One pass over the dictionary matches names to fields without
         // hashing them.
-        slots.removeAll(keepingCapacity: true)
-        for _ in 0 ..< table.fields.count { slots.append(nil) }
+        let slots = self.slots.pointer
+        precondition(table.fields.count <= slots.count, "An encoder was made for fewer fields than '\(table.name)' has.")
+        for position in 0 ..< table.fields.count { slots[position] = nil }
         var index = given.startIndex
         while index != given.endIndex {
             let name = given[index].key
@@ -55,7 +80,7 @@ struct ObjectEncoder {
     /// The value encoded for `field` by the last ``encode(_:table:schemaVersion:path:automaticKey:)``
     /// of `given`.
     func resolved(_ field: ObjectTable.Field, from given: [String: Value]) -> Value {
-        slots[field.position].map { given[$0].value.coerced(to: field.type) } ?? field.valueWhenAbsent
+        slots.pointer[field.position].map { given[$0].value.coerced(to: field.type) } ?? field.valueWhenAbsent
     }
 
     /// Encodes a primary key (or automatic id) given by the caller.
@@ -77,7 +102,7 @@ struct ObjectEncoder {
 
     /// The key in ``key``, decoded.
     func decodedKey(_ table: ObjectTable) throws -> Value {
-        try key.bytes.withUnsafeBytes { bytes in
+        key.withUnsafeBytes { bytes in
             do throws(DecodingFailure) {
                 return try KeyCodec.decodeKey(bytes, type: table.primaryKey?.type)
             } catch {
@@ -87,8 +112,8 @@ struct ObjectEncoder {
     }
 
     private func checkKeySize(table: ObjectTable, path: String) throws {
-        guard key.bytes.count <= KeyCodec.maxKeySize else {
-            throw StrataError(.keyTooLarge, "The primary key of this '\(table.name)' encodes to \(key.bytes.count) bytes; LMDB allows at most \(KeyCodec.maxKeySize) (in \(path)). Use a shorter key. Nothing was written.", path: path)
+        guard key.count <= KeyCodec.maxKeySize else {
+            throw StrataError(.keyTooLarge, "The primary key of this '\(table.name)' encodes to \(key.count) bytes; LMDB allows at most \(KeyCodec.maxKeySize) (in \(path)). Use a shorter key. Nothing was written.", path: path)
         }
     }
 
