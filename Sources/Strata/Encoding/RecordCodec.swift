@@ -84,7 +84,7 @@ struct RecordView {
     /// Checks the whole record's structure: every length within bounds,
     /// every tag known, ids strictly increasing, no trailing bytes. After
     /// this, reading a field cannot run past the record.
-    @inline(__always)
+    @_transparent
     init(validating bytes: UnsafeRawBufferPointer) throws(DecodingFailure) {
         guard let base = bytes.baseAddress, bytes.count >= 3 else {
             throw DecodingFailure(reason: "a record of \(bytes.count) bytes is too short", offset: 0)
@@ -130,8 +130,20 @@ struct RecordView {
             // inline `skip` into this loop, and the call is a tenth of a scan.)
             guard p < end else { throw DecodingFailure(reason: "field \(id) has no value", offset: fieldStart) }
             let tag = base.load(fromByteOffset: p, as: UInt8.self)
-            if tag == RecordCodec.Tag.int.rawValue, p + 1 < end, base.load(fromByteOffset: p + 1, as: UInt8.self) < 0x80 {
-                p += 2
+            if tag == RecordCodec.Tag.int.rawValue {
+                // A varint: bytes with the high bit set, then one without.
+                // Up to nine bytes cannot overflow 64 bits; longer ones go
+                // through the strict decoder.
+                var q = p + 1
+                while q < end && q - p < 9 && base.load(fromByteOffset: q, as: UInt8.self) >= 0x80 { q += 1 }
+                if q < end && base.load(fromByteOffset: q, as: UInt8.self) < 0x80 {
+                    p = q + 1
+                } else {
+                    p += 1
+                    guard RecordView.varint(base, &p, end) != nil else {
+                        throw DecodingFailure(reason: "damaged value of field \(id)", offset: fieldStart)
+                    }
+                }
             } else if tag == RecordCodec.Tag.string.rawValue, p + 1 < end,
                       case let length = Int(base.load(fromByteOffset: p + 1, as: UInt8.self)), length < 0x80, length <= end - p - 2 {
                 p += 2 + length

@@ -143,13 +143,29 @@ public struct ObjectCollection {
     /// at the key that was last when it began, so that objects the body
     /// inserts after it are not visited (a body that inserts one object per
     /// object visited would otherwise never finish).
+    @inline(__always)
     private func scan(_ body: (DynamicObject) throws -> Bool) throws {
         try context.lmdb.withCursor(table.records) { cursor in
             let end = context.copiesObjects ? try cursor.last().map { Array($0.key) } : nil
             var entry = try cursor.first()
+            let token = context.lifetime.token
+            let copies = context.copiesObjects
             while let (key, record) = entry {
                 if let end, KeyCodec.compare(key, end) > 0 { return }
-                guard try body(try context.object(table: table, key: key, record: record)) else { return }
+                if copies {
+                    guard try body(try context.object(table: table, key: key, record: record)) else { return }
+                } else {
+                    // Built here rather than by `context.object`, which makes
+                    // the compiler copy the object once more on its way to `body`.
+                    let view: RecordView
+                    do throws(DecodingFailure) {
+                        try KeyCodec.validateKey(key, type: table.primaryKey?.type)
+                        view = try RecordView(validating: record)
+                    } catch {
+                        throw table.corruptRecord(error, key: key, path: context.path)
+                    }
+                    guard try body(DynamicObject(table: table, key: key, record: view, lifetime: token, copy: nil)) else { return }
+                }
                 entry = try cursor.next()
             }
         }
