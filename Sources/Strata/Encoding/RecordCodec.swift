@@ -242,7 +242,14 @@ struct RecordView {
         let wanted = UInt64(id)
         if position < 8 && position < fieldCount {
             var p = Int(truncatingIfNeeded: (fieldStarts >> (8 * UInt64(position))) & 0xFF)
-            if p != 0, RecordView.varint(base, &p, end) == wanted { return RecordView.read(base, &p, end) }
+            if p != 0, RecordView.varint(base, &p, end) == wanted {
+                // One-byte integers are the most common value read in scans.
+                if p + 1 < end, base.load(fromByteOffset: p, as: UInt8.self) == RecordCodec.Tag.int.rawValue {
+                    let byte = base.load(fromByteOffset: p + 1, as: UInt8.self)
+                    if byte < 0x80 { return .int(Int64(byte >> 1) ^ -Int64(byte & 1)) }
+                }
+                return RecordView.read(base, &p, end)
+            }
         }
         var p = fieldsOffset
         for _ in 0 ..< fieldCount {
