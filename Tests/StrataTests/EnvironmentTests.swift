@@ -172,4 +172,56 @@ import Testing
         let error = expectStrataError(.invalidValue) { try db.write { tx in try tx.update("Person", key: 1, ["id": nil]) } }
         #expect(error?.message.contains("is int, but null was given") == true)
     }
+
+    @Test func emptyingTheTableBeingWalkedEndsTheWalk() throws {
+        let folder = try TemporaryFolder()
+        let db = try Database(configuration: Fixtures.configuration(folder.path()))
+        try db.write { tx in
+            for id in 1 ... 5 { try tx.insert("Person", Fixtures.person(Int64(id), age: 30)) }
+        }
+        let (scanned, indexed, ages) = try db.write { tx -> (Int, Int, [Int64]) in
+            var scanned = 0
+            try tx.objects("Person").forEach { _ in
+                scanned += 1
+                try tx.deleteAll("Person")
+                try tx.insert("Person", Fixtures.person(1, age: 30))
+            }
+            var indexed = 0
+            var ages: [Int64] = []
+            try tx.insert("Person", Fixtures.person(2, age: 30))
+            try tx.objects("Person").where("age", equals: 30).forEach { person in
+                indexed += 1
+                ages.append(person["age"].int!)
+                try tx.deleteAll("Person")
+                try tx.insert("Person", Fixtures.person(9, age: 99))
+            }
+            return (scanned, indexed, ages)
+        }
+        #expect(scanned == 1)
+        #expect(indexed == 1)
+        #expect(ages == [30])
+        #expect(try db.read { tx in try tx.objects("Person").map { $0["id"].int! } } == [9])
+    }
+
+    @Test func aSecondOpenWithAnotherDurabilityIsRefused() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path()
+        let first = try Database(configuration: Fixtures.configuration(path))
+        var full = Fixtures.configuration(path)
+        full.durability = .full
+        let error = expectStrataError(.storage) { _ = try Database(configuration: full) }
+        #expect(error?.message.contains("another durability") == true)
+        _ = first
+    }
+
+    @Test func aFileReplacedWhileOpenIsRefusedRatherThanOpenedTwice() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path()
+        let first = try Database(configuration: Fixtures.configuration(path))
+        try first.write { tx in try tx.insert("Person", Fixtures.person(1)) }
+        try FileManager.default.removeItem(atPath: path)
+        let error = expectStrataError(.fileSystem) { _ = try Database(configuration: Fixtures.configuration(path)) }
+        #expect(error?.message.contains("replaced or deleted") == true)
+        #expect(try first.read { tx in try tx.objects("Person").count } == 1)
+    }
 }

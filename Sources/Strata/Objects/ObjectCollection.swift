@@ -153,7 +153,9 @@ public struct ObjectCollection {
             while let (key, record) = entry {
                 if let end, KeyCodec.compare(key, end) > 0 { return }
                 if copies {
-                    guard try body(try context.object(table: table, key: key, record: record)) else { return }
+                    let emptied = context.tablesEmptied
+                    guard try body(try context.object(table: table, key: key, record: record)),
+                          context.tablesEmptied == emptied else { return }
                 } else {
                     // Built here rather than by `context.object`, which makes
                     // the compiler copy the object once more on its way to `body`.
@@ -190,7 +192,8 @@ public struct ObjectCollection {
                         let object = try context.object(table: table, key: key, record: record)
                         // A cut key matches every value with the same prefix.
                         if !truncated || object.value(of: field).isStored(identicallyTo: value) {
-                            guard try body(object) else { return }
+                            let emptied = context.tablesEmptied
+                            guard try body(object), context.tablesEmptied == emptied else { return }
                         }
                         entry = try indexCursor.nextDuplicate()
                     }

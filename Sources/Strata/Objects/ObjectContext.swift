@@ -273,9 +273,16 @@ final class ObjectContext {
         return true
     }
 
+    /// How many times a table was emptied in this transaction. Emptying a
+    /// table (`mdb_drop`) unpositions every cursor on it, and the next step
+    /// of such a cursor starts over at the first entry, so a walk in
+    /// progress stops when this changes.
+    private(set) var tablesEmptied = 0
+
     /// Deletes every object of a type.
     func deleteAll(_ typeName: String) throws {
         let table = try table(typeName)
+        tablesEmptied += 1
         if frontierTable === table { frontierTable = nil }
         try lmdb.empty(table.records, delete: false)
         for field in table.indexedFields { try lmdb.empty(field.index!, delete: false) }

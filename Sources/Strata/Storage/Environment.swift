@@ -34,6 +34,8 @@ final class Environment: @unchecked Sendable {
     let options: EnvironmentOptions
     private let handle: OpaquePointer
     private let fileID: FileID
+    /// The path LMDB opened; set once, under the registry lock.
+    private var resolvedPath = ""
     /// Serialises `mdb_dbi_open`, which LMDB forbids in concurrent transactions.
     let setupLock = NSRecursiveLock()
     private let gate = TransactionGate()
@@ -59,6 +61,11 @@ final class Environment: @unchecked Sendable {
     private static let registryLock = NSLock()
     // nonisolated(unsafe): only read and written while holding registryLock.
     nonisolated(unsafe) private static var registry: [FileID: (environment: Environment, leases: Int)] = [:]
+    /// The file each open environment's resolved path named when it was
+    /// opened, to notice a file replaced while open (a new inode under a
+    /// path whose lock file is still in use).
+    // nonisolated(unsafe): only read and written while holding registryLock.
+    nonisolated(unsafe) private static var openPaths: [String: FileID] = [:]
 
     /// Returns the environment already open for the file at `path` in this
     /// process, or opens it. Every successful call must be balanced by one
@@ -67,15 +74,25 @@ final class Environment: @unchecked Sendable {
         registryLock.lock()
         defer { registryLock.unlock() }
         let resolved = resolvedPath(path)
-        if let id = FileID(path: resolved), let entry = registry[id] {
-            if entry.environment.options.readOnly && !options.readOnly {
+        let id = FileID(path: resolved)
+        if let id, let entry = registry[id] {
+            let open = entry.environment.options
+            if open.readOnly && !options.readOnly {
                 throw StrataError(.readOnly, "\(path) is already open read-only in this process; release every read-only Database for it before opening it for writing.", path: path)
+            }
+            if open.noSync != options.noSync || open.noMetaSync != options.noMetaSync {
+                throw StrataError(.storage, "\(path) is already open in this process with another durability, which every Database of one file shares. Open it with the same durability, or release the other Database first.", path: path)
             }
             registry[id] = (entry.environment, entry.leases + 1)
             return entry.environment
         }
+        if let previous = openPaths[resolved], previous != id, registry[previous] != nil {
+            throw StrataError(.fileSystem, "\(path) was replaced or deleted while a Database still has it open in this process. Release every Database for it before opening it again.", path: path)
+        }
         let environment = try Environment(path: path, resolvedPath: resolved, options: options)
         registry[environment.fileID] = (environment, 1)
+        openPaths[resolved] = environment.fileID
+        environment.resolvedPath = resolved
         return environment
     }
 
@@ -90,6 +107,7 @@ final class Environment: @unchecked Sendable {
             Environment.registry[fileID] = (self, entry.leases - 1)
         } else {
             Environment.registry[fileID] = nil
+            if Environment.openPaths[resolvedPath] == fileID { Environment.openPaths[resolvedPath] = nil }
             close()
         }
     }
@@ -273,17 +291,19 @@ final class Environment: @unchecked Sendable {
             let target = Environment.roundToPage(observed * 2)
             let rc = mdb_env_set_mapsize(handle, target)
             guard rc == MDB_SUCCESS else {
-                // LMDB unmapped the file before failing to map it larger: map
-                // the previous size again, or no transaction could run.
-                if mdb_env_set_mapsize(handle, _mapSize) != MDB_SUCCESS { mapLock.withLock { unusable = true } }
-                throw StrataError(.storage, "Could not grow the memory map of \(path) from \(_mapSize) to \(target) bytes: \(LMDBResultCode(rawValue: rc)). The transaction was rolled back; free memory or address space and try again.", path: path, lmdbCode: LMDBResultCode(rawValue: rc))
+                // LMDB unmapped the file before failing to map it larger, and
+                // has no call that maps it again: no transaction may run.
+                mapLock.withLock { unusable = true }
+                throw StrataError(.storage, "Could not grow the memory map of \(path) from \(_mapSize) to \(target) bytes: \(LMDBResultCode(rawValue: rc)). The transaction was rolled back and the file is intact; free memory or address space, then release every Database for this file and open it again.", path: path, lmdbCode: LMDBResultCode(rawValue: rc))
             }
         }
     }
 
     private func adoptResizedMap() throws {
         try resizeExclusively(reason: "was grown by another process and cannot be remapped") {
-            try check(mdb_env_set_mapsize(handle, 0), "mdb_env_set_mapsize", path: path)
+            let rc = mdb_env_set_mapsize(handle, 0)
+            if rc != MDB_SUCCESS { mapLock.withLock { unusable = true } }
+            try check(rc, "mdb_env_set_mapsize", path: path)
         }
     }
 
