@@ -78,6 +78,7 @@ import Testing
     }
 }
 
+#if os(Linux)
 /// A map that cannot grow leaves a database that refuses transactions with
 /// an error, never one that crashes. Runs in a child process, because it
 /// limits the process's address space; the child reports each way it can
@@ -122,3 +123,4 @@ import Testing
         }
     }
 }
+#endif
