@@ -60,9 +60,16 @@ import Testing
                     let entries = try tx.context.lmdb.entryCount(index)
                     #expect(entries == count, "index on \(type).\(name) has \(entries) entries for \(count) objects", sourceLocation: sourceLocation)
                     let held = try all.map { $0[name] }
-                    for value in Set(held + probes.filter { $0.fits(property.type, optional: true) }) {
+                    // Distinct by stored bytes, the equality Strata uses (a
+                    // Set would merge canonically equivalent strings).
+                    var values: [Value] = []
+                    for value in held + probes.filter({ $0.fits(property.type, optional: true) })
+                    where !values.contains(where: { $0.isStored(identicallyTo: value) }) {
+                        values.append(value)
+                    }
+                    for value in values {
                         let indexed = try all.where(name, equals: value).map(\.primaryKey)
-                        let scanned = try all.filter { $0[name] == value }.map(\.primaryKey)
+                        let scanned = try all.filter { $0[name].isStored(identicallyTo: value) }.map(\.primaryKey)
                         #expect(indexed == scanned, "\(type).\(name) == \(value)", sourceLocation: sourceLocation)
                     }
                 }
