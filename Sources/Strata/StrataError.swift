@@ -62,6 +62,7 @@ extension StrataError {
             case storage
             case fileSystem
             case readOnly
+            case closed
         }
 
         private let kind: Kind
@@ -104,6 +105,8 @@ extension StrataError {
         public static let fileSystem = Code(.fileSystem)
         /// A write was attempted on a database opened read-only.
         public static let readOnly = Code(.readOnly)
+        /// The database was used after ``Database/close()``.
+        public static let closed = Code(.closed)
 
         /// The code's name, e.g. `duplicatePrimaryKey`.
         public var description: String { kind.rawValue }

@@ -224,4 +224,56 @@ import Testing
         #expect(error?.message.contains("replaced or deleted") == true)
         #expect(try first.read { tx in try tx.objects("Person").count } == 1)
     }
+
+    @Test func aClosedDatabaseRefusesTransactionsAndTheFileReopens() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path()
+        let db = try Database(configuration: Fixtures.configuration(path))
+        try db.write { tx in try tx.insert("Person", Fixtures.person(1)) }
+        db.close()
+        db.close()
+        expectStrataError(.closed) { _ = try db.read { tx in try tx.objects("Person").count } }
+        expectStrataError(.closed) { try db.write { tx in _ = try tx.insert("Person", Fixtures.person(2)) } }
+        expectStrataError(.closed) { _ = try db.fileSize }
+        // The file was really closed: it can be moved and opened again.
+        let moved = folder.path("moved.strata")
+        try FileManager.default.moveItem(atPath: path, toPath: moved)
+        var readOnly = Fixtures.configuration(moved)
+        readOnly.readOnly = true
+        #expect(try Database(configuration: readOnly).read { tx in try tx.objects("Person").count } == 1)
+    }
+
+    @Test func closingOneOfTwoDatabasesOfAFileKeepsTheOtherWorking() throws {
+        let folder = try TemporaryFolder()
+        let first = try Database(configuration: Fixtures.configuration(folder.path()))
+        let second = try Database(configuration: Fixtures.configuration(folder.path()))
+        first.close()
+        try second.write { tx in try tx.insert("Person", Fixtures.person(1)) }
+        #expect(try second.read { tx in try tx.objects("Person").count } == 1)
+    }
+
+    @Test func closeWaitsForATransactionRunningOnAnotherThread() throws {
+        let folder = try TemporaryFolder()
+        let db = try Database(configuration: Fixtures.configuration(folder.path()))
+        try db.write { tx in try tx.insert("Person", Fixtures.person(1)) }
+        let inside = DispatchSemaphore(value: 0)
+        let finished = Flag()
+        let readerDone = DispatchGroup()
+        readerDone.enter()
+        Thread {
+            let name = try? db.read { tx -> String? in
+                inside.signal()
+                // Keeps the transaction open while `close` is called; not
+                // a timing assertion: the test passes without the overlap.
+                Thread.sleep(forTimeInterval: 0.1)
+                return try tx.object("Person", key: 1)?["firstName"].string
+            }
+            if name == "First" { finished.set() }
+            readerDone.leave()
+        }.start()
+        inside.wait()
+        db.close()
+        readerDone.wait()
+        #expect(finished.isSet)
+    }
 }

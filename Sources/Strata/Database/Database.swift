@@ -91,13 +91,36 @@ public final class Database: Sendable {
     /// - Throws: ``StrataError`` when LMDB cannot begin a transaction.
     public var fileSize: (total: Int, used: Int) {
         get throws {
+            try checkOpen()
             let usage = try environment.fileUsage()
             return (usage.fileSize, usage.usedSize)
         }
     }
 
+    /// Whether ``close()`` was called.
+    private let isClosed = ClosedFlag()
+
+    /// Closes the database: later transactions through it throw
+    /// ``StrataError/Code/closed``. The file itself is closed once every
+    /// `Database` for it in this process is closed or released, after the
+    /// transactions running on it have finished. Closing twice does nothing.
+    ///
+    /// Releasing the last reference to a `Database` closes it too; call this
+    /// to close at a known moment, for example before moving or deleting
+    /// the file. Calling it inside one of the database's own transactions
+    /// stops the program.
+    public func close() {
+        if isClosed.set() { environment.release() }
+    }
+
     deinit {
-        environment.release()
+        if isClosed.set() { environment.release() }
+    }
+
+    private func checkOpen() throws {
+        if isClosed.value {
+            throw StrataError(.closed, "\(path) was closed. Open it again to use it.", path: path)
+        }
     }
 
     // MARK: Transactions
@@ -110,7 +133,8 @@ public final class Database: Sendable {
     ///
     /// - Throws: What `body` throws, or a ``StrataError`` from storage.
     public func read<T>(_ body: (ReadTransaction) throws -> T) throws -> T {
-        try environment.withReadTransaction { lmdb in
+        try checkOpen()
+        return try environment.withReadTransaction { lmdb in
             let transaction = ReadTransaction(context: makeContext(lmdb))
             defer { transaction.context.end() }
             return try body(transaction)
@@ -129,6 +153,7 @@ public final class Database: Sendable {
     ///   read-only database, a storage failure.
     @discardableResult
     public func write<T>(_ body: (WriteTransaction) throws -> T) throws -> T {
+        try checkOpen()
         guard !configuration.readOnly else {
             throw StrataError(.readOnly, "\(path) was opened read-only; open it without readOnly to write.", path: path)
         }
@@ -166,5 +191,22 @@ public final class Database: Sendable {
 
     private func makeContext(_ lmdb: LMDBTransaction) -> ObjectContext {
         ObjectContext(lmdb: lmdb, tables: tables, meta: meta, path: path, schemaVersion: catalog.schemaVersion)
+    }
+}
+
+// @unchecked: `closed` is only read and written while holding `lock`.
+/// Whether a database was closed; set once.
+private final class ClosedFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var closed = false
+
+    var value: Bool { lock.withLock { closed } }
+
+    /// Sets the flag; returns whether this call set it.
+    func set() -> Bool {
+        lock.withLock {
+            defer { closed = true }
+            return !closed
+        }
     }
 }

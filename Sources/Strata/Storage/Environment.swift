@@ -172,12 +172,18 @@ final class Environment: @unchecked Sendable {
         self._mapSize = info.me_mapsize
     }
 
+    /// Closes the environment once no transaction of this process is
+    /// running on it; a transaction begun afterwards is refused.
     private func close() {
-        mapLock.withLock {
-            precondition(!closed)
-            closed = true
+        precondition(!ThreadTransactions.current.hasAny(on: ObjectIdentifier(self)),
+                     "The last Database of \(path) was closed inside one of its own transactions.")
+        gate.exclusively {
+            mapLock.withLock {
+                precondition(!closed)
+                closed = true
+            }
+            mdb_env_close(handle)
         }
-        mdb_env_close(handle)
     }
 
     deinit {
@@ -253,7 +259,12 @@ final class Environment: @unchecked Sendable {
         }
         while true {
             gate.enter(reentrant: thread.hasAny(on: id))
-            if mapLock.withLock({ unusable }) {
+            let (isClosed, isUnusable) = mapLock.withLock { (closed, unusable) }
+            if isClosed {
+                gate.leave()
+                throw StrataError(.closed, "\(path) was closed. Open it again to use it.", path: path)
+            }
+            if isUnusable {
                 gate.leave()
                 throw StrataError(.storage, "The memory map of \(path) could not be restored after a failed resize. Release every Database for this file and open it again.", path: path)
             }
