@@ -14,7 +14,9 @@ final class ObjectContext {
     /// a later write may move the bytes a view points at).
     let copiesObjects: Bool
 
-    /// Made on first use: most read transactions never encode anything.
+    /// Made on first use: most read transactions never encode anything. A
+    /// copy shares its buffers, so a method takes a local copy, uses it and
+    /// needs not put it back.
     private lazy var encoder = ObjectEncoder(fieldCapacity: tables.values.map(\.fields.count).max() ?? 0)
     /// Last automatic id per type, written back by ``flush()``.
     private var sequences: [UInt32: (table: ObjectTable, last: UInt64)] = [:]
@@ -73,7 +75,7 @@ final class ObjectContext {
 
     func object(_ typeName: String, key: Value) throws -> DynamicObject? {
         let table = try table(typeName)
-        var keyEncoder = takeEncoder()
+        var keyEncoder = self.encoder
         try keyEncoder.encodeKey(key, table: table, path: path)
         // A cursor rather than mdb_get: it returns LMDB's own copy of the key,
         // which stays valid for the whole transaction.
@@ -92,11 +94,6 @@ final class ObjectContext {
     }
 
     // MARK: Writing
-
-    /// The reusable encoder. A copy shares its buffers, so taking one out
-    /// costs one read of this property and needs no putting back.
-    @inline(__always)
-    private func takeEncoder() -> ObjectEncoder { encoder }
 
     private func encode(_ values: [String: Value], table: ObjectTable, into encoder: inout ObjectEncoder, keepKey: Bool = false) throws {
         let automaticKey: ObjectEncoder.AutomaticKey = keepKey ? .keep : .new { try self.nextAutomaticID(table) }
@@ -181,7 +178,7 @@ final class ObjectContext {
     /// Inserts a new object; returns its primary key or automatic id.
     func insert(_ typeName: String, _ values: [String: Value]) throws -> Value {
         let table = try table(typeName)
-        var encoder = takeEncoder()
+        var encoder = self.encoder
         try encode(values, table: table, into: &encoder)
         guard try putRecord(table, encoder, noOverwrite: true) else {
             let key = (try? encoder.decodedKey(table)) ?? .null
@@ -214,7 +211,7 @@ final class ObjectContext {
     func upsert(_ typeName: String, _ values: [String: Value]) throws -> Value {
         let table = try table(typeName)
         guard table.primaryKey != nil else { return try insert(typeName, values) }
-        var encoder = takeEncoder()
+        var encoder = self.encoder
         try encode(values, table: table, into: &encoder)
         let old = table.indexedFields.isEmpty ? nil : try storedValues(table, encoder)
         _ = try putRecord(table, encoder, noOverwrite: false)
@@ -225,7 +222,7 @@ final class ObjectContext {
     /// Changes some properties of an existing object.
     func update(_ typeName: String, key: Value, _ changes: [String: Value]) throws {
         let table = try table(typeName)
-        var encoder = takeEncoder()
+        var encoder = self.encoder
         try encoder.encodeKey(key, table: table, path: path)
         guard let old = try storedValues(table, encoder) else {
             throw StrataError(.objectNotFound, "There is no '\(table.name)' with key \(key) in \(path) to update. Use insert or upsert to create it.", path: path)
@@ -261,7 +258,7 @@ final class ObjectContext {
     /// Deletes one object; returns false when there was none.
     func delete(_ typeName: String, key: Value) throws -> Bool {
         let table = try table(typeName)
-        var encoder = takeEncoder()
+        var encoder = self.encoder
         try encoder.encodeKey(key, table: table, path: path)
         let old = table.indexedFields.isEmpty ? nil : try storedValues(table, encoder)
         guard try encoder.key.withUnsafeBytes({ try lmdb.delete(table.records, $0) }) else { return false }
