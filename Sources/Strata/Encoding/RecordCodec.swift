@@ -71,8 +71,12 @@ struct RecordView {
     let bytes: UnsafeRawBufferPointer
     /// The schema version the object was last written under.
     let schemaVersion: UInt64
-    let fieldCount: Int
-    private let fieldsOffset: Int
+    /// Kept as 32-bit numbers so that a view, and the object holding it,
+    /// stay small enough to copy cheaply (records over 4 GiB are refused).
+    private let storedFieldCount: UInt32
+    private let storedFieldsOffset: UInt32
+    var fieldCount: Int { Int(storedFieldCount) }
+    private var fieldsOffset: Int { Int(storedFieldsOffset) }
     /// Where the first eight fields start (0 when unknown), recorded by the
     /// validation pass so that reading a field of a record written under the
     /// current schema is one jump instead of a walk.
@@ -102,8 +106,11 @@ struct RecordView {
         }
         self.bytes = bytes
         self.schemaVersion = version
-        self.fieldCount = Int(count)
-        self.fieldsOffset = p
+        guard end <= Int(UInt32.max) else {
+            throw DecodingFailure(reason: "a record of \(end) bytes is larger than Strata writes", offset: 0)
+        }
+        self.storedFieldCount = UInt32(count)
+        self.storedFieldsOffset = UInt32(p)
         var starts: UInt64 = 0
         var previous: UInt64 = 0
         for index in 0 ..< Int(count) {
@@ -160,8 +167,8 @@ struct RecordView {
     private init(bytes: UnsafeRawBufferPointer, schemaVersion: UInt64, fieldCount: Int, fieldsOffset: Int, fieldStarts: UInt64) {
         self.bytes = bytes
         self.schemaVersion = schemaVersion
-        self.fieldCount = fieldCount
-        self.fieldsOffset = fieldsOffset
+        self.storedFieldCount = UInt32(fieldCount)
+        self.storedFieldsOffset = UInt32(fieldsOffset)
         self.fieldStarts = fieldStarts
     }
 
