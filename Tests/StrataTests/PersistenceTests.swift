@@ -20,4 +20,25 @@ import Testing
         #expect(count == 2)
         #expect(ada == Fixtures.person(1, "Ada", "Lovelace", age: 36, email: "ada@example.org"))
     }
+
+    /// The internal counter that migration tests will use to prove which
+    /// operations rewrite records: one per record written, none for deletes
+    /// or reads.
+    @Test func recordWritesCountEachRecordWrittenAndNothingElse() throws {
+        let folder = try TemporaryFolder()
+        let db = try Database(configuration: Fixtures.configuration(folder.path()))
+        let counts = try db.write { tx -> [Int] in
+            var counts: [Int] = []
+            for id in 1 ... 3 { try tx.insert("Person", Fixtures.person(Int64(id))) }
+            counts.append(tx.recordWrites)
+            try tx.update("Person", key: 1, ["age": 40])
+            try tx.upsert("Person", Fixtures.person(2, "Changed"))
+            counts.append(tx.recordWrites)
+            try tx.delete("Person", key: 3)
+            _ = try tx.objects("Person").count
+            counts.append(tx.recordWrites)
+            return counts
+        }
+        #expect(counts == [3, 5, 5])
+    }
 }

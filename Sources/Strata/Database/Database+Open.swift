@@ -12,40 +12,38 @@ extension Database {
     /// setup lock held, since it opens named databases.
     static func prepare(_ environment: Environment, _ configuration: Configuration) throws -> Prepared {
         let path = configuration.path
-        let txn = try environment.begin(readOnly: true)
-        do {
-            let main = try txn.openMainDatabase()
-            if let meta = try txn.openDatabase(metaDatabaseName, create: false) {
-                let prepared = try load(txn, meta: meta, configuration)
-                try txn.commit()
-                return prepared
-            }
-            if try txn.entryCount(main) > 0 {
-                throw StrataError(.notAStrataFile, "\(path) is an LMDB database without a Strata catalog, not a Strata database. Check the path; Strata leaves the file as it is.", path: path)
-            }
-            txn.finish()
-        } catch {
-            txn.finish()
-            throw error
-        }
+        if let prepared = try loadExisting(environment, configuration) { return prepared }
         guard !configuration.readOnly else {
             throw StrataError(.notAStrataFile, "\(path) is an empty database with no Strata catalog; a read-only open cannot create one. Open it once without readOnly.", path: path)
         }
-        do {
-            return try environment.withWriteTransaction { (txn) throws -> Prepared in
-                let meta = try txn.openDatabase(metaDatabaseName, create: true)!
-                // Another process may have created the file since the read above.
-                if try txn.get(meta, catalogKey) != nil { return try load(txn, meta: meta, configuration) }
-                let catalog = Catalog(schema: configuration.schema, schemaVersion: configuration.schemaVersion)
-                try txn.put(meta, catalogKey, catalog.encoded())
-                try txn.put(meta, schemaKey(catalog.schemaVersion), Catalog.json(catalog.schema))
-                return Prepared(catalog: catalog, tables: try openTables(txn, catalog, create: true, path: path), meta: meta)
-            }
-        } catch let error as StrataError {
-            throw error
-        } catch {
-            preconditionFailure("unexpected error \(error)")
+        return try environment.withWriteTransaction { txn in
+            let meta = try txn.openDatabase(metaDatabaseName, create: true)!
+            // Another process may have created the file since the read above.
+            if try txn.get(meta, catalogKey) != nil { return try load(txn, meta: meta, configuration) }
+            let catalog = Catalog(schema: configuration.schema, schemaVersion: configuration.schemaVersion)
+            try txn.put(meta, catalogKey, catalog.encoded())
+            try txn.put(meta, schemaKey(catalog.schemaVersion), Catalog.json(catalog.schema))
+            return Prepared(catalog: catalog, tables: try openTables(txn, catalog, create: true, path: path), meta: meta)
         }
+    }
+
+    /// The file's catalog and tables, or nil for a new or empty file.
+    private static func loadExisting(_ environment: Environment, _ configuration: Configuration) throws -> Prepared? {
+        let txn = try environment.begin(readOnly: true)
+        // Aborts on every path but the successful commit, which keeps the
+        // named databases the transaction opened.
+        defer { txn.finish() }
+        let main = try txn.openMainDatabase()
+        if let meta = try txn.openDatabase(metaDatabaseName, create: false) {
+            let prepared = try load(txn, meta: meta, configuration)
+            try txn.commit()
+            return prepared
+        }
+        if try txn.entryCount(main) > 0 {
+            let path = configuration.path
+            throw StrataError(.notAStrataFile, "\(path) is an LMDB database without a Strata catalog, not a Strata database. Check the path; Strata leaves the file as it is.", path: path)
+        }
+        return nil
     }
 
     private static func load(_ txn: LMDBTransaction, meta: DatabaseHandle, _ configuration: Configuration) throws -> Prepared {

@@ -68,7 +68,7 @@ public struct DynamicObject {
     public func value(_ property: String) throws -> Value {
         lifetime.check()
         guard let position = table.position(of: property) else {
-            throw table.unknownProperty(property, path: table.path)
+            throw table.unknownProperty(property)
         }
         return value(at: position)
     }

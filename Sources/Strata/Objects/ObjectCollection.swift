@@ -46,7 +46,7 @@ public struct ObjectCollection {
     /// - Throws: ``StrataError`` when the type has no such property or the
     ///   value has the wrong type.
     public func `where`(_ property: String, equals value: Value) throws -> ObjectCollection {
-        let field = try table.field(named: property, path: context.path)
+        let field = try table.field(named: property)
         let value = value.coerced(to: field.type)
         guard value.fits(field.type, optional: true) else {
             throw StrataError(.invalidValue, "Property '\(table.name).\(property)' is \(field.type); it cannot equal \(value). Compare it with a value of type \(field.type).", path: context.path)
@@ -66,10 +66,6 @@ public struct ObjectCollection {
     /// - Throws: What `body` or a filter throws, or a ``StrataError`` for a
     ///   damaged record.
     public func forEach(_ body: (DynamicObject) throws -> Void) throws {
-        if lookup == nil && predicates.isEmpty {
-            // The common full scan, without the layers that filters need.
-            return try scan { try body($0); return true }
-        }
         try iterate { try body($0); return true }
     }
 
@@ -122,6 +118,8 @@ public struct ObjectCollection {
 
     /// Walks the matching objects until `body` returns false.
     private func iterate(_ body: (DynamicObject) throws -> Bool) throws {
+        // The common full scan, without the layer that filters need.
+        if lookup == nil && predicates.isEmpty { return try scan(body) }
         let predicates = self.predicates
         func visit(_ object: DynamicObject) throws -> Bool {
             for predicate in predicates where try !predicate(object) { return true }
@@ -159,13 +157,7 @@ public struct ObjectCollection {
                 } else {
                     // Built here rather than by `context.object`, which makes
                     // the compiler copy the object once more on its way to `body`.
-                    let view: RecordView
-                    do throws(DecodingFailure) {
-                        try KeyCodec.validateKey(key, type: table.primaryKey?.type)
-                        view = try RecordView(validating: record)
-                    } catch {
-                        throw table.corruptRecord(error, key: key, path: context.path)
-                    }
+                    let view = try context.validatedView(table: table, key: key, record: record)
                     guard try body(DynamicObject(table: table, key: key, record: view, lifetime: token, copy: nil)) else { return }
                 }
                 entry = try cursor.next()

@@ -55,16 +55,21 @@ final class ObjectContext {
 
     // MARK: Reading
 
+    /// Checks a key and its record, and returns a view of the record.
+    @inline(__always)
+    func validatedView(table: ObjectTable, key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer) throws -> RecordView {
+        do throws(DecodingFailure) {
+            try KeyCodec.validateKey(key, type: table.primaryKey?.type)
+            return try RecordView(validating: record)
+        } catch {
+            throw table.corruptRecord(error, key: key)
+        }
+    }
+
     /// Makes an object over a record, validating the record first.
     @inline(__always)
     func object(table: ObjectTable, key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer) throws -> DynamicObject {
-        let view: RecordView
-        do throws(DecodingFailure) {
-            try KeyCodec.validateKey(key, type: table.primaryKey?.type)
-            view = try RecordView(validating: record)
-        } catch {
-            throw table.corruptRecord(error, key: key, path: path)
-        }
+        let view = try validatedView(table: table, key: key, record: record)
         guard copiesObjects else {
             return DynamicObject(table: table, key: key, record: view, lifetime: lifetime.token, copy: nil)
         }
@@ -76,19 +81,13 @@ final class ObjectContext {
     func object(_ typeName: String, key: Value) throws -> DynamicObject? {
         let table = try table(typeName)
         var keyEncoder = self.encoder
-        try keyEncoder.encodeKey(key, table: table, path: path)
+        try keyEncoder.encodeKey(key, table: table)
         // A cursor rather than mdb_get: it returns LMDB's own copy of the key,
         // which stays valid for the whole transaction.
-        return try keyEncoder.key.withUnsafeBytes { (keyBytes) throws -> DynamicObject? in
-            do {
-                return try lmdb.withCursor(table.records) { cursor in
-                    guard let entry = try cursor.seek(exactly: keyBytes) else { return nil }
-                    return try object(table: table, key: entry.key, record: entry.value)
-                }
-            } catch let error as StrataError {
-                throw error
-            } catch {
-                preconditionFailure("unexpected error \(error)")
+        return try keyEncoder.key.withUnsafeBytes { keyBytes in
+            try lmdb.withCursor(table.records) { cursor in
+                guard let entry = try cursor.seek(exactly: keyBytes) else { return nil }
+                return try object(table: table, key: entry.key, record: entry.value)
             }
         }
     }
@@ -97,7 +96,7 @@ final class ObjectContext {
 
     private func encode(_ values: [String: Value], table: ObjectTable, into encoder: inout ObjectEncoder, keepKey: Bool = false) throws {
         let automaticKey: ObjectEncoder.AutomaticKey = keepKey ? .keep : .new { try self.nextAutomaticID(table) }
-        try encoder.encode(values, table: table, schemaVersion: schemaVersion, path: path, automaticKey: automaticKey)
+        try encoder.encode(values, table: table, schemaVersion: schemaVersion, automaticKey: automaticKey)
     }
 
     private func nextAutomaticID(_ table: ObjectTable) throws -> UInt64 {
@@ -181,7 +180,7 @@ final class ObjectContext {
         var encoder = self.encoder
         try encode(values, table: table, into: &encoder)
         guard try putRecord(table, encoder, noOverwrite: true) else {
-            let key = (try? encoder.decodedKey(table)) ?? .null
+            let key = encoder.decodedKey(table)
             if table.primaryKey == nil {
                 throw StrataError(.corruptFile, "The automatic-id counter of '\(table.name)' in \(path) is behind its objects: id \(key) is taken. Restore the file from a backup.", path: path)
             }
@@ -190,7 +189,7 @@ final class ObjectContext {
         for field in table.indexedFields {
             try indexEntry(field, value: encoder.resolved(field, from: values), &encoder, add: true)
         }
-        return try encoder.decodedKey(table)
+        return encoder.decodedKey(table)
     }
 
     /// The current values of the stored object whose key is in
@@ -198,12 +197,8 @@ final class ObjectContext {
     private func storedValues(_ table: ObjectTable, _ encoder: ObjectEncoder) throws -> [String: Value]? {
         try encoder.key.withUnsafeBytes { keyBytes -> [String: Value]? in
             guard let record = try lmdb.get(table.records, keyBytes) else { return nil }
-            do throws(DecodingFailure) {
-                let view = try RecordView(validating: record)
-                return DynamicObject(table: table, key: keyBytes, record: view, lifetime: lifetime.token, copy: nil).values
-            } catch {
-                throw table.corruptRecord(error, key: keyBytes, path: path)
-            }
+            let view = try validatedView(table: table, key: keyBytes, record: record)
+            return DynamicObject(table: table, key: keyBytes, record: view, lifetime: lifetime.token, copy: nil).values
         }
     }
 
@@ -216,20 +211,20 @@ final class ObjectContext {
         let old = table.indexedFields.isEmpty ? nil : try storedValues(table, encoder)
         _ = try putRecord(table, encoder, noOverwrite: false)
         try reindex(table, old: old, new: values, &encoder)
-        return try encoder.decodedKey(table)
+        return encoder.decodedKey(table)
     }
 
     /// Changes some properties of an existing object.
     func update(_ typeName: String, key: Value, _ changes: [String: Value]) throws {
         let table = try table(typeName)
         var encoder = self.encoder
-        try encoder.encodeKey(key, table: table, path: path)
+        try encoder.encodeKey(key, table: table)
         guard let old = try storedValues(table, encoder) else {
             throw StrataError(.objectNotFound, "There is no '\(table.name)' with key \(key) in \(path) to update. Use insert or upsert to create it.", path: path)
         }
         var new = old
         for (name, value) in changes {
-            let field = try table.field(named: name, path: path)
+            let field = try table.field(named: name)
             if field.isPrimaryKey, let current = old[name], !value.coerced(to: field.type).isStored(identicallyTo: current) {
                 guard value.coerced(to: field.type).fits(field.type, optional: false) else {
                     throw StrataError(.invalidValue, "The primary key '\(table.name).\(name)' is \(field.type), but \(value) was given (in \(path)). Nothing was written.", path: path)
@@ -259,7 +254,7 @@ final class ObjectContext {
     func delete(_ typeName: String, key: Value) throws -> Bool {
         let table = try table(typeName)
         var encoder = self.encoder
-        try encoder.encodeKey(key, table: table, path: path)
+        try encoder.encodeKey(key, table: table)
         let old = table.indexedFields.isEmpty ? nil : try storedValues(table, encoder)
         guard try encoder.key.withUnsafeBytes({ try lmdb.delete(table.records, $0) }) else { return false }
         if let old {

@@ -46,7 +46,7 @@ struct ObjectEncoder {
     /// Checks `given` against the table's fields and encodes the record and
     /// the key. Properties not given take their default, or null when
     /// optional.
-    mutating func encode(_ given: [String: Value], table: ObjectTable, schemaVersion: UInt64, path: String,
+    mutating func encode(_ given: [String: Value], table: ObjectTable, schemaVersion: UInt64,
                          automaticKey: AutomaticKey) throws {
         // One pass over the dictionary matches names to fields without
         // hashing them.
@@ -56,7 +56,7 @@ struct ObjectEncoder {
         var index = given.startIndex
         while index != given.endIndex {
             let name = given[index].key
-            guard let position = table.position(of: name) else { throw table.unknownProperty(name, path: path) }
+            guard let position = table.position(of: name) else { throw table.unknownProperty(name) }
             slots[position] = index
             given.formIndex(after: &index)
         }
@@ -64,11 +64,11 @@ struct ObjectEncoder {
         if table.primaryKey != nil { key.removeAll() }
         RecordCodec.beginRecord(&record, schemaVersion: schemaVersion, fieldCount: table.fields.count)
         for field in table.fields {
-            let value = try ObjectEncoder.resolve(field, given: slots[field.position].map { given[$0].value }, table: table, path: path)
+            let value = try ObjectEncoder.resolve(field, given: slots[field.position].map { given[$0].value }, table: table)
             RecordCodec.appendField(&record, id: field.id, value: value)
             if field.isPrimaryKey {
                 _ = KeyCodec.appendPrimaryKey(value, type: field.type, to: &key)
-                try checkKeySize(table: table, path: path)
+                try checkKeySize(table: table)
             }
         }
         if table.primaryKey == nil, case .new(let nextID) = automaticKey {
@@ -77,14 +77,15 @@ struct ObjectEncoder {
         }
     }
 
-    /// The value encoded for `field` by the last ``encode(_:table:schemaVersion:path:automaticKey:)``
+    /// The value encoded for `field` by the last ``encode(_:table:schemaVersion:automaticKey:)``
     /// of `given`.
     func resolved(_ field: ObjectTable.Field, from given: [String: Value]) -> Value {
         slots.pointer[field.position].map { given[$0].value.coerced(to: field.type) } ?? field.valueWhenAbsent
     }
 
     /// Encodes a primary key (or automatic id) given by the caller.
-    mutating func encodeKey(_ value: Value, table: ObjectTable, path: String) throws {
+    mutating func encodeKey(_ value: Value, table: ObjectTable) throws {
+        let path = table.path
         key.removeAll()
         if let field = table.primaryKey {
             let value = value.coerced(to: field.type)
@@ -97,11 +98,11 @@ struct ObjectEncoder {
             }
             KeyCodec.appendAutomaticID(UInt64(id), to: &key)
         }
-        try checkKeySize(table: table, path: path)
+        try checkKeySize(table: table)
     }
 
     /// The key in ``key``, decoded.
-    func decodedKey(_ table: ObjectTable) throws -> Value {
+    func decodedKey(_ table: ObjectTable) -> Value {
         key.withUnsafeBytes { bytes in
             do throws(DecodingFailure) {
                 return try KeyCodec.decodeKey(bytes, type: table.primaryKey?.type)
@@ -111,7 +112,8 @@ struct ObjectEncoder {
         }
     }
 
-    private func checkKeySize(table: ObjectTable, path: String) throws {
+    private func checkKeySize(table: ObjectTable) throws {
+        let path = table.path
         guard key.count <= KeyCodec.maxKeySize else {
             throw StrataError(.keyTooLarge, "The primary key of this '\(table.name)' encodes to \(key.count) bytes; LMDB allows at most \(KeyCodec.maxKeySize) (in \(path)). Use a shorter key. Nothing was written.", path: path)
         }
@@ -120,7 +122,8 @@ struct ObjectEncoder {
     /// The value to store for `field`: the caller's, or the schema's
     /// default. Checks type and nullability.
     @inline(__always)
-    private static func resolve(_ field: ObjectTable.Field, given: Value?, table: ObjectTable, path: String) throws -> Value {
+    private static func resolve(_ field: ObjectTable.Field, given: Value?, table: ObjectTable) throws -> Value {
+        let path = table.path
         let value: Value
         if let given {
             value = given.coerced(to: field.type)
@@ -131,11 +134,12 @@ struct ObjectEncoder {
         } else {
             throw StrataError(.missingValue, "Property '\(table.name).\(field.name)' is required and has no default, but no value was given (in \(path)). Nothing was written.", path: path)
         }
-        guard value.fits(field.type, optional: field.isOptional) else { throw invalidValue(value, for: field, table: table, path: path) }
+        guard value.fits(field.type, optional: field.isOptional) else { throw invalidValue(value, for: field, table: table) }
         return value
     }
 
-    private static func invalidValue(_ value: Value, for field: ObjectTable.Field, table: ObjectTable, path: String) -> StrataError {
+    private static func invalidValue(_ value: Value, for field: ObjectTable.Field, table: ObjectTable) -> StrataError {
+        let path = table.path
         let expected = field.isOptional ? "\(field.type)?" : "\(field.type)"
         guard let type = value.propertyType else {
             return StrataError(.invalidValue, "Property '\(table.name).\(field.name)' is required (\(expected)) but null was given (in \(path)). Nothing was written.", path: path)

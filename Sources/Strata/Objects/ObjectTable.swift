@@ -90,18 +90,18 @@ final class ObjectTable: @unchecked Sendable {
     func field(_ name: String) -> Field? { position(of: name).map { fields[$0] } }
 
     /// The field named `name`, or an error listing the type's properties.
-    func field(named name: String, path: String) throws -> Field {
-        guard let field = field(name) else { throw unknownProperty(name, path: path) }
+    func field(named name: String) throws -> Field {
+        guard let field = field(name) else { throw unknownProperty(name) }
         return field
     }
 
-    func unknownProperty(_ name: String, path: String) -> StrataError {
+    func unknownProperty(_ name: String) -> StrataError {
         let known = type.properties.map(\.property.name).joined(separator: ", ")
         return StrataError(.unknownProperty, "Object type '\(self.name)' has no property '\(name)' (in \(path)). Its properties are: \(known).", path: path)
     }
 
     /// The error for bytes of this type's records that do not decode.
-    func corruptRecord(_ failure: DecodingFailure, key: UnsafeRawBufferPointer, path: String) -> StrataError {
+    func corruptRecord(_ failure: DecodingFailure, key: UnsafeRawBufferPointer) -> StrataError {
         let keyText = (try? KeyCodec.decodeKey(key, type: primaryKey?.type)).map { "\($0)" } ?? "\(Array(key.prefix(16)))"
         return StrataError(.corruptFile, "The record of '\(name)' with key \(keyText) in \(path) is damaged: \(failure.reason) at byte \(failure.offset). Restore the file from a backup.", path: path)
     }
