@@ -63,6 +63,11 @@ extension StrataError {
             case fileSystem
             case readOnly
             case closed
+            case modeMismatch
+            case migrationForbidden
+            case migrationFailed
+            case invalidConfiguration
+            case schemaChanged
         }
 
         private let kind: Kind
@@ -107,6 +112,22 @@ extension StrataError {
         public static let readOnly = Code(.readOnly)
         /// The database was used after ``Database/close()``.
         public static let closed = Code(.closed)
+        /// The file was created in the other mode: a synced-mode file opened
+        /// in local mode, or the reverse.
+        public static let modeMismatch = Code(.modeMismatch)
+        /// Opening would need a change that the file's mode forbids: in
+        /// synced mode, a migration closure or a destructive schema change.
+        public static let migrationForbidden = Code(.migrationForbidden)
+        /// The migration closure threw, or left the objects in a state that
+        /// breaks the new schema (a duplicate primary key, a value of the
+        /// wrong type). Nothing was written.
+        public static let migrationFailed = Code(.migrationFailed)
+        /// Configuration options that cannot be combined, such as
+        /// `deleteIfMigrationNeeded` in synced mode.
+        public static let invalidConfiguration = Code(.invalidConfiguration)
+        /// Another `Database` or another process changed the file's schema
+        /// (a migration) after this `Database` was opened. Open it again.
+        public static let schemaChanged = Code(.schemaChanged)
 
         /// The code's name, e.g. `duplicatePrimaryKey`.
         public var description: String { kind.rawValue }

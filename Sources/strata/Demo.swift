@@ -5,7 +5,12 @@ import Strata
 extension StrataCommand {
     struct Demo: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Create a sample database, write people into it, query them and reopen the file."
+            abstract: "Tell the migration story on a sample database.",
+            discussion: """
+            Creates a file at schema version 1 with sample people, reopens it at version 2 \
+            (firstName + lastName become fullName, a new property gets its default) and shows \
+            the objects before and after; then shows what synced mode refuses.
+            """
         )
 
         @Option(help: "Where to create the database file (default: a new temporary folder).")
@@ -23,34 +28,133 @@ extension StrataCommand {
 
         func run() throws {
             let file = try path ?? Demo.temporaryFile()
-            let config = Database.Configuration(path: file, schemaVersion: 1, schema: Demo.schema)
+            var config = Database.Configuration(path: file, schemaVersion: 1, schema: Demo.schema)
             print("Creating \(file) (schema version 1)")
             try populate(Database(configuration: config))
             print("\nReopening \(file)")
             try report(Database(configuration: config))
-            print("\nReopening \(file) with a changed schema (version 2: firstName + lastName -> fullName)")
-            showRefusal(file)
+
+            print("\nThe next app version (schema version 2): firstName + lastName become fullName, and a new property 'status' defaults to \"active\".")
+            config.schemaVersion = 2
+            config.schema = Demo.schemaV2
+            config.migration = Demo.migrationV2
+            let plan = try Database.migrationPlan(for: config)
+            print("Plan: \(plan)")
+            print("\nBefore:")
+            try printPeople(Database(configuration: Database.Configuration(path: file, schemaVersion: 1, schema: Demo.schema)))
+            let progressLines = ProgressLines()
+            config.progress = { progressLines.report($0) }
+            let start = Date()
+            let migrated = try Database(configuration: config)
+            print("Migrated to schema version \(migrated.schemaVersion) in \(milliseconds(since: start)) ms.")
+            print("\nAfter:")
+            try printPeople(migrated)
+            migrated.close()
+
+            print("\nOpening the same file in synced mode:")
+            var synced = config
+            synced.mode = .synced
+            synced.migration = nil
+            synced.progress = nil
+            showRefusal { _ = try Database(configuration: synced) }
+            try syncedStory(besides: file)
         }
 
-        /// Opens the file with the next app version's schema, which this
-        /// version of Strata refuses with an error that lists every change.
-        func showRefusal(_ file: String) {
-            let next = Schema([
-                ObjectSchema("Person", primaryKey: "id") {
+        /// A synced-mode copy of the sample: an additive change opens, a
+        /// destructive one is refused with every change listed.
+        func syncedStory(besides file: String) throws {
+            let syncedFile = URL(fileURLWithPath: file).deletingPathExtension().path + "-synced.strata"
+            print("\nA synced-mode file with the same people (\(syncedFile)), shared with older app versions:")
+            var config = Database.Configuration(path: syncedFile, schemaVersion: 1, schema: Demo.schema)
+            config.mode = .synced
+            try populate(Database(configuration: config), quietly: true)
+            config.schemaVersion = 2
+            config.schema = Demo.schemaV2
+            config.migration = Demo.migrationV2
+            print("Opening it with schema version 2 and its migration closure:")
+            showRefusal { _ = try Database(configuration: config) }
+            config.migration = nil
+            config.schema = Schema([
+                ObjectSchema("Person", primaryKey: "firstName") {
                     Property("id", .int)
-                    Property("fullName", .string)
-                    Property("age", .int, default: 0, indexed: true)
-                    Property("email", .string, optional: true)
+                    Property("firstName", .string)
+                    Property("lastName", .string)
+                    Property("age", .string, default: "unknown", indexed: true)
+                    Property("email", .string)
                 },
             ])
+            print("\nOpening it with a destructive schema version 2 (new primary key, age as a string, email required):")
+            showRefusal { _ = try Database(configuration: config) }
+            config.schema = Schema([
+                ObjectSchema("Person", primaryKey: "id") {
+                    Property("id", .int)
+                    Property("firstName", .string)
+                    Property("age", .int, default: 0, indexed: true)
+                    Property("email", .string, optional: true)
+                    Property("status", .string, default: "active")
+                },
+            ])
+            print("\nOpening it with an additive schema version 2 (lastName left out, status added):")
+            let db = try Database(configuration: config)
+            let katherineID = try db.write { tx in
+                let id = Value.int(Int64(try tx.objects("Person").count + 1))
+                try tx.insert("Person", ["id": id, "firstName": "Katherine", "age": 33])
+                return id
+            }
+            print("Opened. lastName stays in the file for older app versions; new objects store it empty.")
+            db.close()
+            let older = try Database(configuration: {
+                var old = config
+                old.schemaVersion = 1
+                old.schema = Demo.schema
+                return old
+            }())
+            try older.read { tx in
+                if let katherine = try tx.object("Person", key: katherineID), let ada = try tx.object("Person", key: 1) {
+                    print("The version-1 app still opens it: Ada's lastName is \"\(ada["lastName"].string!)\", Katherine's (written by version 2) is \"\(katherine["lastName"].string!)\" at effective version \(katherine.schemaVersion).")
+                }
+            }
+        }
+
+        func showRefusal(_ open: () throws -> Void) {
             do {
-                _ = try Database(configuration: Database.Configuration(path: file, schemaVersion: 2, schema: next))
-                print("Opened: unexpected, the schema changed.")
+                try open()
+                print("Opened: unexpected.")
             } catch let error as StrataError {
                 print("Refused (\(error.code)), the file is untouched:")
                 print(error.message.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
             } catch {
                 print("Failed: \(error)")
+            }
+        }
+
+        static let schemaV2 = Schema([
+            ObjectSchema("Person", primaryKey: "id") {
+                Property("id", .int)
+                Property("fullName", .string)
+                Property("age", .int, default: 0, indexed: true)
+                Property("email", .string, optional: true)
+                Property("status", .string, default: "active")
+            },
+        ])
+
+        static let migrationV2: Database.MigrationBlock = { migration, oldVersion in
+            if oldVersion < 2 {
+                try migration.enumerateObjects(ofType: "Person") { old, new in
+                    guard let old, let new else { return }
+                    new["fullName"] = .string("\(old["firstName"].string ?? "") \(old["lastName"].string ?? "")")
+                }
+            }
+        }
+
+        func printPeople(_ db: Database) throws {
+            defer { db.close() }
+            try db.read { tx in
+                let names = tx.schemaVersion == 1 ? ["id", "firstName", "lastName", "age"] : ["id", "fullName", "age", "status"]
+                for person in try tx.objects("Person").map({ $0 }).prefix(3) {
+                    let fields = names.map { "\($0): \(person[$0])" }.joined(separator: ", ")
+                    print("  Person(\(fields)) at effective schema version \(person.schemaVersion)")
+                }
             }
         }
 
@@ -70,7 +174,8 @@ extension StrataCommand {
             return folder.appendingPathComponent("people.strata").path
         }
 
-        func populate(_ db: Database) throws {
+        func populate(_ db: Database, quietly: Bool = false) throws {
+            defer { db.close() }
             let named: [(String, String, Int64, String?)] = [
                 ("Ada", "Lovelace", 36, "ada@example.org"),
                 ("Charles", "Babbage", 79, nil),
@@ -92,11 +197,13 @@ extension StrataCommand {
                                              "lastName": .string(lastNames[i % lastNames.count]), "age": .int(id % 90)])
                 }
             }
-            let elapsed = Date().timeIntervalSince(start)
-            print("Wrote \(named.count + objects) people in one transaction (\(String(format: "%.1f", elapsed * 1000)) ms)")
+            if !quietly {
+                print("Wrote \(named.count + objects) people in one transaction (\(milliseconds(since: start)) ms)")
+            }
         }
 
         func report(_ db: Database) throws {
+            defer { db.close() }
             try db.read { tx in
                 let people = try tx.objects("Person")
                 print("File schema version \(tx.schemaVersion); \(try people.count) people")
@@ -114,4 +221,26 @@ extension StrataCommand {
             print("File: \(size.total) bytes, \(size.used) in use")
         }
     }
+}
+
+/// Prints a migration's progress as plain lines, a few per type.
+final class ProgressLines: @unchecked Sendable {
+    // @unchecked: `lastQuarter` is only touched while holding `lock`.
+    private let lock = NSLock()
+    private var lastQuarter: [String: Int] = [:]
+
+    func report(_ progress: MigrationProgress) {
+        let quarter = progress.total == 0 ? 4 : progress.completed * 4 / progress.total
+        let key = "\(progress.typeName).\(progress.step)"
+        let shouldPrint = lock.withLock {
+            guard lastQuarter[key] != quarter else { return false }
+            lastQuarter[key] = quarter
+            return true
+        }
+        if shouldPrint { print("  \(progress)") }
+    }
+}
+
+func milliseconds(since start: Date) -> String {
+    String(format: "%.1f", Date().timeIntervalSince(start) * 1000)
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import Strata
 
 /// Runs the built `strata` binary, as `make demo` does.
 @Suite struct DemoCommandTests {
@@ -36,8 +37,32 @@ import Testing
         #expect(result.output.contains("File schema version 1; 205 people"))
         #expect(result.output.contains("Lookup by primary key 1: Ada Lovelace"))
         #expect(result.output.contains("Index lookup (age == 41)"))
-        #expect(result.output.contains("Property 'Person.fullName' has been added."))
+        // The migration story: the plan, before, progress, after.
+        #expect(result.output.contains("- Property 'Person.fullName' has been added."))
+        #expect(result.output.contains("- Property 'Person.lastName' has been removed."))
+        #expect(result.output.contains("migrate, running the migration closure."))
+        #expect(result.output.contains("Person(id: 1, firstName: \"Ada\", lastName: \"Lovelace\", age: 36) at effective schema version 1"))
+        #expect(result.output.contains("Person: migratingObjects 205/205"))
+        #expect(result.output.contains("Migrated to schema version 2"))
+        #expect(result.output.contains("Person(id: 1, fullName: \"Ada Lovelace\", age: 36, status: \"active\") at effective schema version 2"))
+        // Synced mode: the other mode, a closure and destructive changes are refused.
+        #expect(result.output.contains("Refused (modeMismatch)"))
+        #expect(result.output.contains("Refused (migrationForbidden)"))
+        #expect(result.output.contains("- Property 'Person.age' has been changed from 'int' to 'string'."))
+        #expect(result.output.contains("Katherine's (written by version 2) is \"\" at effective version 2"))
         #expect(FileManager.default.fileExists(atPath: path))
+        // The file the demo leaves is at version 2 and opens with the v2 schema.
+        let v2 = Schema([
+            ObjectSchema("Person", primaryKey: "id") {
+                Property("id", .int)
+                Property("fullName", .string)
+                Property("age", .int, default: 0, indexed: true)
+                Property("email", .string, optional: true)
+                Property("status", .string, default: "active")
+            },
+        ])
+        let db = try Database(configuration: Database.Configuration(path: path, schemaVersion: 2, schema: v2))
+        #expect(try db.read { tx in try tx.object("Person", key: 2)?["fullName"] } == "Charles Babbage")
     }
 
     @Test func demoRefusesAnExistingPathWithAOneLineError() throws {

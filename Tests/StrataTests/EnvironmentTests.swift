@@ -135,13 +135,14 @@ import Testing
         #expect(try db.read { tx in try tx.object("Reading", key: 1)?["value"].double?.isNaN } == true)
     }
 
-    @Test func aSyncedModeFileIsRefusedByName() throws {
+    @Test func aSyncedModeFileOpenedInLocalModeIsRefusedByName() throws {
         let folder = try TemporaryFolder()
         let path = folder.path()
         try FileOpeningTests.seed(path)
         try FileOpeningTests.rewriteCatalog(path) { $0["mode"] = "synced" }
-        let error = expectStrataError(.migrationRequired) { _ = try Database(configuration: Fixtures.configuration(path)) }
-        #expect(error?.message.contains("synced-mode") == true)
+        let error = expectStrataError(.modeMismatch) { _ = try Database(configuration: Fixtures.configuration(path)) }
+        #expect(error?.message.contains("synced-mode file") == true)
+        #expect(error?.message.contains("Set Configuration.mode to .synced") == true)
         #expect(error?.message.contains(path) == true)
     }
 

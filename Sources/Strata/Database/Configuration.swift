@@ -15,8 +15,38 @@ extension Database {
         public var schemaVersion: UInt64
         /// The object types the app uses.
         public var schema: Schema
-        /// Opens the file without ever writing to it; the file must exist and
-        /// match ``schema`` and ``schemaVersion`` exactly. Default: `false`.
+        /// Called when the file's schema version is lower than
+        /// ``schemaVersion``, once for the whole jump, with the file's
+        /// version as its second argument. Additive changes are applied
+        /// before it runs; removed properties are gone after it. Must be
+        /// nil in ``Mode/synced`` mode. Default: nil.
+        ///
+        /// ```swift
+        /// config.migration = { migration, oldVersion in
+        ///     if oldVersion < 2 {
+        ///         try migration.enumerateObjects(ofType: "Person") { old, new in
+        ///             new?["fullName"] = .string("\(old!["firstName"].string!) \(old!["lastName"].string!)")
+        ///         }
+        ///     }
+        /// }
+        /// ```
+        public var migration: MigrationBlock?
+        /// Whether older app versions still share this file's data; recorded
+        /// in the file when it is created, and checked at every open.
+        /// Default: ``Mode/local``.
+        public var mode: Mode
+        /// Deletes the file and starts an empty one instead of migrating it,
+        /// when opening it would need a migration (a higher schema version,
+        /// or a change that needs one). Never in synced mode, and never for a
+        /// lower schema version. For caches and development. Default: `false`.
+        public var deleteIfMigrationNeeded: Bool
+        /// Called as a migration goes, at least every 1% or 10,000 objects
+        /// of each type and when each type is done, on the thread that runs
+        /// the migration. Default: nil.
+        public var progress: ProgressHandler?
+        /// Opens the file without ever writing to it. The file must exist and
+        /// be at exactly ``schemaVersion``, and ``schema`` must need no change
+        /// to the file; it may leave out types and indexes. Default: `false`.
         public var readOnly: Bool
         /// How much a commit waits for the disk. Default: ``Durability/full``.
         public var durability: Durability
@@ -38,10 +68,33 @@ extension Database {
             self.path = path
             self.schemaVersion = schemaVersion
             self.schema = schema
+            self.migration = nil
+            self.mode = .local
+            self.deleteIfMigrationNeeded = false
+            self.progress = nil
             self.readOnly = false
             self.durability = .full
             self.initialMapSize = EnvironmentOptions.defaultInitialMapSize
         }
+    }
+
+    /// A migration closure: the ``Migration`` to work with, and the schema
+    /// version the file had before it.
+    public typealias MigrationBlock = @Sendable (_ migration: Migration, _ oldSchemaVersion: UInt64) throws -> Void
+
+    /// A progress callback for long migrations.
+    public typealias ProgressHandler = @Sendable (MigrationProgress) -> Void
+
+    /// Whether a file is used by one app version at a time, or shared with
+    /// older app versions that must keep reading it.
+    public enum Mode: String, Sendable, Hashable, Codable {
+        /// One app version at a time: raising the schema version migrates the
+        /// file, with the migration closure if there is one.
+        case local
+        /// Older app versions share the data: only additive changes are
+        /// allowed, removed properties stay in the file, no migration closure
+        /// runs, and the schema version never keeps a device from opening it.
+        case synced
     }
 
     /// How much a commit waits for the disk.

@@ -1,87 +1,157 @@
 import Foundation
 
 extension Database {
+    /// What opening produced: the catalog and tables the database uses,
+    /// and what the open did.
     struct Prepared {
         var catalog: Catalog
         var tables: [String: ObjectTable]
         var meta: DatabaseHandle
+        var generation: UInt64
+        var plan: MigrationPlan
+        /// Records the open's migration wrote or deleted, for tests.
+        var recordWrites: Int
     }
 
-    /// Reads the file's catalog and checks it against the configuration, or
-    /// writes a new catalog into a new file. Called with the environment's
-    /// setup lock held, since it opens named databases.
+    /// The file's catalog as last committed, with every type's table open.
+    struct Existing {
+        var catalog: Catalog
+        var generation: UInt64
+        var tables: [UInt32: ObjectTable]
+        var meta: DatabaseHandle
+    }
+
+    /// Another process changed the catalog between reading it and writing:
+    /// the plan is stale and the open starts over.
+    private struct CatalogMoved: Error {}
+    /// The plan says to delete the file; only the caller, which holds the
+    /// environment lease, can do that.
+    struct DeleteAndRecreate: Error {}
+
+    static let generationKey = Array("generation".utf8)
+
+    /// Opens the environment and reads, creates or migrates the file.
+    static func openAndPrepare(_ configuration: Configuration) throws -> (Environment, Prepared) {
+        var options = EnvironmentOptions()
+        options.readOnly = configuration.readOnly
+        options.initialMapSize = configuration.initialMapSize
+        options.noMetaSync = configuration.durability == .noMetaSync
+        options.noSync = configuration.durability == .noSync
+        var deleted = false
+        while true {
+            let environment = try Environment.open(path: configuration.path, options: options)
+            do {
+                environment.setupLock.lock()
+                defer { environment.setupLock.unlock() }
+                return (environment, try prepare(environment, configuration))
+            } catch is DeleteAndRecreate where !deleted {
+                environment.release()
+                try Environment.deleteFiles(atPath: configuration.path)
+                deleted = true
+            } catch {
+                environment.release()
+                throw error
+            }
+        }
+    }
+
+    /// Works out the plan for the file as it is and carries it out. Called
+    /// with the environment's setup lock held, since it opens named
+    /// databases.
     static func prepare(_ environment: Environment, _ configuration: Configuration) throws -> Prepared {
-        let path = configuration.path
-        if let prepared = try loadExisting(environment, configuration) { return prepared }
-        guard !configuration.readOnly else {
-            throw StrataError(.notAStrataFile, "\(path) is an empty database with no Strata catalog; a read-only open cannot create one. Open it once without readOnly.", path: path)
+        for _ in 0 ..< 16 {
+            let existing = try readExisting(environment, path: configuration.path)
+            let plan = MigrationPlan(catalog: existing?.catalog, configuration: configuration)
+            if let error = plan.error { throw error }
+            do {
+                switch plan.action {
+                case .open:
+                    guard let existing else { break }
+                    return Prepared(catalog: existing.catalog, tables: visibleTables(existing.tables, configuration),
+                                    meta: existing.meta, generation: existing.generation, plan: plan, recordWrites: 0)
+                case .createFile:
+                    return try create(environment, configuration, plan)
+                case .updateCatalog, .migrate:
+                    guard let existing else { break }
+                    return try migrate(environment, configuration, existing, plan)
+                case .deleteAndRecreate:
+                    throw DeleteAndRecreate()
+                case .refuse:
+                    break
+                }
+            } catch is CatalogMoved {
+                continue
+            }
+            preconditionFailure("Migration plan \(plan.action) for \(configuration.path) has no catalog or no error")
         }
-        return try environment.withWriteTransaction { txn in
-            let meta = try txn.openDatabase(metaDatabaseName, create: true)!
-            // Another process may have created the file since the read above.
-            if try txn.get(meta, catalogKey) != nil { return try load(txn, meta: meta, configuration) }
-            let catalog = Catalog(schema: configuration.schema, schemaVersion: configuration.schemaVersion)
-            try txn.put(meta, catalogKey, catalog.encoded())
-            try txn.put(meta, schemaKey(catalog.schemaVersion), Catalog.json(catalog.schema))
-            return Prepared(catalog: catalog, tables: try openTables(txn, catalog, create: true, path: path), meta: meta)
-        }
+        throw StrataError(.storage, "The catalog of \(configuration.path) kept changing while it was being opened (other processes opening it with other schemas). Try again.", path: configuration.path)
     }
 
     /// The file's catalog and tables, or nil for a new or empty file.
-    private static func loadExisting(_ environment: Environment, _ configuration: Configuration) throws -> Prepared? {
+    static func readExisting(_ environment: Environment, path: String) throws -> Existing? {
         let txn = try environment.begin(readOnly: true)
         // Aborts on every path but the successful commit, which keeps the
         // named databases the transaction opened.
         defer { txn.finish() }
         let main = try txn.openMainDatabase()
-        if let meta = try txn.openDatabase(metaDatabaseName, create: false) {
-            let prepared = try load(txn, meta: meta, configuration)
-            try txn.commit()
-            return prepared
+        guard let meta = try txn.openDatabase(metaDatabaseName, create: false) else {
+            if try txn.entryCount(main) > 0 {
+                throw StrataError(.notAStrataFile, "\(path) is an LMDB database without a Strata catalog, not a Strata database. Check the path; Strata leaves the file as it is.", path: path)
+            }
+            return nil
         }
-        if try txn.entryCount(main) > 0 {
-            let path = configuration.path
-            throw StrataError(.notAStrataFile, "\(path) is an LMDB database without a Strata catalog, not a Strata database. Check the path; Strata leaves the file as it is.", path: path)
-        }
-        return nil
-    }
-
-    private static func load(_ txn: LMDBTransaction, meta: DatabaseHandle, _ configuration: Configuration) throws -> Prepared {
-        let path = configuration.path
         guard let bytes = try txn.get(meta, catalogKey) else {
             throw StrataError(.corruptFile, "\(path) has Strata's metadata but no catalog; the file is damaged. Restore it from a backup.", path: path)
         }
         let catalog = try Catalog.decode(bytes, path: path)
-        try checkCompatible(catalog, configuration)
-        return Prepared(catalog: catalog, tables: try openTables(txn, catalog, create: false, path: path), meta: meta)
+        let existing = Existing(catalog: catalog, generation: try generation(txn, meta: meta, path: path),
+                                tables: try openTables(txn, catalog, create: false, path: path), meta: meta)
+        try txn.commit()
+        return existing
     }
 
-    /// The rules for reopening a file: the same version and schema open;
-    /// a lower version, or any difference, is an error that says why.
-    static func checkCompatible(_ catalog: Catalog, _ configuration: Configuration) throws {
+    private static func create(_ environment: Environment, _ configuration: Configuration, _ plan: MigrationPlan) throws -> Prepared {
+        try environment.withWriteTransaction { txn in
+            let meta = try txn.openDatabase(metaDatabaseName, create: true)!
+            // Another process may have created the file since it was read.
+            if try txn.get(meta, catalogKey) != nil { throw CatalogMoved() }
+            let catalog = Catalog(schema: configuration.schema, schemaVersion: configuration.schemaVersion, mode: configuration.mode)
+            try txn.put(meta, catalogKey, catalog.encoded())
+            try txn.put(meta, schemaKey(catalog.schemaVersion), Catalog.json(catalog.schema))
+            try txn.put(meta, generationKey, encodeGeneration(1))
+            let tables = try openTables(txn, catalog, create: true, path: configuration.path)
+            return Prepared(catalog: catalog, tables: visibleTables(tables, configuration), meta: meta,
+                            generation: 1, plan: plan, recordWrites: 0)
+        }
+    }
+
+    private static func migrate(_ environment: Environment, _ configuration: Configuration, _ existing: Existing, _ plan: MigrationPlan) throws -> Prepared {
+        guard let evolved = plan.evolved else { preconditionFailure("A migration plan without a catalog") }
         let path = configuration.path
-        let fileVersion = catalog.schemaVersion
-        let version = configuration.schemaVersion
-        guard catalog.mode == .local else {
-            throw StrataError(.migrationRequired, "\(path) is a \(catalog.mode.rawValue)-mode database; this version of Strata opens local-mode databases only. Open it with a version of Strata that supports \(catalog.mode.rawValue) mode.", path: path)
+        return try environment.withWriteTransaction { txn in
+            guard try generation(txn, meta: existing.meta, path: path) == existing.generation else { throw CatalogMoved() }
+            let runner = MigrationRunner(configuration: configuration, environment: environment, txn: txn, meta: existing.meta,
+                                         old: existing.catalog, oldTables: existing.tables, evolved: evolved)
+            let catalog = try runner.run(closure: plan.runsMigrationClosure ? configuration.migration : nil)
+            let tables = try openTables(txn, catalog, create: false, path: path)
+            return Prepared(catalog: catalog, tables: visibleTables(tables, configuration), meta: existing.meta,
+                            generation: existing.generation &+ 1, plan: plan, recordWrites: runner.totalRecordWrites)
         }
-        if version < fileVersion {
-            throw StrataError(.schemaVersionTooLow, "Schema version \(version) is lower than the file's version \(fileVersion) (\(path)). Open it with version \(fileVersion) or later.", path: path)
-        }
-        let changes = schemaChanges(from: catalog.schema, to: configuration.schema)
-        if version == fileVersion && changes.isEmpty { return }
-        var message = "Opening \(path) needs a migration: the file is at schema version \(fileVersion) and the configuration asks for version \(version)"
-        if changes.isEmpty {
-            message += " with the same schema.\n"
-        } else {
-            message += ", with these changes:\n" + changes.map { "- \($0.description)" }.joined(separator: "\n") + "\n"
-        }
-        message += "This version of Strata cannot migrate files yet: open the file with schema version \(fileVersion) and the schema it was written with."
-        throw StrataError(.migrationRequired, message, path: path)
     }
 
-    static func openTables(_ txn: LMDBTransaction, _ catalog: Catalog, create: Bool, path: String) throws -> [String: ObjectTable] {
-        var tables: [String: ObjectTable] = [:]
+    /// The tables of the types the configuration names: a read-only open
+    /// may leave some of the file's types out.
+    private static func visibleTables(_ tables: [UInt32: ObjectTable], _ configuration: Configuration) -> [String: ObjectTable] {
+        var visible: [String: ObjectTable] = [:]
+        for table in tables.values where !table.type.isKept && configuration.schema[table.name] != nil {
+            visible[table.name] = table
+        }
+        return visible
+    }
+
+    /// Every type's table, kept types included, by type id.
+    static func openTables(_ txn: LMDBTransaction, _ catalog: Catalog, create: Bool, path: String) throws -> [UInt32: ObjectTable] {
+        var tables: [UInt32: ObjectTable] = [:]
         for type in catalog.types {
             guard let records = try txn.openDatabase(type.recordsDatabaseName, create: create) else {
                 throw StrataError(.corruptFile, "The records of '\(type.name)' are missing from \(path); the file is damaged. Restore it from a backup.", path: path)
@@ -93,10 +163,22 @@ extension Database {
                 }
                 indexes[property.id] = index
             }
-            tables[type.name] = ObjectTable(type: type, records: records, indexes: indexes, path: path)
+            tables[type.id] = ObjectTable(type: type, records: records, indexes: indexes, path: path)
         }
         return tables
     }
 
+    /// The catalog's generation: raised by every change of the catalog, so
+    /// that a `Database` notices that another one changed the schema.
+    static func generation(_ txn: LMDBTransaction, meta: DatabaseHandle, path: String) throws -> UInt64 {
+        guard let bytes = try txn.get(meta, generationKey) else { return 0 }
+        guard bytes.count == 8 else {
+            throw StrataError(.corruptFile, "The catalog generation of \(path) is damaged (\(bytes.count) bytes instead of 8). Restore the file from a backup.", path: path)
+        }
+        return UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self))
+    }
 
+    static func encodeGeneration(_ generation: UInt64) -> [UInt8] {
+        withUnsafeBytes(of: generation.bigEndian) { Array($0) }
+    }
 }

@@ -25,43 +25,82 @@ public final class Database: Sendable {
     let catalog: Catalog
     let tables: [String: ObjectTable]
     let meta: DatabaseHandle
+    /// The catalog generation this database was opened at.
+    let generation: UInt64
+    /// What opening did.
+    let openingPlan: MigrationPlan
+    /// Records the opening migration wrote or deleted; tests use it to
+    /// prove which changes rewrite records.
+    let migrationRecordWrites: Int
 
     static let metaDatabaseName = "__strata.meta"
     static let catalogKey = Array("catalog".utf8)
     static func schemaKey(_ version: UInt64) -> [UInt8] { Array("schema.v\(version)".utf8) }
 
-    /// Opens the database file, creating it when it does not exist.
+    /// Opens the database file, creating it when it does not exist, and
+    /// migrating it when its schema version is lower than the configured one.
     ///
-    /// - Parameter configuration: The file, schema and schema version.
+    /// What opening does is decided by the same rules as
+    /// ``migrationPlan(for:)``: see docs/Migrations.md for the table. A
+    /// migration runs in one write transaction: if anything fails, including
+    /// the migration closure, the file is left exactly as it was.
+    ///
+    /// - Parameter configuration: The file, schema, schema version, mode and
+    ///   migration closure.
     /// - Throws: ``StrataError`` when the schema is invalid, the file is not
-    ///   a Strata database or is damaged, or the file's schema or schema
-    ///   version differs from the configuration's. The file is left as it was.
+    ///   a Strata database or is damaged, the schema change is not allowed
+    ///   (a lower version, a change that needs a higher version, a
+    ///   destructive change in synced mode), or the migration fails.
     public init(configuration: Configuration) throws {
         let path = configuration.path
         let problems = configuration.schema.validationProblems()
         guard problems.isEmpty else {
             throw StrataError(.invalidSchema, "The schema for \(path) is invalid:\n" + problems.map { "- " + $0 }.joined(separator: "\n"), path: path)
         }
-        var options = EnvironmentOptions()
-        options.readOnly = configuration.readOnly
-        options.initialMapSize = configuration.initialMapSize
-        options.noMetaSync = configuration.durability == .noMetaSync
-        options.noSync = configuration.durability == .noSync
-        let environment = try Environment.open(path: path, options: options)
-        let prepared: Prepared
-        do {
-            environment.setupLock.lock()
-            defer { environment.setupLock.unlock() }
-            prepared = try Database.prepare(environment, configuration)
-        } catch {
-            environment.release()
-            throw error
-        }
+        let (environment, prepared) = try Database.openAndPrepare(configuration)
         self.configuration = configuration
         self.environment = environment
         self.catalog = prepared.catalog
         self.tables = prepared.tables
         self.meta = prepared.meta
+        self.generation = prepared.generation
+        self.openingPlan = prepared.plan
+        self.migrationRecordWrites = prepared.recordWrites
+    }
+
+    /// What opening the file with `configuration` would do — the schema
+    /// changes, how each is handled, whether the migration closure runs, or
+    /// the error opening would throw — worked out without writing anything.
+    ///
+    /// ```swift
+    /// let plan = try Database.migrationPlan(for: config)
+    /// if plan.action == .migrate { showMigrationScreen() }
+    /// ```
+    ///
+    /// - Parameter configuration: The configuration an open would use.
+    /// - Returns: The plan; a refusal is a plan whose ``MigrationPlan/error``
+    ///   is set, not a thrown error.
+    /// - Throws: ``StrataError`` when the schema is invalid or the file cannot
+    ///   be read (not a Strata file, damaged).
+    public static func migrationPlan(for configuration: Configuration) throws -> MigrationPlan {
+        let path = configuration.path
+        let problems = configuration.schema.validationProblems()
+        guard problems.isEmpty else {
+            throw StrataError(.invalidSchema, "The schema for \(path) is invalid:\n" + problems.map { "- " + $0 }.joined(separator: "\n"), path: path)
+        }
+        guard FileManager.default.fileExists(atPath: path) else {
+            return MigrationPlan(catalog: nil, configuration: configuration)
+        }
+        var options = EnvironmentOptions()
+        options.readOnly = true
+        options.noMetaSync = configuration.durability == .noMetaSync
+        options.noSync = configuration.durability == .noSync
+        let environment = try Environment.open(path: path, options: options)
+        defer { environment.release() }
+        environment.setupLock.lock()
+        defer { environment.setupLock.unlock() }
+        let existing = try readExisting(environment, path: path)
+        return MigrationPlan(catalog: existing?.catalog, configuration: configuration)
     }
 
     /// Opens a database on a thread of its own, so that a long open never
@@ -135,6 +174,7 @@ public final class Database: Sendable {
     public func read<T>(_ body: (ReadTransaction) throws -> T) throws -> T {
         try checkOpen()
         return try environment.withReadTransaction { lmdb in
+            try checkGeneration(lmdb)
             let transaction = ReadTransaction(context: makeContext(lmdb))
             defer { transaction.context.end() }
             return try body(transaction)
@@ -158,6 +198,7 @@ public final class Database: Sendable {
             throw StrataError(.readOnly, "\(path) was opened read-only; open it without readOnly to write.", path: path)
         }
         return try environment.withWriteTransaction { lmdb in
+            try checkGeneration(lmdb)
             let transaction = WriteTransaction(context: makeContext(lmdb))
             defer { transaction.context.end() }
             let result = try body(transaction)
@@ -190,7 +231,22 @@ public final class Database: Sendable {
     }
 
     private func makeContext(_ lmdb: LMDBTransaction) -> ObjectContext {
-        ObjectContext(lmdb: lmdb, tables: tables, meta: meta, path: path, schemaVersion: catalog.schemaVersion)
+        // In synced mode the file's version may be another app version's;
+        // objects are stamped with this app's.
+        ObjectContext(lmdb: lmdb, tables: tables, meta: meta, path: path, schemaVersion: configuration.schemaVersion)
+    }
+
+    /// Refuses a transaction when another `Database` or process changed the
+    /// catalog since this one was opened: its tables may be gone, and its
+    /// idea of the schema is.
+    private func checkGeneration(_ lmdb: LMDBTransaction) throws {
+        let current = try Database.generation(lmdb, meta: meta, path: path)
+        guard current != generation else { return }
+        var now = ""
+        if let bytes = try lmdb.get(meta, Database.catalogKey), let catalog = try? Catalog.decode(bytes, path: path) {
+            now = ", and it is now at schema version \(catalog.schemaVersion)"
+        }
+        throw StrataError(.schemaChanged, "The schema of \(path) was changed by another Database or process after this one was opened (at schema version \(catalog.schemaVersion))\(now). Open the file again.", path: path)
     }
 }
 

@@ -82,11 +82,7 @@ public struct DynamicObject {
     @inline(__always)
     func value(at position: Int) -> Value {
         lifetime.check()
-        let info = table.readInfo[position]
-        if let stored = record.value(forField: info.id, expectedAt: position), stored.fits(info.type, optional: info.isOptional) {
-            return stored
-        }
-        return table.fields[position].valueWhenAbsent
+        return table.value(at: position, in: record)
     }
 
     /// Every current property's value, by name: a copy that outlives the

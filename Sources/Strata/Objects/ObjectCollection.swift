@@ -38,6 +38,19 @@ public struct ObjectCollection {
         return copy
     }
 
+    /// The objects whose effective schema version — the version under which
+    /// each was last written — is in `versions`.
+    ///
+    /// ```swift
+    /// // Objects not rewritten since version 6 was introduced:
+    /// let stale = try tx.objects("Issue").whereSchemaVersion(..<6).count
+    /// // Objects written by a newer app version than this one (synced mode):
+    /// let newer = try tx.objects("Issue").whereSchemaVersion((tx.schemaVersion + 1)...).count
+    /// ```
+    public func whereSchemaVersion(_ versions: some RangeExpression<UInt64>) -> ObjectCollection {
+        filter { versions.contains($0.schemaVersion) }
+    }
+
     /// The objects whose `property` equals `value`.
     ///
     /// On an indexed property, or the primary key, this reads only the

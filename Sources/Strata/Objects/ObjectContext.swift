@@ -4,7 +4,7 @@ import Foundation
 /// transaction, the open tables, and reusable encoding buffers.
 final class ObjectContext {
     let lmdb: LMDBTransaction
-    let tables: [String: ObjectTable]
+    var tables: [String: ObjectTable]
     let meta: DatabaseHandle
     let path: String
     /// Stamped on every record this transaction writes.
@@ -17,13 +17,16 @@ final class ObjectContext {
     /// Made on first use: most read transactions never encode anything. A
     /// copy shares its buffers, so a method takes a local copy, uses it and
     /// needs not put it back.
-    private lazy var encoder = ObjectEncoder(fieldCapacity: tables.values.map(\.fields.count).max() ?? 0)
+    private lazy var encoder = ObjectEncoder(fieldCapacity: fieldCapacity ?? tables.values.map(\.fields.count).max() ?? 0)
+    /// The widest table this context may see, when tables are added later.
+    private let fieldCapacity: Int?
     /// Last automatic id per type, written back by ``flush()``.
     private var sequences: [UInt32: (table: ObjectTable, last: UInt64)] = [:]
     /// Counts record puts; tests use it to prove which operations rewrite.
     private(set) var recordWrites = 0
 
-    init(lmdb: LMDBTransaction, tables: [String: ObjectTable], meta: DatabaseHandle, path: String, schemaVersion: UInt64) {
+    init(lmdb: LMDBTransaction, tables: [String: ObjectTable], meta: DatabaseHandle, path: String, schemaVersion: UInt64, fieldCapacity: Int? = nil) {
+        self.fieldCapacity = fieldCapacity
         self.lmdb = lmdb
         self.tables = tables
         self.meta = meta
@@ -99,7 +102,21 @@ final class ObjectContext {
         try encoder.encode(values, table: table, schemaVersion: schemaVersion, automaticKey: automaticKey)
     }
 
-    private func nextAutomaticID(_ table: ObjectTable) throws -> UInt64 {
+    /// In synced mode, encodes again over the stored record with the key in
+    /// `encoder.key`, so that the values of kept properties, which older app
+    /// versions wrote and this one cannot see, survive the replacement.
+    private func preserveKeptValues(_ values: [String: Value], table: ObjectTable, into encoder: inout ObjectEncoder) throws {
+        guard !table.keptFields.isEmpty else { return }
+        var keyCopy = ByteWriter(capacity: encoder.key.count)
+        encoder.key.withUnsafeBytes { keyCopy.append(contentsOf: $0) }
+        try keyCopy.withUnsafeBytes { keyBytes in
+            guard let record = try lmdb.get(table.records, keyBytes) else { return }
+            let stored = try validatedView(table: table, key: keyBytes, record: record)
+            try encoder.encode(values, table: table, schemaVersion: schemaVersion, automaticKey: .keep, preserving: stored)
+        }
+    }
+
+    func nextAutomaticID(_ table: ObjectTable) throws -> UInt64 {
         var last = sequences[table.type.id]?.last
         if last == nil {
             if let bytes = try lmdb.get(meta, table.sequenceKey) {
@@ -208,6 +225,7 @@ final class ObjectContext {
         guard table.primaryKey != nil else { return try insert(typeName, values) }
         var encoder = self.encoder
         try encode(values, table: table, into: &encoder)
+        try preserveKeptValues(values, table: table, into: &encoder)
         let old = table.indexedFields.isEmpty ? nil : try storedValues(table, encoder)
         _ = try putRecord(table, encoder, noOverwrite: false)
         try reindex(table, old: old, new: values, &encoder)
@@ -234,6 +252,7 @@ final class ObjectContext {
             new[name] = value
         }
         try encode(new, table: table, into: &encoder, keepKey: true)
+        try preserveKeptValues(new, table: table, into: &encoder)
         _ = try putRecord(table, encoder, noOverwrite: false)
         try reindex(table, old: old, new: new, &encoder)
     }

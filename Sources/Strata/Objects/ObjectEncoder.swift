@@ -45,9 +45,10 @@ struct ObjectEncoder {
 
     /// Checks `given` against the table's fields and encodes the record and
     /// the key. Properties not given take their default, or null when
-    /// optional.
+    /// optional. Kept fields (synced mode) take their value in `preserving`,
+    /// the record being replaced, or their empty value.
     mutating func encode(_ given: [String: Value], table: ObjectTable, schemaVersion: UInt64,
-                         automaticKey: AutomaticKey) throws {
+                         automaticKey: AutomaticKey, preserving: RecordView? = nil) throws {
         // One pass over the dictionary matches names to fields without
         // hashing them.
         let slots = self.slots.pointer
@@ -60,21 +61,46 @@ struct ObjectEncoder {
             slots[position] = index
             given.formIndex(after: &index)
         }
+        try encodeFields(table: table, schemaVersion: schemaVersion, automaticKey: automaticKey, preserving: preserving) { field in
+            slots[field.position].map { given[$0].value }
+        }
+    }
+
+    /// Encodes the record and the key from the value `given` returns for
+    /// each field (nil: not given, so the default applies).
+    @inline(__always)
+    mutating func encodeFields(table: ObjectTable, schemaVersion: UInt64, automaticKey: AutomaticKey,
+                               preserving: RecordView?, _ given: (ObjectTable.Field) throws -> Value?) throws {
         record.removeAll()
         if table.primaryKey != nil { key.removeAll() }
-        RecordCodec.beginRecord(&record, schemaVersion: schemaVersion, fieldCount: table.fields.count)
+        let hidden = table.keptFields
+        RecordCodec.beginRecord(&record, schemaVersion: schemaVersion, fieldCount: table.fields.count + hidden.count)
+        var next = 0
         for field in table.fields {
-            let value = try ObjectEncoder.resolve(field, given: slots[field.position].map { given[$0].value }, table: table)
+            while next < hidden.count && hidden[next].id < field.id {
+                appendKept(hidden[next], preserving: preserving)
+                next += 1
+            }
+            let value = try ObjectEncoder.resolve(field, given: try given(field), table: table)
             RecordCodec.appendField(&record, id: field.id, value: value)
             if field.isPrimaryKey {
                 _ = KeyCodec.appendPrimaryKey(value, type: field.type, to: &key)
                 try checkKeySize(table: table)
             }
         }
+        while next < hidden.count {
+            appendKept(hidden[next], preserving: preserving)
+            next += 1
+        }
         if table.primaryKey == nil, case .new(let nextID) = automaticKey {
             key.removeAll()
             KeyCodec.appendAutomaticID(try nextID(), to: &key)
         }
+    }
+
+    private mutating func appendKept(_ field: ObjectTable.KeptField, preserving: RecordView?) {
+        let stored = preserving?.value(forField: field.id, expectedAt: Int.max)
+        RecordCodec.appendField(&record, id: field.id, value: stored ?? field.emptyValue)
     }
 
     /// The value encoded for `field` by the last ``encode(_:table:schemaVersion:automaticKey:)``

@@ -35,6 +35,14 @@ final class ObjectTable: @unchecked Sendable {
         }
     }
 
+    /// A property that this app version's schema removed but older app
+    /// versions still read (synced mode): written as its empty value in new
+    /// records, carried over when a record is replaced, never read.
+    struct KeptField: Sendable {
+        let id: UInt32
+        let emptyValue: Value
+    }
+
     let type: CatalogType
     let name: String
     let records: DatabaseHandle
@@ -43,6 +51,8 @@ final class ObjectTable: @unchecked Sendable {
     private let lookup: FieldLookup
     let primaryKey: Field?
     let indexedFields: [Field]
+    /// Kept properties sorted by id; empty outside synced mode.
+    let keptFields: [KeptField]
     /// Per position, what reading a field needs, in an array of plain
     /// values so that a read touches no reference count.
     let readInfo: UnsafeMutableBufferPointer<ReadInfo>
@@ -71,6 +81,9 @@ final class ObjectTable: @unchecked Sendable {
         self.lookup = FieldLookup(names: fields.map(\.name))
         self.primaryKey = fields.first { $0.isPrimaryKey }
         self.indexedFields = fields.filter { $0.index != nil }
+        self.keptFields = type.keptProperties.sorted { $0.id < $1.id }.map {
+            KeptField(id: $0.id, emptyValue: $0.property.isOptional ? .null : $0.property.type.emptyValue)
+        }
         self.readInfo = .allocate(capacity: fields.count)
         _ = self.readInfo.initialize(from: fields.map { ReadInfo(id: $0.id, type: $0.type, isOptional: $0.isOptional) })
         self.sequenceKey = Array("seq.t\(type.id)".utf8)
@@ -88,6 +101,18 @@ final class ObjectTable: @unchecked Sendable {
     /// The field named `name`, if the type has one.
     @inline(__always)
     func field(_ name: String) -> Field? { position(of: name).map { fields[$0] } }
+
+    /// The value of the field at `position` in a record of this type: the
+    /// stored one, or the default when the record has none (or a null the
+    /// field no longer accepts).
+    @inline(__always)
+    func value(at position: Int, in record: RecordView) -> Value {
+        let info = readInfo[position]
+        if let stored = record.value(forField: info.id, expectedAt: position), stored.fits(info.type, optional: info.isOptional) {
+            return stored
+        }
+        return fields[position].valueWhenAbsent
+    }
 
     /// The field named `name`, or an error listing the type's properties.
     func field(named name: String) throws -> Field {

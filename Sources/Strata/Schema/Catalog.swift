@@ -14,9 +14,7 @@ struct Catalog: Codable, Equatable, Sendable {
     /// The marker that tells a Strata catalog from any other JSON.
     static let magic = "strata"
 
-    enum Mode: String, Codable, Sendable {
-        case local, synced
-    }
+    typealias Mode = Database.Mode
 
     var magic: String
     var formatVersion: UInt32
@@ -40,7 +38,7 @@ struct Catalog: Codable, Equatable, Sendable {
 
     /// Adds an object type, giving it and its properties new ids.
     mutating func addType(_ objectSchema: ObjectSchema) {
-        var type = CatalogType(id: nextTypeID, name: objectSchema.name, primaryKey: objectSchema.primaryKey, properties: [], retiredProperties: [])
+        var type = CatalogType(id: nextTypeID, name: objectSchema.name, primaryKey: objectSchema.primaryKey, properties: [])
         nextTypeID += 1
         for property in objectSchema.properties {
             type.properties.append(CatalogProperty(id: nextPropertyID, property: property.normalized(isPrimaryKey: property.name == objectSchema.primaryKey)))
@@ -49,14 +47,16 @@ struct Catalog: Codable, Equatable, Sendable {
         types.append(type)
     }
 
-    /// The schema the catalog describes.
+    /// The schema the file was last opened with: every type but the kept ones.
     var schema: Schema {
-        Schema(types.map { type in
-            ObjectSchema(type.name, primaryKey: type.primaryKey, properties: type.properties.map(\.property))
-        })
+        Schema(types.filter { !$0.isKept }.map(\.objectSchema))
     }
 
+    /// The type named `name`, kept or not.
     subscript(type name: String) -> CatalogType? { types.first { $0.name == name } }
+
+    /// The type with the stable id `id`.
+    subscript(typeID id: UInt32) -> CatalogType? { types.first { $0.id == id } }
 
     func encoded() -> [UInt8] { Catalog.json(self) }
 
@@ -97,13 +97,13 @@ struct Catalog: Codable, Equatable, Sendable {
         var propertyIDs: Set<UInt32> = []
         for type in types {
             guard type.id < nextTypeID, typeIDs.insert(type.id).inserted else { return "type id \(type.id) of '\(type.name)' is repeated or out of range" }
-            for property in type.properties + type.retiredProperties {
+            for property in type.properties + type.retiredProperties + type.keptProperties {
                 guard property.id < nextPropertyID, propertyIDs.insert(property.id).inserted else {
                     return "property id \(property.id) of '\(type.name).\(property.property.name)' is repeated or out of range"
                 }
             }
         }
-        if let problem = schema.validationProblems().first { return problem }
+        if let problem = Schema(types.map(\.objectSchema)).validationProblems().first { return problem }
         return nil
     }
 }
@@ -113,16 +113,59 @@ struct CatalogType: Codable, Equatable, Sendable {
     var id: UInt32
     var name: String
     var primaryKey: String?
+    /// The properties of the schema the file was last opened with.
     var properties: [CatalogProperty]
     /// Properties removed from the schema whose ids may still appear in
     /// records; kept so that their ids are never given out again.
     var retiredProperties: [CatalogProperty]
+    /// Synced mode: properties that an app version removed but that older
+    /// app versions still read. Records written without them store their
+    /// empty value (null when optional).
+    var keptProperties: [CatalogProperty]
+    /// Whether the type is missing from the schema the file was last opened
+    /// with. Its objects stay in the file, ignored, until a migration calls
+    /// `deleteData(forType:)` or a schema names the type again.
+    var isKept: Bool
+
+    init(id: UInt32, name: String, primaryKey: String?, properties: [CatalogProperty],
+         retiredProperties: [CatalogProperty] = [], keptProperties: [CatalogProperty] = [], isKept: Bool = false) {
+        self.id = id
+        self.name = name
+        self.primaryKey = primaryKey
+        self.properties = properties
+        self.retiredProperties = retiredProperties
+        self.keptProperties = keptProperties
+        self.isKept = isKept
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case id, name, primaryKey, properties, retiredProperties, keptProperties, isKept
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(UInt32.self, forKey: .id)
+        name = try container.decode(String.self, forKey: .name)
+        primaryKey = try container.decodeIfPresent(String.self, forKey: .primaryKey)
+        properties = try container.decode([CatalogProperty].self, forKey: .properties)
+        retiredProperties = try container.decodeIfPresent([CatalogProperty].self, forKey: .retiredProperties) ?? []
+        keptProperties = try container.decodeIfPresent([CatalogProperty].self, forKey: .keptProperties) ?? []
+        isKept = try container.decodeIfPresent(Bool.self, forKey: .isKept) ?? false
+    }
 
     /// The named database holding the type's records.
     var recordsDatabaseName: String { "__strata.t\(id)" }
 
     /// The named database holding the index on one of the type's properties.
     func indexDatabaseName(_ property: CatalogProperty) -> String { "__strata.t\(id).i\(property.id)" }
+
+    /// The type's object schema, as the catalog records it.
+    var objectSchema: ObjectSchema {
+        ObjectSchema(name, primaryKey: primaryKey, properties: properties.map(\.property))
+    }
+
+    /// The property named `name` among the current ones.
+    subscript(property name: String) -> CatalogProperty? { properties.first { $0.property.name == name } }
 }
 
 /// A property as the catalog records it.

@@ -112,6 +112,20 @@ final class Environment: @unchecked Sendable {
         }
     }
 
+    /// Deletes a database file and its lock file, refusing while any
+    /// `Database` in this process has the file open.
+    static func deleteFiles(atPath path: String) throws {
+        registryLock.lock()
+        defer { registryLock.unlock() }
+        let resolved = resolvedPath(path)
+        if let id = FileID(path: resolved), registry[id] != nil {
+            throw StrataError(.fileSystem, "\(path) needs a migration and deleteIfMigrationNeeded is set, but another Database in this process has the file open, so it cannot be deleted. Release that Database first.", path: path)
+        }
+        for file in [resolved, resolved + "-lock"] where unlink(file) != 0 && errno != ENOENT {
+            throw StrataError(.fileSystem, "Could not delete \(file) (deleteIfMigrationNeeded): \(String(cString: strerror(errno))).", path: path)
+        }
+    }
+
     private init(path: String, resolvedPath: String, options: EnvironmentOptions) throws {
         self.path = path
         self.options = options

@@ -1,17 +1,40 @@
 /// One difference between a file's schema and the configured one.
-struct SchemaChange: Hashable, Sendable, CustomStringConvertible {
-    enum Kind: Hashable, Sendable {
-        case typeAdded, typeRemoved, primaryKeyChanged
-        case propertyAdded, propertyRemoved, propertyTypeChanged
-        case madeRequired, madeOptional, indexAdded, indexRemoved, defaultChanged
+public struct SchemaChange: Hashable, Sendable, CustomStringConvertible {
+    /// What changed.
+    public enum Kind: String, Hashable, Sendable, Codable {
+        /// An object type is in the new schema only.
+        case typeAdded
+        /// An object type is in the file's schema only.
+        case typeRemoved
+        /// The primary key of a type names another property, or none.
+        case primaryKeyChanged
+        /// A property is in the new schema only.
+        case propertyAdded
+        /// A property is in the file's schema only.
+        case propertyRemoved
+        /// A property's value type changed, e.g. from `string` to `int`.
+        case propertyTypeChanged
+        /// An optional property became required.
+        case madeRequired
+        /// A required property became optional.
+        case madeOptional
+        /// A property gained an index.
+        case indexAdded
+        /// A property lost its index.
+        case indexRemoved
+        /// A property's default value changed.
+        case defaultChanged
     }
 
-    var kind: Kind
-    var typeName: String
-    var propertyName: String?
+    /// What changed.
+    public var kind: Kind
+    /// The object type concerned.
+    public var typeName: String
+    /// The property concerned, for property changes.
+    public var propertyName: String?
     /// The sentence shown to users, e.g.
     /// `Property 'Person.age' has been changed from 'string' to 'int'.`
-    var description: String
+    public var description: String
 }
 
 /// The complete list of differences between two schemas, in a stable order:
@@ -82,5 +105,18 @@ private func sameDefault(_ a: Value?, _ b: Value?) -> Bool {
     case (nil, nil): true
     case let (a?, b?): a.isStored(identicallyTo: b)
     default: false
+    }
+}
+
+extension Schema {
+    /// Every difference between `old` and this schema, one ``SchemaChange``
+    /// each, in a stable order: types by name, then each type's properties.
+    ///
+    /// ```swift
+    /// for change in newSchema.changes(from: oldSchema) { print(change) }
+    /// // Property 'Person.age' has been changed from 'string' to 'int'.
+    /// ```
+    public func changes(from old: Schema) -> [SchemaChange] {
+        schemaChanges(from: old, to: self)
     }
 }

@@ -1,0 +1,293 @@
+/// What opening a file with a configuration would do, worked out without
+/// writing anything: the schema changes, how each is handled, and whether
+/// the migration closure runs.
+///
+/// ```swift
+/// let plan = try Database.migrationPlan(for: config)
+/// print(plan)
+/// // Opening people.strata (local mode) at schema version 2, from version 1: migrate, running the migration closure.
+/// // - Property 'Person.fullName' has been added. Existing objects read its default, "". (automatic)
+/// ```
+///
+/// Opening a database computes the same plan and then carries it out, so
+/// the plan and the open cannot disagree.
+public struct MigrationPlan: Sendable, CustomStringConvertible {
+    /// What opening does as a whole.
+    public enum Action: String, Sendable, Hashable {
+        /// The file does not exist (or is empty): it is created with the
+        /// configured schema.
+        case createFile
+        /// The file matches the configuration: it is opened as it is.
+        case open
+        /// Only automatic changes at the same schema version (or, in synced
+        /// mode, at any version): the catalog is updated, new types and
+        /// indexes are created, and no record is rewritten.
+        case updateCatalog
+        /// The schema version is raised: the file is migrated in one write
+        /// transaction, with the migration closure if there is one.
+        case migrate
+        /// `deleteIfMigrationNeeded` is set and a migration would be needed:
+        /// the file is deleted and created again, empty.
+        case deleteAndRecreate
+        /// Opening fails with ``MigrationPlan/error``; nothing is written.
+        case refuse
+    }
+
+    /// How one change is handled.
+    public enum Handling: String, Sendable, Hashable {
+        /// Strata applies it by itself.
+        case automatic
+        /// Strata applies a default; only the migration closure can carry the
+        /// old data over (a property's value type changed).
+        case migrationClosure
+        /// Not allowed in this mode, or not at this schema version.
+        case forbidden
+    }
+
+    /// One schema change and what opening does about it.
+    public struct Step: Sendable, Hashable, CustomStringConvertible {
+        /// The change.
+        public var change: SchemaChange
+        /// How it is handled.
+        public var handling: Handling
+        /// What happens to the data, in a sentence, e.g. `Existing objects
+        /// read its default, 0.`
+        public var effect: String
+
+        /// The change, its effect and its handling on one line.
+        public var description: String { "\(change.description) \(effect) (\(handling.rawValue))" }
+    }
+
+    /// The database file.
+    public let path: String
+    /// The configured mode.
+    public let mode: Database.Mode
+    /// The file's schema version, or nil when the file does not exist yet.
+    public let fileSchemaVersion: UInt64?
+    /// The configured schema version.
+    public let schemaVersion: UInt64
+    /// Every change between the file's schema and the configured one.
+    public let steps: [Step]
+    /// What opening does.
+    public let action: Action
+    /// Whether opening runs the configuration's migration closure.
+    public let runsMigrationClosure: Bool
+    /// The error opening throws, when ``action`` is ``Action/refuse``.
+    public let error: StrataError?
+
+    /// The file's catalog, and the one opening would write.
+    let catalog: Catalog?
+    let evolved: Catalog?
+
+    /// The changes alone.
+    public var changes: [SchemaChange] { steps.map(\.change) }
+
+    /// A summary line, then one line per step.
+    public var description: String {
+        var text = "Opening \(path) (\(mode.rawValue) mode) at schema version \(schemaVersion)"
+        if let fileSchemaVersion { text += ", from version \(fileSchemaVersion)" }
+        switch action {
+        case .createFile: text += ": create the file."
+        case .open: text += ": open it as it is."
+        case .updateCatalog: text += ": apply automatic changes; no record is rewritten."
+        case .migrate: text += runsMigrationClosure ? ": migrate, running the migration closure." : ": migrate, without a migration closure."
+        case .deleteAndRecreate: text += ": delete the file and create it again, empty (deleteIfMigrationNeeded)."
+        case .refuse: text += ": refused."
+        }
+        for step in steps { text += "\n- \(step)" }
+        if let error { text += "\n" + error.message }
+        return text
+    }
+}
+
+extension MigrationPlan {
+    /// Works out the plan for opening a file whose catalog is `catalog`
+    /// (nil for a new file) with `configuration`. Shared by
+    /// ``Database/migrationPlan(for:)`` and every open.
+    init(catalog: Catalog?, configuration: Database.Configuration) {
+        path = configuration.path
+        mode = configuration.mode
+        schemaVersion = configuration.schemaVersion
+        fileSchemaVersion = catalog?.schemaVersion
+        self.catalog = catalog
+        guard let catalog else {
+            steps = []
+            runsMigrationClosure = false
+            evolved = nil
+            if configuration.readOnly {
+                action = .refuse
+                error = StrataError(.notAStrataFile, "\(path) has no Strata catalog; a read-only open cannot create one. Open it once without readOnly.", path: path)
+            } else if let problem = MigrationPlan.configurationProblem(configuration) {
+                action = .refuse
+                error = problem
+            } else {
+                action = .createFile
+                error = nil
+            }
+            return
+        }
+        let steps = MigrationPlan.steps(from: catalog, configuration: configuration)
+        self.steps = steps
+        let decision = MigrationPlan.decide(catalog: catalog, steps: steps, configuration: configuration)
+        error = decision.error
+        var action = decision.action
+        var evolved: Catalog?
+        if (action == .open && !configuration.readOnly) || action == .migrate {
+            let next = catalog.evolved(to: configuration.schema, schemaVersion: configuration.schemaVersion, mode: configuration.mode)
+            if action == .open && next != catalog { action = .updateCatalog }
+            evolved = next
+        }
+        self.action = action
+        self.evolved = evolved
+        runsMigrationClosure = action == .migrate && configuration.migration != nil
+    }
+
+    private static func configurationProblem(_ configuration: Database.Configuration) -> StrataError? {
+        let path = configuration.path
+        if configuration.deleteIfMigrationNeeded && configuration.mode == .synced {
+            return StrataError(.invalidConfiguration, "deleteIfMigrationNeeded cannot be used in synced mode (\(path)): deleting the file would lose data that older app versions share. Turn it off.", path: path)
+        }
+        if configuration.deleteIfMigrationNeeded && configuration.readOnly {
+            return StrataError(.invalidConfiguration, "deleteIfMigrationNeeded cannot be combined with readOnly (\(path)): a read-only open never deletes the file. Turn one of them off.", path: path)
+        }
+        if configuration.mode == .synced && configuration.migration != nil {
+            return StrataError(.migrationForbidden, "\(path) is opened in synced mode, where older app versions share the data, so a migration closure cannot run. Remove Configuration.migration: synced mode allows only additive changes, which need no closure.", path: path)
+        }
+        return nil
+    }
+
+    /// Every change, classified for the mode and version jump.
+    private static func steps(from catalog: Catalog, configuration: Database.Configuration) -> [Step] {
+        let raised = configuration.schemaVersion > catalog.schemaVersion
+        switch configuration.mode {
+        case .local:
+            return schemaChanges(from: catalog.schema, to: configuration.schema).map { change in
+                let property = change.propertyName.flatMap { configuration.schema[change.typeName]?[property: $0] }
+                return localStep(change, raised: raised, property: property)
+            }
+        case .synced:
+            // Kept types and properties are part of the file for older app
+            // versions: naming one again must agree with what they store.
+            let stored = Schema(catalog.types.map { type in
+                ObjectSchema(type.name, primaryKey: type.primaryKey, properties: (type.properties + type.keptProperties).map(\.property))
+            })
+            return schemaChanges(from: stored, to: configuration.schema).compactMap { change in
+                let type = catalog[type: change.typeName]
+                if change.kind == .typeRemoved, type?.isKept == true { return nil }
+                if change.kind == .propertyRemoved, let name = change.propertyName,
+                   type?.keptProperties.contains(where: { $0.property.name == name }) == true { return nil }
+                let property = change.propertyName.flatMap { configuration.schema[change.typeName]?[property: $0] }
+                return syncedStep(change, property: property)
+            }
+        }
+    }
+
+    private static func localStep(_ change: SchemaChange, raised: Bool, property: Property?) -> Step {
+        let defaultText = property.map { "\($0.valueWhenAbsent)" } ?? "its default"
+        let (handling, effect): (Handling, String)
+        switch change.kind {
+        case .typeAdded:
+            (handling, effect) = (.automatic, "Its table is created.")
+        case .typeRemoved:
+            (handling, effect) = (.automatic, "Its objects stay in the file, ignored; migration.deleteData(forType: \"\(change.typeName)\") deletes them.")
+        case .indexAdded:
+            (handling, effect) = (.automatic, "The index is built.")
+        case .indexRemoved:
+            (handling, effect) = (.automatic, "The index is dropped.")
+        case .defaultChanged:
+            (handling, effect) = (.automatic, "Objects without a stored value read the new default.")
+        case _ where !raised:
+            (handling, effect) = (.forbidden, "This needs a migration: raise the schema version.")
+        case .propertyAdded:
+            (handling, effect) = (.automatic, "Existing objects read its default, \(defaultText); no record is rewritten.")
+        case .propertyRemoved:
+            (handling, effect) = (.automatic, "Its values are readable as `old` in the migration closure and gone afterwards; no record is rewritten.")
+        case .propertyTypeChanged:
+            (handling, effect) = (.migrationClosure, "Its values start at the default, \(defaultText), unless the migration closure sets them from the old ones; the type's records are rewritten.")
+        case .madeRequired:
+            (handling, effect) = (.automatic, "Null values become the default, \(defaultText), unless the migration closure sets them; the type's records are rewritten.")
+        case .madeOptional:
+            (handling, effect) = (.automatic, "Stored values stay as they are; no record is rewritten.")
+        case .primaryKeyChanged:
+            (handling, effect) = (.automatic, "Objects get new keys after the migration closure, which may fix their values; two objects with one key fail the migration. The type's records are rewritten.")
+        }
+        return Step(change: change, handling: handling, effect: effect)
+    }
+
+    private static func syncedStep(_ change: SchemaChange, property: Property?) -> Step {
+        let older = "older app versions sharing the data could not read it"
+        let (handling, effect): (Handling, String)
+        switch change.kind {
+        case .typeAdded:
+            (handling, effect) = (.automatic, "Its table is created.")
+        case .typeRemoved:
+            (handling, effect) = (.automatic, "Its objects stay in the file for older app versions, ignored by this one.")
+        case .indexAdded:
+            (handling, effect) = (.automatic, "The index is built.")
+        case .indexRemoved:
+            (handling, effect) = (.automatic, "The index is dropped.")
+        case .defaultChanged:
+            (handling, effect) = (.automatic, "Objects without a stored value read the new default.")
+        case .propertyAdded:
+            let defaultText = property.map { "\($0.valueWhenAbsent)" } ?? "its default"
+            (handling, effect) = (.automatic, "Existing objects read its default, \(defaultText); no record is rewritten.")
+        case .propertyRemoved:
+            (handling, effect) = (.automatic, "Its values stay in the file for older app versions; new objects store its empty value.")
+        case .propertyTypeChanged:
+            (handling, effect) = (.forbidden, "Forbidden in synced mode: \(older). Add a property with a new name instead.")
+        case .madeRequired, .madeOptional:
+            (handling, effect) = (.forbidden, "Forbidden in synced mode: \(older). Keep the optionality it has.")
+        case .primaryKeyChanged:
+            (handling, effect) = (.forbidden, "Forbidden in synced mode: objects would change identity for older app versions.")
+        }
+        return Step(change: change, handling: handling, effect: effect)
+    }
+
+    /// Which changes a read-only open can live with: none of them needs the
+    /// file to change for reads to be right.
+    private static func readableWithoutWriting(_ step: Step) -> Bool {
+        [.typeRemoved, .indexAdded, .indexRemoved].contains(step.change.kind)
+    }
+
+    private static func decide(catalog: Catalog, steps: [Step], configuration: Database.Configuration) -> (action: Action, error: StrataError?) {
+        let path = configuration.path
+        let version = configuration.schemaVersion
+        let fileVersion = catalog.schemaVersion
+        let list = { (steps: [Step]) in steps.map { "- \($0.change.description)" }.joined(separator: "\n") }
+        if let problem = configurationProblem(configuration) {
+            return (.refuse, problem)
+        }
+        if catalog.mode != configuration.mode {
+            return (.refuse, StrataError(.modeMismatch, "\(path) is a \(catalog.mode.rawValue)-mode file, but the configuration opens it in \(configuration.mode.rawValue) mode. Set Configuration.mode to .\(catalog.mode.rawValue): a file's mode is chosen when it is created and never changes.", path: path))
+        }
+        if configuration.mode == .local && version < fileVersion {
+            return (.refuse, StrataError(.schemaVersionTooLow, "Schema version \(version) is lower than the file's version \(fileVersion) (\(path)). Open it with version \(fileVersion) or later.", path: path))
+        }
+        if configuration.readOnly {
+            if version != fileVersion {
+                return (.refuse, StrataError(.migrationRequired, "\(path) is at schema version \(fileVersion), but the read-only open asks for version \(version). A read-only open needs the file's exact version, since it cannot migrate; open it once without readOnly.", path: path))
+            }
+            let needsWrite = steps.filter { !readableWithoutWriting($0) }
+            if !needsWrite.isEmpty {
+                return (.refuse, StrataError(.migrationRequired, "Opening \(path) read-only needs a schema that the file can serve without changes, but:\n\(list(needsWrite))\nOpen it once without readOnly to apply them.", path: path))
+            }
+            return (.open, nil)
+        }
+        let forbidden = steps.filter { $0.handling == .forbidden }
+        switch configuration.mode {
+        case .synced:
+            if !forbidden.isEmpty {
+                return (.refuse, StrataError(.migrationForbidden, "These changes to the schema of \(path) are not allowed in synced mode, where older app versions still read the data:\n\(list(forbidden))\nKeep existing properties and types as they are, and add new ones instead.", path: path))
+            }
+        case .local:
+            if version > fileVersion {
+                return (configuration.deleteIfMigrationNeeded ? .deleteAndRecreate : .migrate, nil)
+            }
+            if !forbidden.isEmpty {
+                if configuration.deleteIfMigrationNeeded { return (.deleteAndRecreate, nil) }
+                return (.refuse, StrataError(.migrationRequired, "The schema of \(path) differs from the configured one at the same schema version \(version):\n\(list(steps))\nRaise the schema version to \(version + 1) to migrate the file.", path: path))
+            }
+        }
+        return (.open, nil)
+    }
+}

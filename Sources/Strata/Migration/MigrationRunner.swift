@@ -1,0 +1,566 @@
+import Foundation
+
+/// Carries out a ``MigrationPlan`` whose action changes the file (a
+/// migration, or a catalog update), inside one write transaction: catalog,
+/// records, indexes and schema version commit together or not at all.
+///
+/// The old side of every object is read from a read transaction begun
+/// inside the write transaction, so it is the exact pre-migration snapshot
+/// whatever the closure creates, deletes or rewrites; no object is visited
+/// twice and memory does not grow with the number of objects.
+final class MigrationRunner {
+    let configuration: Database.Configuration
+    let environment: Environment
+    let txn: LMDBTransaction
+    let meta: DatabaseHandle
+    /// The file's catalog before the migration, and its tables (every type,
+    /// kept ones too) opened by an earlier, committed read transaction.
+    let old: Catalog
+    let oldTables: [UInt32: ObjectTable]
+    /// The catalog as the migration shapes it; written at the end.
+    private(set) var working: Catalog
+    let newVersion: UInt64
+    /// Writes objects created by the closure, through the new schema.
+    private let writeContext: ObjectContext
+    private var encoder: ObjectEncoder
+
+    private var snapshot: (txn: LMDBTransaction, context: ObjectContext)?
+    /// New-side tables opened so far, by type id. Renames of a type are
+    /// refused once it has one, since its records may then hold new ids.
+    private var materialized: [UInt32: ObjectTable] = [:]
+    private var enumerated: Set<UInt32> = []
+    /// Types whose records this migration wrote: their indexes are rebuilt.
+    private var written: Set<UInt32> = []
+    /// Index databases dropped with their type by `deleteData(forType:)`.
+    private var droppedIndexes: Set<String> = []
+    /// Per type id, the old properties not yet bound to a new one, by their
+    /// name after the renames so far: the possible sources of a rename.
+    private var renameSources: [UInt32: [String: CatalogProperty]] = [:]
+    /// Renames to a name the new schema lacks, waiting for a later rename
+    /// to move them on.
+    private var openPropertyRenames: [(type: String, from: String, to: String)] = []
+    private var openTypeRenames: [(from: String, to: String)] = []
+    /// Old type names renamed in this migration, to their new names.
+    private var typeRenames: [String: String] = [:]
+    private var rekeyed: [UInt32: Bool] = [:]
+    private var rewritesAll: [UInt32: Bool] = [:]
+
+    /// Records written or deleted by the migration itself (not counting
+    /// objects the closure created); tests use it to prove what rewrites.
+    private(set) var recordWrites = 0
+    var path: String { configuration.path }
+
+    init(configuration: Database.Configuration, environment: Environment, txn: LMDBTransaction, meta: DatabaseHandle,
+         old: Catalog, oldTables: [UInt32: ObjectTable], evolved: Catalog) {
+        self.configuration = configuration
+        self.environment = environment
+        self.txn = txn
+        self.meta = meta
+        self.old = old
+        self.oldTables = oldTables
+        self.working = evolved
+        self.newVersion = configuration.mode == .local ? configuration.schemaVersion : evolved.schemaVersion
+        let widest = (evolved.types + old.types).map(\.properties.count).max() ?? 0
+        self.writeContext = ObjectContext(lmdb: txn, tables: [:], meta: meta, path: configuration.path,
+                                          schemaVersion: configuration.schemaVersion, fieldCapacity: widest)
+        self.encoder = ObjectEncoder(fieldCapacity: widest)
+    }
+
+    /// Total record puts and deletes, the closure's creations included.
+    var totalRecordWrites: Int { recordWrites + writeContext.recordWrites }
+
+    // MARK: Running
+
+    /// Runs the closure (for a migration), rewrites what must be rewritten,
+    /// brings the indexes up to date and writes the catalog.
+    func run(closure: Database.MigrationBlock?) throws -> Catalog {
+        defer {
+            snapshot?.context.end()
+            snapshot?.txn.finish()
+            snapshot = nil
+            writeContext.end()
+        }
+        if let closure {
+            let migration = Migration(runner: self, oldSchema: old.schema, newSchema: configuration.schema,
+                                      oldSchemaVersion: old.schemaVersion, newSchemaVersion: newVersion)
+            defer { migration.invalidate() }
+            do {
+                try closure(migration, old.schemaVersion)
+            } catch let error as StrataError {
+                throw error
+            } catch {
+                throw StrataError(.migrationFailed, "The migration closure of \(path) threw an error while migrating from schema version \(old.schemaVersion) to \(newVersion): \(error). Nothing was written; the file is still at version \(old.schemaVersion).", path: path)
+            }
+            try checkOpenRenames()
+        }
+        for type in working.types where !type.isKept && !enumerated.contains(type.id) {
+            guard let before = old[typeID: type.id], type.needsRewrite(comparedTo: before) else { continue }
+            try walk(oldType: before, newType: type, body: nil)
+        }
+        try finishStorage()
+        try writeContext.flush()
+        try writeCatalog()
+        return working
+    }
+
+    private func snapshotContext() throws -> (txn: LMDBTransaction, context: ObjectContext) {
+        if let snapshot { return snapshot }
+        // Begun while this thread holds the write transaction, and writers
+        // are serialized: it sees exactly the state before the migration.
+        let reader = try environment.begin(readOnly: true)
+        let tables = Dictionary(oldTables.values.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        let context = ObjectContext(lmdb: reader, tables: tables, meta: meta, path: path, schemaVersion: old.schemaVersion)
+        snapshot = (reader, context)
+        return (reader, context)
+    }
+
+    // MARK: New-side tables
+
+    private func isRekeyed(_ type: CatalogType) -> Bool {
+        if let known = rekeyed[type.id] { return known }
+        let value = old[typeID: type.id].map { type.needsNewKeys(comparedTo: $0) } ?? false
+        rekeyed[type.id] = value
+        return value
+    }
+
+    private func rewritesEveryRecord(_ type: CatalogType) -> Bool {
+        if let known = rewritesAll[type.id] { return known }
+        let value = old[typeID: type.id].map { type.needsRewrite(comparedTo: $0) } ?? false
+        rewritesAll[type.id] = value
+        return value
+    }
+
+    /// The table through which objects of a new-schema type are written.
+    /// A type whose objects get new keys starts empty: every object is
+    /// inserted again under its new key, so a clash is a real duplicate.
+    private func materialize(_ type: CatalogType) throws -> ObjectTable {
+        if let table = materialized[type.id] { return table }
+        let existed = old[typeID: type.id] != nil
+        guard let records = try txn.openDatabase(type.recordsDatabaseName, create: !existed) else {
+            throw StrataError(.corruptFile, "The records of '\(type.name)' are missing from \(path); the file is damaged. Restore it from a backup.", path: path)
+        }
+        if existed && isRekeyed(type) {
+            _ = try snapshotContext()
+            try txn.empty(records, delete: false)
+            written.insert(type.id)
+        }
+        // No index handles: the indexes of every type written here are
+        // rebuilt once the closure is done.
+        let table = ObjectTable(type: type, records: records, indexes: [:], path: path)
+        materialized[type.id] = table
+        writeContext.tables[type.name] = table
+        return table
+    }
+
+    private func newType(named name: String) -> CatalogType? {
+        guard configuration.schema[name] != nil else { return nil }
+        return working.types.first { $0.name == name && !$0.isKept }
+    }
+
+    // MARK: Enumeration
+
+    func enumerate(_ name: String, _ body: (DynamicObject?, MutableObject?) throws -> Void) throws {
+        let resolved = typeRenames[name] ?? name
+        if let newType = newType(named: resolved) {
+            if enumerated.contains(newType.id) && isRekeyed(newType) {
+                throw StrataError(.migrationFailed, "enumerateObjects(ofType: \"\(name)\") was called twice in the migration of \(path), but '\(newType.name)' gets new primary keys in it, so it can be walked only once. Do all the work for '\(newType.name)' in one enumeration.", path: path)
+            }
+            try withoutActuallyEscaping(body) { try walk(oldType: old[typeID: newType.id], newType: newType, body: $0) }
+            return
+        }
+        if let oldType = old[type: name] {
+            // A removed type: `new` is nil. Deleted data has no objects.
+            guard working[typeID: oldType.id] != nil else { return }
+            try withoutActuallyEscaping(body) { try walk(oldType: oldType, newType: nil, body: $0) }
+            return
+        }
+        let oldNames = old.types.map(\.name).sorted().joined(separator: ", ")
+        let newNames = configuration.schema.typeNames.joined(separator: ", ")
+        throw StrataError(.unknownObjectType, "enumerateObjects(ofType: \"\(name)\"): neither the old nor the new schema of \(path) has that type. Old types: \(oldNames). New types: \(newNames).", path: path)
+    }
+
+    /// Walks the old objects of a type (or, for a type new in this
+    /// version, the objects created so far), hands each to `body`, and
+    /// writes back what changed. With no `body`, rewrites every object.
+    private func walk(oldType: CatalogType?, newType: CatalogType?, body: ((DynamicObject?, MutableObject?) throws -> Void)?) throws {
+        let newTable = try newType.map { try materialize($0) }
+        let object = newTable.map { MutableObject(table: $0) }
+        let secondPass = newType.map { enumerated.contains($0.id) } ?? false
+        if let newType { enumerated.insert(newType.id) }
+        guard let oldType, let oldTable = oldTables[oldType.id] else {
+            if let newTable, let object { try walkCreated(newTable, object, body) }
+            return
+        }
+        let (reader, context) = try snapshotContext()
+        var progress = ProgressCounter(typeName: newType?.name ?? oldType.name, step: .migratingObjects,
+                                       total: try reader.entryCount(oldTable.records), handler: configuration.progress)
+        try reader.withCursor(oldTable.records) { cursor in
+            var entry = try cursor.first()
+            while let (key, record) = entry {
+                let oldObject = try context.object(table: oldTable, key: key, record: record)
+                if let newTable, let object {
+                    if secondPass {
+                        // Start from what the first pass wrote; a deleted
+                        // object has no `new` side.
+                        if let current = try txn.get(newTable.records, key) {
+                            let copy = CopiedBytes(key: key, record: current)
+                            let view = try context.validatedView(table: newTable, key: copy.key, record: copy.record)
+                            object.reset(key: key, base: view, storage: copy)
+                            try visit(object, old: oldObject, in: newTable, type: newType!, body)
+                        } else {
+                            try body?(oldObject, nil)
+                        }
+                    } else {
+                        object.reset(key: key, base: oldObject.record, storage: nil)
+                        try visit(object, old: oldObject, in: newTable, type: newType!, body)
+                    }
+                } else {
+                    try body?(oldObject, nil)
+                }
+                progress.advance()
+                entry = try cursor.next()
+            }
+        }
+        progress.finish()
+    }
+
+    /// For a type new in this version: the objects the closure created.
+    private func walkCreated(_ table: ObjectTable, _ object: MutableObject, _ body: ((DynamicObject?, MutableObject?) throws -> Void)?) throws {
+        var keys: [[UInt8]] = []
+        try txn.withCursor(table.records) { cursor in
+            var entry = try cursor.first()
+            while let (key, _) = entry {
+                keys.append(Array(key))
+                entry = try cursor.next()
+            }
+        }
+        var progress = ProgressCounter(typeName: table.name, step: .migratingObjects, total: keys.count, handler: configuration.progress)
+        for key in keys {
+            try key.withUnsafeBytes { keyBytes in
+                guard let record = try txn.get(table.records, keyBytes) else { return }
+                let copy = CopiedBytes(key: keyBytes, record: record)
+                let view = try writeContext.validatedView(table: table, key: copy.key, record: copy.record)
+                object.reset(key: keyBytes, base: view, storage: copy)
+                try visit(object, old: nil, in: table, type: table.type, body)
+            }
+            progress.advance()
+        }
+        progress.finish()
+    }
+
+    private func visit(_ object: MutableObject, old: DynamicObject?, in table: ObjectTable, type: CatalogType,
+                       _ body: ((DynamicObject?, MutableObject?) throws -> Void)?) throws {
+        if let body {
+            object.isActive = true
+            defer { object.isActive = false }
+            try body(old, object)
+        }
+        if let error = object.pendingError { throw error }
+        try write(object, table: table, type: type)
+    }
+
+    /// Writes back one object: deleted, changed, or rewritten because its
+    /// type's keys or value types changed. Left alone otherwise.
+    private func write(_ object: MutableObject, table: ObjectTable, type: CatalogType) throws {
+        let rekey = isRekeyed(type)
+        if object.isDeleted {
+            if !rekey { _ = try object.key.withUnsafeBytes { try txn.delete(table.records, $0) } }
+            recordWrites += 1
+            written.insert(type.id)
+            return
+        }
+        guard object.isDirty || rewritesEveryRecord(type) else { return }
+        let automaticKey: ObjectEncoder.AutomaticKey
+        if table.primaryKey == nil {
+            if rekey {
+                automaticKey = .new { try self.writeContext.nextAutomaticID(table) }
+            } else {
+                encoder.key.removeAll()
+                encoder.key.append(contentsOf: object.key)
+                automaticKey = .keep
+            }
+        } else {
+            automaticKey = .keep
+        }
+        do {
+            try encoder.encodeFields(table: table, schemaVersion: newVersion, automaticKey: automaticKey, preserving: nil) { field in
+                object.value(at: field.position)
+            }
+        } catch let error as StrataError {
+            throw StrataError(error.code, "Migrating a '\(table.name)' object (key \(describeKey(object.key, table: table, oldKey: true))) of \(path) to schema version \(newVersion) failed: \(error.message)", path: path)
+        }
+        let stored = try encoder.key.withUnsafeBytes { key in
+            try encoder.record.withUnsafeBytes { record in
+                if rekey { return try txn.put(table.records, key, record, noOverwrite: true) }
+                guard table.primaryKey == nil || key.elementsEqual(object.key) else {
+                    throw StrataError(.migrationFailed, "The migration of \(path) changed the primary key of a '\(table.name)' object from \(describeKey(object.key, table: table, oldKey: true)) to \(describeKey(Array(key), table: table, oldKey: false)), but the new schema keeps the primary key of '\(table.name)'. Create a new object and delete this one instead. Nothing was written.", path: path)
+                }
+                return try txn.put(table.records, key, record, noOverwrite: false)
+            }
+        }
+        guard stored else {
+            let key = encoder.decodedKey(table)
+            throw StrataError(.duplicatePrimaryKey, "After the migration of \(path) to schema version \(newVersion), two '\(table.name)' objects have the primary key \(key). Give them distinct values in the migration closure, or delete one. Nothing was written.", path: path)
+        }
+        recordWrites += 1
+        written.insert(type.id)
+    }
+
+    private func describeKey(_ key: [UInt8], table: ObjectTable, oldKey: Bool) -> String {
+        let keyType: PropertyType?
+        if oldKey, let before = old[typeID: table.type.id] {
+            keyType = before.primaryKeyProperty?.property.type
+        } else {
+            keyType = table.primaryKey?.type
+        }
+        let value = key.withUnsafeBytes { try? KeyCodec.decodeKey($0, type: keyType) }
+        return value.map { "\($0)" } ?? "\(key)"
+    }
+
+    // MARK: Other operations
+
+    func create(_ name: String, _ values: [String: Value]) throws -> Value {
+        let resolved = typeRenames[name] ?? name
+        guard let type = newType(named: resolved) else {
+            throw StrataError(.unknownObjectType, "migration.create(\"\(name)\", ...): the new schema of \(path) has no type '\(name)'. Its types are: \(configuration.schema.typeNames.joined(separator: ", ")).", path: path)
+        }
+        _ = try materialize(type)
+        written.insert(type.id)
+        return try writeContext.insert(type.name, values)
+    }
+
+    func deleteData(_ name: String) throws -> Bool {
+        if configuration.schema[name] != nil {
+            throw StrataError(.migrationFailed, "migration.deleteData(forType: \"\(name)\"): the new schema of \(path) still has '\(name)'. deleteData removes types the schema no longer has; to empty a type it keeps, delete its objects in enumerateObjects.", path: path)
+        }
+        guard let index = working.types.firstIndex(where: { $0.name == name && $0.isKept }) else { return false }
+        let type = working.types.remove(at: index)
+        if let records = try txn.openDatabase(type.recordsDatabaseName, create: false) {
+            try txn.empty(records, delete: true)
+        }
+        for property in type.properties where property.hasIndex(in: type) {
+            let indexName = type.indexDatabaseName(property)
+            if let index = try txn.openDatabase(indexName, duplicateKeys: true, create: false) {
+                try txn.empty(index, delete: true)
+            }
+            droppedIndexes.insert(indexName)
+        }
+        _ = try txn.delete(meta, Array("seq.t\(type.id)".utf8))
+        return true
+    }
+
+    private func renameError(_ call: String, _ problem: String) -> StrataError {
+        StrataError(.migrationFailed, "\(call) in the migration of \(path): \(problem) Nothing was written.", path: path)
+    }
+
+    func renameProperty(onType typeName: String, from oldName: String, to newName: String) throws {
+        let call = "migration.renameProperty(onType: \"\(typeName)\", from: \"\(oldName)\", to: \"\(newName)\")"
+        let resolved = typeRenames[typeName] ?? typeName
+        guard let schema = configuration.schema[resolved], let typeIndex = working.types.firstIndex(where: { $0.name == resolved && !$0.isKept }) else {
+            throw renameError(call, "the new schema has no type '\(typeName)'.")
+        }
+        let type = working.types[typeIndex]
+        guard materialized[type.id] == nil else {
+            throw renameError(call, "objects of '\(resolved)' were already enumerated or created; rename its properties before that.")
+        }
+        if schema[property: oldName] != nil {
+            throw renameError(call, "'\(resolved).\(oldName)' is still in the new schema; the source of a rename must be a property the new schema no longer has.")
+        }
+        var sources = renameSources[type.id] ?? initialRenameSources(type)
+        guard let source = sources[oldName] else {
+            let known = sources.keys.sorted().map { "'\($0)'" }.joined(separator: ", ")
+            throw renameError(call, "'\(resolved)' had no property '\(oldName)' before the migration" + (known.isEmpty ? "." : "; the properties it can rename are \(known)."))
+        }
+        sources[oldName] = nil
+        openPropertyRenames.removeAll { $0.type == resolved && $0.to == oldName }
+        if let target = schema[property: newName] {
+            guard let targetPosition = type.properties.firstIndex(where: { $0.property.name == newName }),
+                  !(old[typeID: type.id]?.properties.contains { $0.id == type.properties[targetPosition].id } ?? false) else {
+                throw renameError(call, "'\(resolved).\(newName)' already existed before the migration; the target of a rename must be new.")
+            }
+            let before = source.property
+            guard before.type == target.type && before.isOptional == target.isOptional else {
+                throw renameError(call, "'\(oldName)' is \(before.typeDescription) but '\(newName)' is \(target.typeDescription); a rename keeps the type and optionality. Rename it to a property of the same type, then convert it in a later version.")
+            }
+            working.types[typeIndex].properties[targetPosition].id = source.id
+            working.types[typeIndex].retiredProperties.removeAll { $0.id == source.id }
+        } else {
+            // A step of a chain (a → b in version 2, b → c in version 3):
+            // a later rename must move it on.
+            var moved = source
+            moved.property.name = newName
+            sources[newName] = moved
+            openPropertyRenames.append((resolved, oldName, newName))
+        }
+        renameSources[type.id] = sources
+    }
+
+    /// The properties of a type before the migration that no property of
+    /// the new schema took over.
+    private func initialRenameSources(_ type: CatalogType) -> [String: CatalogProperty] {
+        guard let before = old[typeID: type.id] else { return [:] }
+        let bound = Set(type.properties.map(\.id))
+        var sources: [String: CatalogProperty] = [:]
+        for property in before.properties where !bound.contains(property.id) {
+            sources[property.property.name] = property
+        }
+        return sources
+    }
+
+    func renameType(from oldName: String, to newName: String) throws {
+        let call = "migration.renameType(from: \"\(oldName)\", to: \"\(newName)\")"
+        if configuration.schema[oldName] != nil {
+            throw renameError(call, "'\(oldName)' is still in the new schema; the source of a rename must be a type the new schema no longer has.")
+        }
+        guard let sourceIndex = working.types.firstIndex(where: { $0.name == oldName && $0.isKept && old[typeID: $0.id] != nil }) else {
+            throw renameError(call, "there was no type '\(oldName)' before the migration (or its data was deleted).")
+        }
+        openTypeRenames.removeAll { $0.to == oldName }
+        var moved = working.types[sourceIndex]
+        if let schema = configuration.schema[newName] {
+            guard let targetIndex = working.types.firstIndex(where: { $0.name == newName && !$0.isKept }),
+                  old[typeID: working.types[targetIndex].id] == nil else {
+                throw renameError(call, "'\(newName)' already existed before the migration; the target of a rename must be new.")
+            }
+            guard materialized[working.types[targetIndex].id] == nil else {
+                throw renameError(call, "objects of '\(newName)' were already created; rename the type before that.")
+            }
+            working.rebind(&moved, to: schema, mode: .local)
+            working.types[targetIndex] = moved
+            working.types.remove(at: sourceIndex)
+            renameSources[moved.id] = nil
+            rekeyed[moved.id] = nil
+            rewritesAll[moved.id] = nil
+        } else {
+            moved.name = newName
+            working.types[sourceIndex] = moved
+            openTypeRenames.append((oldName, newName))
+        }
+        for (from, to) in typeRenames where to == oldName { typeRenames[from] = newName }
+        typeRenames[oldName] = newName
+    }
+
+    private func checkOpenRenames() throws {
+        if let open = openPropertyRenames.first {
+            throw renameError("migration.renameProperty(onType: \"\(open.type)\", from: \"\(open.from)\", to: \"\(open.to)\")", "the new schema of '\(open.type)' has no property '\(open.to)', and no later rename moves it on.")
+        }
+        if let open = openTypeRenames.first {
+            throw renameError("migration.renameType(from: \"\(open.from)\", to: \"\(open.to)\")", "the new schema has no type '\(open.to)', and no later rename moves it on.")
+        }
+    }
+
+    // MARK: Finishing
+
+    /// Creates the tables of new types and brings every index up to date:
+    /// built when new, rebuilt when its type's records were written or its
+    /// default changed, dropped when gone.
+    private func finishStorage() throws {
+        var oldIndexes: [String: (type: CatalogType, property: CatalogProperty)] = [:]
+        for type in old.types {
+            for property in type.properties where property.hasIndex(in: type) {
+                oldIndexes[type.indexDatabaseName(property)] = (type, property)
+            }
+        }
+        var current: Set<String> = []
+        for type in working.types {
+            let indexed = type.properties.filter { $0.hasIndex(in: type) }
+            current.formUnion(indexed.map { type.indexDatabaseName($0) })
+            guard !type.isKept else { continue }
+            let table = try materialized[type.id] ?? {
+                let existed = old[typeID: type.id] != nil
+                guard let records = try txn.openDatabase(type.recordsDatabaseName, create: !existed) else {
+                    throw StrataError(.corruptFile, "The records of '\(type.name)' are missing from \(path); the file is damaged. Restore it from a backup.", path: path)
+                }
+                return ObjectTable(type: type, records: records, indexes: [:], path: path)
+            }()
+            for property in indexed {
+                let name = type.indexDatabaseName(property)
+                let before = oldIndexes[name]?.property.property
+                let sameDefault = before.map { $0.valueWhenAbsent.isStored(identicallyTo: property.property.valueWhenAbsent) } ?? false
+                if before == nil || !sameDefault || written.contains(type.id) {
+                    try buildIndex(name, property: property, table: table)
+                }
+            }
+        }
+        for name in oldIndexes.keys where !current.contains(name) && !droppedIndexes.contains(name) {
+            if let index = try txn.openDatabase(name, duplicateKeys: true, create: false) {
+                try txn.empty(index, delete: true)
+            }
+        }
+    }
+
+    private func buildIndex(_ name: String, property: CatalogProperty, table: ObjectTable) throws {
+        guard let index = try txn.openDatabase(name, duplicateKeys: true, create: true),
+              let position = table.fields.firstIndex(where: { $0.id == property.id }) else { return }
+        try txn.empty(index, delete: false)
+        var progress = ProgressCounter(typeName: table.name, step: .buildingIndex, total: try txn.entryCount(table.records), handler: configuration.progress)
+        var indexKey = ByteWriter(capacity: 64)
+        try txn.withCursor(table.records) { cursor in
+            var entry = try cursor.first()
+            while let (key, record) = entry {
+                let view = try writeContext.validatedView(table: table, key: key, record: record)
+                indexKey.removeAll()
+                KeyCodec.appendIndexKey(table.value(at: position, in: view), to: &indexKey)
+                // Copy the key: the put may move the page it points into.
+                let objectKey = Array(key)
+                try indexKey.withUnsafeBytes { indexBytes in
+                    try objectKey.withUnsafeBytes { _ = try txn.put(index, indexBytes, $0) }
+                }
+                progress.advance()
+                entry = try cursor.next()
+            }
+        }
+        progress.finish()
+    }
+
+    private func writeCatalog() throws {
+        try txn.put(meta, Database.catalogKey, working.encoded())
+        let snapshotKey = Database.schemaKey(configuration.schemaVersion)
+        if try configuration.mode == .local || txn.get(meta, snapshotKey) == nil {
+            try txn.put(meta, snapshotKey, Catalog.json(configuration.schema))
+        }
+        let generation = try Database.generation(txn, meta: meta, path: path)
+        try txn.put(meta, Database.generationKey, Database.encodeGeneration(generation &+ 1))
+    }
+}
+
+/// Reports progress at least every 1% or 10,000 objects, and at the end.
+struct ProgressCounter {
+    let typeName: String
+    let step: MigrationProgress.Step
+    let total: Int
+    let handler: Database.ProgressHandler?
+    private var completed = 0
+    private var reported = 0
+    private var nextReport: Int
+    private let interval: Int
+
+    init(typeName: String, step: MigrationProgress.Step, total: Int, handler: Database.ProgressHandler?) {
+        self.typeName = typeName
+        self.step = step
+        self.total = total
+        self.handler = handler
+        interval = Swift.max(1, Swift.min(10_000, total / 100))
+        nextReport = interval
+        handler?(MigrationProgress(typeName: typeName, step: step, completed: 0, total: total))
+    }
+
+    @inline(__always)
+    mutating func advance() {
+        completed += 1
+        if completed == nextReport {
+            nextReport += interval
+            report()
+        }
+    }
+
+    private mutating func report() {
+        reported = completed
+        handler?(MigrationProgress(typeName: typeName, step: step, completed: completed, total: Swift.max(total, completed)))
+    }
+
+    /// Reports the end, unless the last report already said it.
+    mutating func finish() {
+        if completed != reported { report() }
+    }
+}

@@ -1,0 +1,153 @@
+/// The writable side of an object during a migration: its values under the
+/// new schema.
+///
+/// `enumerateObjects(ofType:_:)` hands one to the closure for each object.
+/// It starts with what the stored record reads as under the new schema —
+/// carried-over values, defaults for new properties — and whatever the
+/// closure sets is written back when the closure returns:
+///
+/// ```swift
+/// try migration.enumerateObjects(ofType: "Person") { old, new in
+///     new?["fullName"] = .string("\(old!["firstName"].string!) \(old!["lastName"].string!)")
+/// }
+/// ```
+///
+/// An object the closure does not change is not rewritten, so it keeps its
+/// effective schema version. A `MutableObject` is valid only during the
+/// call of the closure it was given to: Strata reuses it for the next
+/// object, and using it afterwards stops the program.
+public final class MutableObject {
+    let table: ObjectTable
+    /// The record the values start from: the object's stored record, read
+    /// through the new schema. Nil for a created object.
+    private(set) var base: RecordView?
+    /// The object's key in its records database.
+    private(set) var key: [UInt8] = []
+    /// Values set by the closure, by field position.
+    private var overrides: [Value?]
+    private(set) var isDirty = false
+    private(set) var isDeleted = false
+    /// Whether the closure it was handed to is running.
+    var isActive = false
+    /// The first invalid assignment, reported when the closure returns:
+    /// a subscript setter cannot throw.
+    private(set) var pendingError: StrataError?
+    /// Keeps the bytes `base` points at alive, when they are a copy.
+    private var storage: CopiedBytes?
+
+    init(table: ObjectTable) {
+        self.table = table
+        overrides = Array(repeating: nil, count: table.fields.count)
+    }
+
+    /// Points the object at the next record; `storage` owns the bytes when
+    /// they are a private copy.
+    func reset(key: UnsafeRawBufferPointer, base: RecordView?, storage: CopiedBytes?) {
+        self.key.removeAll(keepingCapacity: true)
+        self.key.append(contentsOf: key)
+        self.base = base
+        self.storage = storage
+        for position in overrides.indices { overrides[position] = nil }
+        isDirty = false
+        isDeleted = false
+        pendingError = nil
+    }
+
+    private func checkActive() {
+        precondition(isActive, "A MutableObject was used outside the migration closure call it was given to. Read and set its values inside that call.")
+    }
+
+    /// The name of the object's type in the new schema.
+    public var typeName: String { table.name }
+
+    /// Whether ``Migration/delete(_:)`` was called on the object.
+    public var isDeletedInMigration: Bool {
+        checkActive()
+        return isDeleted
+    }
+
+    /// The value of a property under the new schema.
+    ///
+    /// Reading a property the new schema does not have stops the program
+    /// (use ``value(_:)`` when the name comes from input). Setting one, or
+    /// setting a value of the wrong type, fails the migration with a
+    /// ``StrataError`` when the closure returns; use ``setValue(_:for:)`` to
+    /// get the error at once.
+    public subscript(property: String) -> Value {
+        get {
+            checkActive()
+            guard let position = table.position(of: property) else {
+                preconditionFailure("Object type '\(table.name)' has no property '\(property)' in the new schema.")
+            }
+            return value(at: position)
+        }
+        set {
+            checkActive()
+            do {
+                try setValue(newValue, for: property)
+            } catch let error as StrataError {
+                if pendingError == nil { pendingError = error }
+            } catch {
+                preconditionFailure("setValue(_:for:) throws only StrataError")
+            }
+        }
+    }
+
+    /// The value of a property, or an error when the new schema has no such
+    /// property.
+    ///
+    /// - Throws: ``StrataError`` with code ``StrataError/Code/unknownProperty``.
+    public func value(_ property: String) throws -> Value {
+        checkActive()
+        guard let position = table.position(of: property) else { throw table.unknownProperty(property) }
+        return value(at: position)
+    }
+
+    /// Sets a property, checking the name and the value's type at once.
+    ///
+    /// - Throws: ``StrataError`` with code ``StrataError/Code/unknownProperty``
+    ///   or ``StrataError/Code/invalidValue``.
+    public func setValue(_ value: Value, for property: String) throws {
+        checkActive()
+        let field = try table.field(named: property)
+        let coerced = value.coerced(to: field.type)
+        guard coerced.fits(field.type, optional: field.isOptional) else {
+            let expected = field.isOptional ? "\(field.type)?" : "\(field.type)"
+            throw StrataError(.invalidValue, "The migration set property '\(table.name).\(property)' (\(expected)) to \(value), which it cannot hold (in \(table.path)). Nothing was written.", path: table.path)
+        }
+        overrides[field.position] = coerced
+        isDirty = true
+    }
+
+    /// Every property's value under the new schema, by name.
+    public var values: [String: Value] {
+        checkActive()
+        var result: [String: Value] = [:]
+        for field in table.fields { result[field.name] = value(at: field.position) }
+        return result
+    }
+
+    @inline(__always)
+    func value(at position: Int) -> Value {
+        if let value = overrides[position] { return value }
+        guard let base else { return table.fields[position].valueWhenAbsent }
+        return table.value(at: position, in: base)
+    }
+
+    func markDeleted() {
+        checkActive()
+        isDeleted = true
+    }
+}
+
+@available(*, unavailable, message: "A MutableObject is valid only inside the migration closure call it was given to.")
+extension MutableObject: Sendable {}
+
+extension MutableObject: CustomStringConvertible {
+    /// The type name and every property under the new schema.
+    public var description: String {
+        checkActive()
+        let fields = table.fields.map { "\($0.name): \(value(at: $0.position))" }
+        return "\(table.name)(\(fields.joined(separator: ", ")))"
+    }
+}
