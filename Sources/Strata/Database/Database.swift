@@ -57,6 +57,9 @@ public final class Database: Sendable {
         guard problems.isEmpty else {
             throw StrataError(.invalidSchema, "The schema for \(path) is invalid:\n" + problems.map { "- " + $0 }.joined(separator: "\n"), path: path)
         }
+        // Checked before the file is opened, so that a refused new file is
+        // not left behind.
+        if let problem = MigrationPlan.configurationProblem(configuration) { throw problem }
         let (environment, prepared) = try Database.openAndPrepare(configuration)
         self.configuration = configuration
         self.environment = environment

@@ -142,7 +142,8 @@ extension MigrationPlan {
         runsMigrationClosure = action == .migrate && configuration.migration != nil
     }
 
-    private static func configurationProblem(_ configuration: Database.Configuration) -> StrataError? {
+    /// Options that cannot be combined, checked before the file is touched.
+    static func configurationProblem(_ configuration: Database.Configuration) -> StrataError? {
         let path = configuration.path
         if configuration.deleteIfMigrationNeeded && configuration.mode == .synced {
             return StrataError(.invalidConfiguration, "deleteIfMigrationNeeded cannot be used in synced mode (\(path)): deleting the file would lose data that older app versions share. Turn it off.", path: path)
