@@ -310,6 +310,8 @@ struct SchemaChangeCase: Sendable, CustomTestStringConvertible {
         let listed = message.split(separator: "\n").filter { $0.hasPrefix("- ") }.map { String($0.dropFirst(2)) }
         #expect(listed == change.lines, "\(message)")
         #expect(message.contains(path), "\(message)")
+        #expect(message.contains("at the same schema version 1"), "\(message)")
+        #expect(message.contains("Raise the schema version to 2 to migrate the file."), "\(message)")
         #expect(try Self.contents(path) == before)
         #expect(try Self.people(opening: Fixtures.configuration(path)) == [Self.ada, Self.charles, Self.annabella])
     }

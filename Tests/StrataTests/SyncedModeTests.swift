@@ -5,7 +5,7 @@ import Testing
 /// Synced mode: older app versions share the data, so only additive changes
 /// are allowed and nothing an older version reads ever goes away.
 @Suite struct SyncedModeTests {
-    static func contents(_ path: String) throws -> Data { try Data(contentsOf: URL(fileURLWithPath: path)) }
+    static func contents(_ path: String) throws -> Data { try FileOpeningTests.contents(path) }
 
     @Test func aMigrationClosureIsRefusedBeforeAnythingIsWritten() throws {
         let folder = try TemporaryFolder()
@@ -187,5 +187,19 @@ import Testing
         let db = try Database(configuration: Migrations.configuration(path, version: 2, [more, MigrationTests.note], mode: .synced))
         #expect(db.schemaVersion == 3)
         #expect(try db.read { tx in try tx.objects("Note").map(\.schemaVersion) } == [1, 3])
+    }
+
+    @Test func aTypeThisVersionLeavesOutStaysForOlderVersions() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path()
+        let first = try Database(configuration: Migrations.configuration(path, version: 1, [Migrations.personV1, MigrationTests.note], mode: .synced))
+        try first.write { tx in try tx.insert("Note", ["text": "for older versions"]) }
+        first.close()
+        let newer = try Database(configuration: Migrations.configuration(path, version: 2, [Migrations.personV1], mode: .synced))
+        #expect(newer.openingPlan.steps.map(\.description) == ["Object type 'Note' has been removed. Its objects stay in the file for older app versions, ignored by this one. (automatic)"])
+        #expect(try newer.read { tx in tx.typeNames } == ["Person"])
+        newer.close()
+        let older = try Database(configuration: Migrations.configuration(path, version: 1, [Migrations.personV1, MigrationTests.note], mode: .synced))
+        #expect(try older.read { tx in try tx.objects("Note").map { $0["text"] } } == ["for older versions"])
     }
 }

@@ -183,20 +183,24 @@ extension MigrationPlan {
         }
     }
 
+    /// The changes that are automatic in every mode and at every version.
+    private static func automaticEffect(_ change: SchemaChange) -> String? {
+        switch change.kind {
+        case .typeAdded: "Its table is created."
+        case .indexAdded: "The index is built."
+        case .indexRemoved: "The index is dropped."
+        case .defaultChanged: "Objects without a stored value read the new default."
+        default: nil
+        }
+    }
+
     private static func localStep(_ change: SchemaChange, raised: Bool, property: Property?) -> Step {
+        if let effect = automaticEffect(change) { return Step(change: change, handling: .automatic, effect: effect) }
         let defaultText = property.map { "\($0.valueWhenAbsent)" } ?? "its default"
         let (handling, effect): (Handling, String)
         switch change.kind {
-        case .typeAdded:
-            (handling, effect) = (.automatic, "Its table is created.")
         case .typeRemoved:
             (handling, effect) = (.automatic, "Its objects stay in the file, ignored; migration.deleteData(forType: \"\(change.typeName)\") deletes them.")
-        case .indexAdded:
-            (handling, effect) = (.automatic, "The index is built.")
-        case .indexRemoved:
-            (handling, effect) = (.automatic, "The index is dropped.")
-        case .defaultChanged:
-            (handling, effect) = (.automatic, "Objects without a stored value read the new default.")
         case _ where !raised:
             (handling, effect) = (.forbidden, "This needs a migration: raise the schema version.")
         case .propertyAdded:
@@ -211,24 +215,19 @@ extension MigrationPlan {
             (handling, effect) = (.automatic, "Stored values stay as they are; no record is rewritten.")
         case .primaryKeyChanged:
             (handling, effect) = (.automatic, "Objects get new keys after the migration closure, which may fix their values; two objects with one key fail the migration. The type's records are rewritten.")
+        case .typeAdded, .indexAdded, .indexRemoved, .defaultChanged:
+            preconditionFailure("handled by automaticEffect")
         }
         return Step(change: change, handling: handling, effect: effect)
     }
 
     private static func syncedStep(_ change: SchemaChange, property: Property?) -> Step {
+        if let effect = automaticEffect(change) { return Step(change: change, handling: .automatic, effect: effect) }
         let older = "older app versions sharing the data could not read it"
         let (handling, effect): (Handling, String)
         switch change.kind {
-        case .typeAdded:
-            (handling, effect) = (.automatic, "Its table is created.")
         case .typeRemoved:
             (handling, effect) = (.automatic, "Its objects stay in the file for older app versions, ignored by this one.")
-        case .indexAdded:
-            (handling, effect) = (.automatic, "The index is built.")
-        case .indexRemoved:
-            (handling, effect) = (.automatic, "The index is dropped.")
-        case .defaultChanged:
-            (handling, effect) = (.automatic, "Objects without a stored value read the new default.")
         case .propertyAdded:
             let defaultText = property.map { "\($0.valueWhenAbsent)" } ?? "its default"
             (handling, effect) = (.automatic, "Existing objects read its default, \(defaultText); no record is rewritten.")
@@ -240,6 +239,8 @@ extension MigrationPlan {
             (handling, effect) = (.forbidden, "Forbidden in synced mode: \(older). Keep the optionality it has.")
         case .primaryKeyChanged:
             (handling, effect) = (.forbidden, "Forbidden in synced mode: objects would change identity for older app versions.")
+        case .typeAdded, .indexAdded, .indexRemoved, .defaultChanged:
+            preconditionFailure("handled by automaticEffect")
         }
         return Step(change: change, handling: handling, effect: effect)
     }
