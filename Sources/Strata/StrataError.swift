@@ -118,9 +118,12 @@ extension StrataError {
         /// Opening would need a change that the file's mode forbids: in
         /// synced mode, a migration closure or a destructive schema change.
         public static let migrationForbidden = Code(.migrationForbidden)
-        /// The migration closure threw, or left the objects in a state that
-        /// breaks the new schema (a duplicate primary key, a value of the
-        /// wrong type). Nothing was written.
+        /// The migration closure threw an error of its own, broke a rule of
+        /// the ``Migration`` API (a rename that does not fit, deleting data of
+        /// a type the schema still has, changing a primary key value the
+        /// schema keeps). Nothing was written. A duplicate primary key or an
+        /// invalid value after the closure has its own code
+        /// (``duplicatePrimaryKey``, ``invalidValue``, ``missingValue``).
         public static let migrationFailed = Code(.migrationFailed)
         /// Configuration options that cannot be combined, such as
         /// `deleteIfMigrationNeeded` in synced mode.

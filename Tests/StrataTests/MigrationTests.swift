@@ -242,7 +242,7 @@ final class Recorder<T: Sendable>: @unchecked Sendable {
             ("is still in the new schema", { m, _ in try m.renameProperty(onType: "Item", from: "a", to: "b") }),
             ("had no property 'zzz'", { m, _ in try m.renameProperty(onType: "Item", from: "zzz", to: "b") }),
             ("a rename keeps the type", { m, _ in try m.renameProperty(onType: "Item", from: "n", to: "m") }),
-            ("the new schema has no type 'Nope'", { m, _ in try m.renameProperty(onType: "Nope", from: "n", to: "m") }),
+            ("neither the old nor the new schema has a type 'Nope'", { m, _ in try m.renameProperty(onType: "Nope", from: "n", to: "m") }),
             ("no later rename moves it on", { m, _ in try m.renameProperty(onType: "Item", from: "n", to: "elsewhere") }),
             ("rename its properties before that", { m, _ in
                 try m.enumerateObjects(ofType: "Item") { _, _ in }
@@ -368,6 +368,31 @@ final class Recorder<T: Sendable>: @unchecked Sendable {
         let fifth = try Database(configuration: Migrations.configuration(path, version: 5, [Migrations.personV1, Self.note]))
         #expect(try fifth.read { tx in try tx.objects("Note").count } == 0)
         #expect(try fifth.read { tx in try tx.objects("Person").count } == 1)
+    }
+
+    @Test func aTypeNamedAgainIsComparedWithWhatItsKeptObjectsStore() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path()
+        let first = try Database(configuration: Migrations.configuration(path, version: 1, [Migrations.personV1, Self.note]))
+        try first.write { tx in try tx.insert("Note", ["text": "kept"]) }
+        first.close()
+        _ = try Database(configuration: Migrations.configuration(path, version: 1, [Migrations.personV1]))
+        let numbered = ObjectSchema("Note") { Property("text", .int) }
+        // At the same version, naming it again with another property type is
+        // a change that needs a migration, not a new type.
+        let error = expectStrataError(.migrationRequired) {
+            _ = try Database(configuration: Migrations.configuration(path, version: 1, [Migrations.personV1, numbered]))
+        }
+        #expect(error?.message.contains("- Property 'Note.text' has been changed from 'string' to 'int'.") == true, "\(error?.message ?? "")")
+        let plan = try Database.migrationPlan(for: Migrations.configuration(path, version: 1, [Migrations.personV1, Self.note]))
+        #expect(plan.action == .updateCatalog)
+        #expect(plan.steps.map(\.description) == ["Object type 'Note' has been added. Its objects, kept in the file since the type was removed, come back. (automatic)"])
+        let db = try Database(configuration: Migrations.configuration(path, version: 2, [Migrations.personV1, numbered]) { migration, _ in
+            try migration.enumerateObjects(ofType: "Note") { old, new in
+                new?["text"] = .int(Int64(old!["text"].string!.count))
+            }
+        })
+        #expect(try db.read { tx in try tx.objects("Note").map { $0["text"] } } == [4])
     }
 
     // MARK: Primary keys

@@ -61,6 +61,10 @@ extension Database {
     static func prepare(_ environment: Environment, _ configuration: Configuration) throws -> Prepared {
         for _ in 0 ..< 16 {
             let existing = try readExisting(environment, path: configuration.path)
+            if let existing, !existing.catalog.orphanedDatabases.isEmpty, !configuration.readOnly, environment.isExclusive {
+                try deleteOrphanedDatabases(environment, existing)
+                continue
+            }
             let plan = MigrationPlan(catalog: existing?.catalog, configuration: configuration)
             if let error = plan.error { throw error }
             do {
@@ -125,9 +129,31 @@ extension Database {
         }
     }
 
+    /// Deletes the named databases that migrations emptied, while no other
+    /// `Database` of this process has the file open, so that closing their
+    /// handles cannot disturb anyone. Other processes keep their own
+    /// handles and find the databases gone only after they reopen.
+    private static func deleteOrphanedDatabases(_ environment: Environment, _ existing: Existing) throws {
+        let path = environment.path
+        try environment.withWriteTransaction { txn in
+            guard let bytes = try txn.get(existing.meta, catalogKey) else { return }
+            var catalog = try Catalog.decode(bytes, path: path)
+            for name in catalog.orphanedDatabases {
+                if let dbi = try txn.openDatabase(name, duplicateKeys: name.contains(".i"), create: false) {
+                    try txn.empty(dbi, delete: true)
+                }
+            }
+            catalog.orphanedDatabases = []
+            try txn.put(existing.meta, catalogKey, catalog.encoded())
+        }
+    }
+
     private static func migrate(_ environment: Environment, _ configuration: Configuration, _ existing: Existing, _ plan: MigrationPlan) throws -> Prepared {
         guard let evolved = plan.evolved else { preconditionFailure("A migration plan without a catalog") }
         let path = configuration.path
+        // A migration rewrites pages copy-on-write: make room first, so that
+        // it rarely has to roll back, grow the map and run again.
+        try environment.growMapIfIdle(toAtLeast: 2 * environment.fileUsage().usedSize + 16 << 20)
         return try environment.withWriteTransaction { txn in
             guard try generation(txn, meta: existing.meta, path: path) == existing.generation else { throw CatalogMoved() }
             let runner = MigrationRunner(configuration: configuration, environment: environment, txn: txn, meta: existing.meta,

@@ -10,7 +10,10 @@ public class ReadTransaction {
         self.context = context
     }
 
-    /// The schema version of the file.
+    /// The schema version the app opened the file with: objects written in
+    /// this transaction are stamped with it. In local mode it is the file's
+    /// version; in synced mode the file may have been opened by a newer app
+    /// version (see ``Database/schemaVersion``).
     public var schemaVersion: UInt64 { context.schemaVersion }
 
     /// The names of the object types, sorted.

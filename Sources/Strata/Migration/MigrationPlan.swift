@@ -116,7 +116,7 @@ extension MigrationPlan {
             evolved = nil
             if configuration.readOnly {
                 action = .refuse
-                error = StrataError(.notAStrataFile, "\(path) has no Strata catalog; a read-only open cannot create one. Open it once without readOnly.", path: path)
+                error = StrataError(.fileSystem, "\(path) does not exist; a database opened read-only must already exist.", path: path)
             } else if let problem = MigrationPlan.configurationProblem(configuration) {
                 action = .refuse
                 error = problem
@@ -134,7 +134,7 @@ extension MigrationPlan {
         var evolved: Catalog?
         if (action == .open && !configuration.readOnly) || action == .migrate {
             let next = catalog.evolved(to: configuration.schema, schemaVersion: configuration.schemaVersion, mode: configuration.mode)
-            if action == .open && next != catalog { action = .updateCatalog }
+            if action == .open && !next.isEquivalent(to: catalog) { action = .updateCatalog }
             evolved = next
         }
         self.action = action
@@ -160,25 +160,33 @@ extension MigrationPlan {
     /// Every change, classified for the mode and version jump.
     private static func steps(from catalog: Catalog, configuration: Database.Configuration) -> [Step] {
         let raised = configuration.schemaVersion > catalog.schemaVersion
-        switch configuration.mode {
-        case .local:
-            return schemaChanges(from: catalog.schema, to: configuration.schema).map { change in
-                let property = change.propertyName.flatMap { configuration.schema[change.typeName]?[property: $0] }
-                return localStep(change, raised: raised, property: property)
+        // A type the schema names again after leaving it out still has its
+        // objects in the file: its changes count against what they store.
+        // In synced mode, kept types and properties are part of the file for
+        // older app versions, so naming one again must agree with it too.
+        let returning = catalog.types.filter { $0.isKept && configuration.schema[$0.name] != nil }
+        let stored = Schema(catalog.types.filter { !$0.isKept || configuration.schema[$0.name] != nil }.map { type in
+            let properties = configuration.mode == .synced ? type.properties + type.keptProperties : type.properties
+            return ObjectSchema(type.name, primaryKey: type.primaryKey, properties: properties.map(\.property))
+        })
+        var changes = schemaChanges(from: stored, to: configuration.schema).filter { change in
+            // What synced mode already keeps is not removed again.
+            guard configuration.mode == .synced, change.kind == .propertyRemoved, let name = change.propertyName else { return true }
+            return catalog[type: change.typeName]?.keptProperties.contains { $0.property.name == name } != true
+        }
+        for type in returning {
+            let position = changes.firstIndex { $0.typeName >= type.name } ?? changes.endIndex
+            changes.insert(SchemaChange(kind: .typeAdded, typeName: type.name, description: "Object type '\(type.name)' has been added."), at: position)
+        }
+        return changes.map { change in
+            let property = change.propertyName.flatMap { configuration.schema[change.typeName]?[property: $0] }
+            if change.kind == .typeAdded, returning.contains(where: { $0.name == change.typeName }) {
+                let kept = configuration.mode == .synced ? "for older app versions" : "since the type was removed"
+                return Step(change: change, handling: .automatic, effect: "Its objects, kept in the file \(kept), come back.")
             }
-        case .synced:
-            // Kept types and properties are part of the file for older app
-            // versions: naming one again must agree with what they store.
-            let stored = Schema(catalog.types.map { type in
-                ObjectSchema(type.name, primaryKey: type.primaryKey, properties: (type.properties + type.keptProperties).map(\.property))
-            })
-            return schemaChanges(from: stored, to: configuration.schema).compactMap { change in
-                let type = catalog[type: change.typeName]
-                if change.kind == .typeRemoved, type?.isKept == true { return nil }
-                if change.kind == .propertyRemoved, let name = change.propertyName,
-                   type?.keptProperties.contains(where: { $0.property.name == name }) == true { return nil }
-                let property = change.propertyName.flatMap { configuration.schema[change.typeName]?[property: $0] }
-                return syncedStep(change, property: property)
+            switch configuration.mode {
+            case .local: return localStep(change, raised: raised, property: property)
+            case .synced: return syncedStep(change, property: property)
             }
         }
     }

@@ -36,12 +36,16 @@ final class MigrationRunner {
     /// Per type id, the old properties not yet bound to a new one, by their
     /// name after the renames so far: the possible sources of a rename.
     private var renameSources: [UInt32: [String: CatalogProperty]] = [:]
-    /// Renames to a name the new schema lacks, waiting for a later rename
-    /// to move them on.
-    private var openPropertyRenames: [(type: String, from: String, to: String)] = []
-    private var openTypeRenames: [(from: String, to: String)] = []
-    /// Old type names renamed in this migration, to their new names.
-    private var typeRenames: [String: String] = [:]
+    /// Property renames, by property id, until the property is bound to
+    /// one of the new schema (a rename chain may pass through names the new
+    /// schema lacks); any left when the closure returns is an error.
+    private var openPropertyRenames: [UInt32: (type: String, from: String, to: String)] = [:]
+    private var openTypeRenames: [UInt32: (from: String, to: String)] = [:]
+    /// Every name a type has had in this migration (old, intermediate,
+    /// new), to its id: renames of types and properties chain in any order.
+    private var aliases: [String: UInt32] = [:]
+    /// Types whose data `deleteData(forType:)` deleted.
+    private var deletedTypes: Set<UInt32> = []
     private var rekeyed: [UInt32: Bool] = [:]
     private var rewritesAll: [UInt32: Bool] = [:]
 
@@ -64,6 +68,7 @@ final class MigrationRunner {
         self.writeContext = ObjectContext(lmdb: txn, tables: [:], meta: meta, path: configuration.path,
                                           schemaVersion: configuration.schemaVersion, fieldCapacity: widest)
         self.encoder = ObjectEncoder(fieldCapacity: widest)
+        for type in evolved.types { aliases[type.name] = type.id }
     }
 
     /// Total record puts and deletes, the closure's creations included.
@@ -152,27 +157,40 @@ final class MigrationRunner {
         return table
     }
 
+    /// The position in the working catalog of the type known as `name`
+    /// in this migration (by its old, intermediate or new name).
+    private func typeIndex(_ name: String) -> Int? {
+        guard let id = aliases[name] else { return nil }
+        return working.types.firstIndex { $0.id == id }
+    }
+
+    /// Whether a working type is one of the new schema's.
+    private func isNew(_ type: CatalogType) -> Bool {
+        !type.isKept && configuration.schema[type.name] != nil
+    }
+
     private func newType(named name: String) -> CatalogType? {
-        guard configuration.schema[name] != nil else { return nil }
-        return working.types.first { $0.name == name && !$0.isKept }
+        typeIndex(name).map { working.types[$0] }.flatMap { isNew($0) ? $0 : nil }
     }
 
     // MARK: Enumeration
 
     func enumerate(_ name: String, _ body: (DynamicObject?, MutableObject?) throws -> Void) throws {
-        let resolved = typeRenames[name] ?? name
-        if let newType = newType(named: resolved) {
-            if enumerated.contains(newType.id) && isRekeyed(newType) {
-                throw StrataError(.migrationFailed, "enumerateObjects(ofType: \"\(name)\") was called twice in the migration of \(path), but '\(newType.name)' gets new primary keys in it, so it can be walked only once. Do all the work for '\(newType.name)' in one enumeration.", path: path)
+        if let id = aliases[name], deletedTypes.contains(id) { return }
+        if let index = typeIndex(name) {
+            let type = working.types[index]
+            if isNew(type) {
+                if enumerated.contains(type.id) && isRekeyed(type) {
+                    throw StrataError(.migrationFailed, "enumerateObjects(ofType: \"\(name)\") was called twice in the migration of \(path), but '\(type.name)' gets new primary keys in it, so it can be walked only once. Do all the work for '\(type.name)' in one enumeration.", path: path)
+                }
+                try withoutActuallyEscaping(body) { try walk(oldType: old[typeID: type.id], newType: type, body: $0) }
+                return
             }
-            try withoutActuallyEscaping(body) { try walk(oldType: old[typeID: newType.id], newType: newType, body: $0) }
-            return
-        }
-        if let oldType = old[type: name] {
-            // A removed type: `new` is nil. Deleted data has no objects.
-            guard working[typeID: oldType.id] != nil else { return }
-            try withoutActuallyEscaping(body) { try walk(oldType: oldType, newType: nil, body: $0) }
-            return
+            if let oldType = old[typeID: type.id] {
+                // A type the new schema no longer has: `new` is nil.
+                try withoutActuallyEscaping(body) { try walk(oldType: oldType, newType: nil, body: $0) }
+                return
+            }
         }
         let oldNames = old.types.map(\.name).sorted().joined(separator: ", ")
         let newNames = configuration.schema.typeNames.joined(separator: ", ")
@@ -320,8 +338,7 @@ final class MigrationRunner {
     // MARK: Other operations
 
     func create(_ name: String, _ values: [String: Value]) throws -> Value {
-        let resolved = typeRenames[name] ?? name
-        guard let type = newType(named: resolved) else {
+        guard let type = newType(named: name) else {
             throw StrataError(.unknownObjectType, "migration.create(\"\(name)\", ...): the new schema of \(path) has no type '\(name)'. Its types are: \(configuration.schema.typeNames.joined(separator: ", ")).", path: path)
         }
         _ = try materialize(type)
@@ -333,16 +350,15 @@ final class MigrationRunner {
         if configuration.schema[name] != nil {
             throw StrataError(.migrationFailed, "migration.deleteData(forType: \"\(name)\"): the new schema of \(path) still has '\(name)'. deleteData removes types the schema no longer has; to empty a type it keeps, delete its objects in enumerateObjects.", path: path)
         }
-        guard let index = working.types.firstIndex(where: { $0.name == name && $0.isKept }) else { return false }
+        guard let index = typeIndex(name), working.types[index].isKept else { return false }
         let type = working.types.remove(at: index)
-        if let records = try txn.openDatabase(type.recordsDatabaseName, create: false) {
-            try txn.empty(records, delete: true)
-        }
+        deletedTypes.insert(type.id)
+        openTypeRenames[type.id] = nil
+        for property in type.properties { openPropertyRenames[property.id] = nil }
+        try retire(type.recordsDatabaseName, duplicateKeys: false)
         for property in type.properties where property.hasIndex(in: type) {
             let indexName = type.indexDatabaseName(property)
-            if let index = try txn.openDatabase(indexName, duplicateKeys: true, create: false) {
-                try txn.empty(index, delete: true)
-            }
+            try retire(indexName, duplicateKeys: true)
             droppedIndexes.insert(indexName)
         }
         _ = try txn.delete(meta, Array("seq.t\(type.id)".utf8))
@@ -355,28 +371,41 @@ final class MigrationRunner {
 
     func renameProperty(onType typeName: String, from oldName: String, to newName: String) throws {
         let call = "migration.renameProperty(onType: \"\(typeName)\", from: \"\(oldName)\", to: \"\(newName)\")"
-        let resolved = typeRenames[typeName] ?? typeName
-        guard let schema = configuration.schema[resolved], let typeIndex = working.types.firstIndex(where: { $0.name == resolved && !$0.isKept }) else {
-            throw renameError(call, "the new schema has no type '\(typeName)'.")
+        guard let typeIndex = typeIndex(typeName) else {
+            throw renameError(call, "neither the old nor the new schema has a type '\(typeName)'.")
         }
         let type = working.types[typeIndex]
+        guard let schema = isNew(type) ? configuration.schema[type.name] : nil else {
+            // A type that a later renameType brings into the new schema:
+            // rename the property in its entry, which is bound by name then.
+            guard let position = type.properties.firstIndex(where: { $0.property.name == oldName }) else {
+                let known = type.properties.map { "'\($0.property.name)'" }.joined(separator: ", ")
+                throw renameError(call, "'\(typeName)' has no property '\(oldName)' at this point of the migration; its properties are \(known).")
+            }
+            if type.properties.contains(where: { $0.property.name == newName }) {
+                throw renameError(call, "'\(typeName)' already has a property '\(newName)'.")
+            }
+            working.types[typeIndex].properties[position].property.name = newName
+            let id = type.properties[position].id
+            openPropertyRenames[id] = (typeName, openPropertyRenames[id]?.from ?? oldName, newName)
+            return
+        }
         guard materialized[type.id] == nil else {
-            throw renameError(call, "objects of '\(resolved)' were already enumerated or created; rename its properties before that.")
+            throw renameError(call, "objects of '\(type.name)' were already enumerated or created; rename its properties before that.")
         }
         if schema[property: oldName] != nil {
-            throw renameError(call, "'\(resolved).\(oldName)' is still in the new schema; the source of a rename must be a property the new schema no longer has.")
+            throw renameError(call, "'\(type.name).\(oldName)' is still in the new schema; the source of a rename must be a property the new schema no longer has.")
         }
         var sources = renameSources[type.id] ?? initialRenameSources(type)
         guard let source = sources[oldName] else {
             let known = sources.keys.sorted().map { "'\($0)'" }.joined(separator: ", ")
-            throw renameError(call, "'\(resolved)' had no property '\(oldName)' before the migration" + (known.isEmpty ? "." : "; the properties it can rename are \(known)."))
+            throw renameError(call, "'\(type.name)' had no property '\(oldName)' before the migration" + (known.isEmpty ? "." : "; the properties it can rename are \(known)."))
         }
         sources[oldName] = nil
-        openPropertyRenames.removeAll { $0.type == resolved && $0.to == oldName }
         if let target = schema[property: newName] {
             guard let targetPosition = type.properties.firstIndex(where: { $0.property.name == newName }),
                   !(old[typeID: type.id]?.properties.contains { $0.id == type.properties[targetPosition].id } ?? false) else {
-                throw renameError(call, "'\(resolved).\(newName)' already existed before the migration; the target of a rename must be new.")
+                throw renameError(call, "'\(type.name).\(newName)' already existed before the migration; the target of a rename must be new.")
             }
             let before = source.property
             guard before.type == target.type && before.isOptional == target.isOptional else {
@@ -384,13 +413,14 @@ final class MigrationRunner {
             }
             working.types[typeIndex].properties[targetPosition].id = source.id
             working.types[typeIndex].retiredProperties.removeAll { $0.id == source.id }
+            openPropertyRenames[source.id] = nil
         } else {
             // A step of a chain (a → b in version 2, b → c in version 3):
             // a later rename must move it on.
             var moved = source
             moved.property.name = newName
             sources[newName] = moved
-            openPropertyRenames.append((resolved, oldName, newName))
+            openPropertyRenames[source.id] = (type.name, openPropertyRenames[source.id]?.from ?? oldName, newName)
         }
         renameSources[type.id] = sources
     }
@@ -412,13 +442,12 @@ final class MigrationRunner {
         if configuration.schema[oldName] != nil {
             throw renameError(call, "'\(oldName)' is still in the new schema; the source of a rename must be a type the new schema no longer has.")
         }
-        guard let sourceIndex = working.types.firstIndex(where: { $0.name == oldName && $0.isKept && old[typeID: $0.id] != nil }) else {
+        guard let sourceIndex = typeIndex(oldName), working.types[sourceIndex].isKept, old[typeID: working.types[sourceIndex].id] != nil else {
             throw renameError(call, "there was no type '\(oldName)' before the migration (or its data was deleted).")
         }
-        openTypeRenames.removeAll { $0.to == oldName }
         var moved = working.types[sourceIndex]
         if let schema = configuration.schema[newName] {
-            guard let targetIndex = working.types.firstIndex(where: { $0.name == newName && !$0.isKept }),
+            guard let targetIndex = typeIndex(newName), !working.types[targetIndex].isKept,
                   old[typeID: working.types[targetIndex].id] == nil else {
                 throw renameError(call, "'\(newName)' already existed before the migration; the target of a rename must be new.")
             }
@@ -428,23 +457,30 @@ final class MigrationRunner {
             working.rebind(&moved, to: schema, mode: .local)
             working.types[targetIndex] = moved
             working.types.remove(at: sourceIndex)
+            // Renames of its properties done under an earlier name are bound
+            // now if the new schema has their last name.
+            let bound = Set(moved.properties.map(\.id))
+            for id in openPropertyRenames.keys where bound.contains(id) { openPropertyRenames[id] = nil }
             renameSources[moved.id] = nil
             rekeyed[moved.id] = nil
             rewritesAll[moved.id] = nil
+            openTypeRenames[moved.id] = nil
         } else {
+            if let taken = typeIndex(newName), working.types[taken].id != moved.id {
+                throw renameError(call, "a type named '\(newName)' already exists at this point of the migration.")
+            }
             moved.name = newName
             working.types[sourceIndex] = moved
-            openTypeRenames.append((oldName, newName))
+            openTypeRenames[moved.id] = (openTypeRenames[moved.id]?.from ?? oldName, newName)
         }
-        for (from, to) in typeRenames where to == oldName { typeRenames[from] = newName }
-        typeRenames[oldName] = newName
+        aliases[newName] = moved.id
     }
 
     private func checkOpenRenames() throws {
-        if let open = openPropertyRenames.first {
+        if let open = openPropertyRenames.values.min(by: { $0.from < $1.from }) {
             throw renameError("migration.renameProperty(onType: \"\(open.type)\", from: \"\(open.from)\", to: \"\(open.to)\")", "the new schema of '\(open.type)' has no property '\(open.to)', and no later rename moves it on.")
         }
-        if let open = openTypeRenames.first {
+        if let open = openTypeRenames.values.min(by: { $0.from < $1.from }) {
             throw renameError("migration.renameType(from: \"\(open.from)\", to: \"\(open.to)\")", "the new schema has no type '\(open.to)', and no later rename moves it on.")
         }
     }
@@ -482,11 +518,21 @@ final class MigrationRunner {
                 }
             }
         }
-        for name in oldIndexes.keys where !current.contains(name) && !droppedIndexes.contains(name) {
-            if let index = try txn.openDatabase(name, duplicateKeys: true, create: false) {
-                try txn.empty(index, delete: true)
-            }
+        for name in oldIndexes.keys.sorted() where !current.contains(name) && !droppedIndexes.contains(name) {
+            try retire(name, duplicateKeys: true)
         }
+    }
+
+    /// Empties a named database the file no longer uses and lists it for
+    /// deletion. Deleting it here (`mdb_drop` with delete) would close its
+    /// handle for the whole process at once, even if this transaction rolls
+    /// back, under the feet of other `Database`s and of read transactions
+    /// that began before the migration. A later open that is alone on the
+    /// file deletes it (``Database/deleteOrphanedDatabases(_:path:)``).
+    private func retire(_ name: String, duplicateKeys: Bool) throws {
+        guard let dbi = try txn.openDatabase(name, duplicateKeys: duplicateKeys, create: false) else { return }
+        try txn.empty(dbi, delete: false)
+        if !working.orphanedDatabases.contains(name) { working.orphanedDatabases.append(name) }
     }
 
     private func buildIndex(_ name: String, property: CatalogProperty, table: ObjectTable) throws {

@@ -23,6 +23,9 @@ struct Catalog: Codable, Equatable, Sendable {
     var nextTypeID: UInt32
     var nextPropertyID: UInt32
     var types: [CatalogType]
+    /// Named databases a migration emptied and no longer uses, deleted by
+    /// the next open that has the file to itself.
+    var orphanedDatabases: [String]
 
     /// A catalog for a new file, with ids given in declaration order.
     init(schema: Schema, schemaVersion: UInt64, mode: Mode = .local) {
@@ -33,6 +36,7 @@ struct Catalog: Codable, Equatable, Sendable {
         nextTypeID = 1
         nextPropertyID = 1
         types = []
+        orphanedDatabases = []
         for objectSchema in schema.objectSchemas { addType(objectSchema) }
     }
 
@@ -50,6 +54,38 @@ struct Catalog: Codable, Equatable, Sendable {
     /// The schema the file was last opened with: every type but the kept ones.
     var schema: Schema {
         Schema(types.filter { !$0.isKept }.map(\.objectSchema))
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case magic, formatVersion, schemaVersion, mode, nextTypeID, nextPropertyID, types, orphanedDatabases
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        magic = try container.decode(String.self, forKey: .magic)
+        formatVersion = try container.decode(UInt32.self, forKey: .formatVersion)
+        schemaVersion = try container.decode(UInt64.self, forKey: .schemaVersion)
+        mode = try container.decode(Mode.self, forKey: .mode)
+        nextTypeID = try container.decode(UInt32.self, forKey: .nextTypeID)
+        nextPropertyID = try container.decode(UInt32.self, forKey: .nextPropertyID)
+        types = try container.decode([CatalogType].self, forKey: .types)
+        orphanedDatabases = try container.decodeIfPresent([String].self, forKey: .orphanedDatabases) ?? []
+    }
+
+    /// Whether two catalogs describe the same file, whatever the order of
+    /// their types and properties (a schema listed in another order is not
+    /// a change).
+    func isEquivalent(to other: Catalog) -> Bool {
+        func sorted(_ catalog: Catalog) -> Catalog {
+            var copy = catalog
+            copy.types = catalog.types.sorted { $0.id < $1.id }.map { type in
+                var type = type
+                type.properties.sort { $0.id < $1.id }
+                return type
+            }
+            return copy
+        }
+        return sorted(self) == sorted(other)
     }
 
     /// The type named `name`, kept or not.

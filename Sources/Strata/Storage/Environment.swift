@@ -112,6 +112,12 @@ final class Environment: @unchecked Sendable {
         }
     }
 
+    /// Whether this environment has one lease: no other `Database` of this
+    /// process uses the file.
+    var isExclusive: Bool {
+        Environment.registryLock.withLock { Environment.registry[fileID]?.leases == 1 }
+    }
+
     /// Deletes a database file and its lock file, refusing while any
     /// `Database` in this process has the file open.
     static func deleteFiles(atPath path: String) throws {
@@ -311,17 +317,51 @@ final class Environment: @unchecked Sendable {
     // MARK: Map growth
 
     private func grow(from observed: Int) throws {
-        try resizeExclusively(reason: "is full and cannot grow") {
-            guard _mapSize <= observed else { return }  // another thread already grew it
-            let target = Environment.roundToPage(observed * 2)
-            let rc = mdb_env_set_mapsize(handle, target)
-            guard rc == MDB_SUCCESS else {
-                // LMDB unmapped the file before failing to map it larger, and
-                // has no call that maps it again: no transaction may run.
-                mapLock.withLock { unusable = true }
-                throw StrataError(.storage, "Could not grow the memory map of \(path) from \(_mapSize) to \(target) bytes: \(LMDBResultCode(rawValue: rc)). The transaction was rolled back and the file is intact; free memory or address space, then release every Database for this file and open it again.", path: path, lmdbCode: LMDBResultCode(rawValue: rc))
+        try resize(to: observed * 2, unlessAbove: observed)
+    }
+
+    /// Grows the map ahead of a large transaction, so that it does not
+    /// fill the map, roll back and run again. Does nothing when the map is
+    /// already that large, or when transactions are running in this process:
+    /// waiting for them could wait forever for a reader that waits for the
+    /// large transaction, and the transaction grows the map as it goes anyway.
+    func growMapIfIdle(toAtLeast size: Int) throws {
+        guard mapSize < size, !ThreadTransactions.current.hasAny(on: ObjectIdentifier(self)) else { return }
+        var failure: StrataError?
+        _ = gate.exclusivelyIfIdle {
+            do {
+                try setMapSize(size, unlessAbove: size - 1)
+            } catch let error as StrataError {
+                failure = error
+            } catch {
+                preconditionFailure("setMapSize throws only StrataError")
             }
         }
+        if let failure { throw failure }
+    }
+
+    /// Sets the map size to `size`, unless another thread has meanwhile
+    /// made it larger than `limit`.
+    private func resize(to size: Int, unlessAbove limit: Int) throws {
+        try resizeExclusively(reason: "is full and cannot grow") {
+            try setMapSize(size, unlessAbove: limit)
+        }
+    }
+
+    /// Sets the map size; call only with the gate held exclusively.
+    private func setMapSize(_ size: Int, unlessAbove limit: Int) throws {
+        guard _mapSize <= limit else { return }
+        let target = Environment.roundToPage(size)
+        let rc = mdb_env_set_mapsize(handle, target)
+        guard rc == MDB_SUCCESS else {
+            // LMDB unmapped the file before failing to map it larger, and
+            // has no call that maps it again: no transaction may run.
+            mapLock.withLock { unusable = true }
+            throw StrataError(.storage, "Could not grow the memory map of \(path) from \(_mapSize) to \(target) bytes: \(LMDBResultCode(rawValue: rc)). Nothing was written and the file is intact; free memory or address space, then release every Database for this file and open it again.", path: path, lmdbCode: LMDBResultCode(rawValue: rc))
+        }
+        var info = MDB_envinfo()
+        mdb_env_info(handle, &info)
+        mapLock.withLock { _mapSize = info.me_mapsize }
     }
 
     private func adoptResizedMap() throws {

@@ -35,6 +35,28 @@ final class TransactionGate: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// Runs `body` exclusively if no transaction is active right now, and
+    /// returns false without waiting otherwise.
+    func exclusivelyIfIdle(_ body: () throws -> Void) rethrows -> Bool {
+        condition.lock()
+        guard !resizing && active == 0 else {
+            condition.unlock()
+            return false
+        }
+        resizing = true
+        condition.unlock()
+        defer { endResize() }
+        try body()
+        return true
+    }
+
+    private func endResize() {
+        condition.lock()
+        resizing = false
+        condition.broadcast()
+        condition.unlock()
+    }
+
     func exclusively<T>(_ body: () throws -> T) rethrows -> T {
         condition.lock()
         resizesWaiting += 1
@@ -42,12 +64,7 @@ final class TransactionGate: @unchecked Sendable {
         resizesWaiting -= 1
         resizing = true
         condition.unlock()
-        defer {
-            condition.lock()
-            resizing = false
-            condition.broadcast()
-            condition.unlock()
-        }
+        defer { endResize() }
         return try body()
     }
 }
