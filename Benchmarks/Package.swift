@@ -2,12 +2,16 @@
 import PackageDescription
 
 // Benchmarks live in their own package so that the library stays free of
-// their dependencies. Run them from the repository root with `make bench-quick`.
+// their dependencies. From the repository root:
+//   make bench          package-benchmark: wall clock, mallocs, peak memory
+//   make bench-compare  Strata, raw LMDB and GRDB side by side (N=1000000)
 let package = Package(
     name: "StrataBenchmarks",
     platforms: [.macOS(.v13)],
     dependencies: [
         .package(name: "Strata", path: ".."),
+        .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
     ],
     targets: [
         .systemLibrary(
@@ -15,12 +19,29 @@ let package = Package(
             pkgConfig: "lmdb",
             providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"])]
         ),
-        .executableTarget(
-            name: "QuickCompare",
+        // The scenarios, for Strata, raw LMDB and GRDB, each checking its result.
+        .target(
+            name: "Scenarios",
             dependencies: [
                 .product(name: "Strata", package: "Strata"),
+                .product(name: "GRDB", package: "GRDB.swift"),
                 "CLMDBBench",
             ]
+        ),
+        // `make bench-compare`: the engines interleaved in one process.
+        .executableTarget(
+            name: "StrataCompare",
+            dependencies: ["Scenarios"]
+        ),
+        // `make bench`: package-benchmark's suite.
+        .executableTarget(
+            name: "StrataBenchmarks",
+            dependencies: [
+                "Scenarios",
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/StrataBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
     ],
     swiftLanguageModes: [.v6]

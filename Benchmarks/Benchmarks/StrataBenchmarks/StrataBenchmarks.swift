@@ -1,0 +1,60 @@
+import Benchmark
+import Foundation
+import Scenarios
+
+// package-benchmark's suite: wall clock, malloc count and peak memory of
+// every scenario, for Strata and raw LMDB, at 100k and 1M objects (10M when
+// STRATA_BENCH_LARGE=1). Only the timed part of each trial is measured; the
+// input files are built and the results checked outside the measurement.
+
+let benchmarks: @Sendable () -> Void = {
+    var sizes = [100_000, 1_000_000]
+    if ProcessInfo.processInfo.environment["STRATA_BENCH_LARGE"] == "1" { sizes.append(10_000_000) }
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("strata-bench-\(getpid())")
+    for n in sizes {
+        for scenario in Scenario.allCases {
+            for engine in [Engine.strata, .lmdb] {
+                let name = "\(scenario.rawValue) \(migrationTag(scenario))\(engine.rawValue) \(n / 1000)k"
+                let migration = [.closureMigration, .additiveMigration, .typeChange].contains(scenario)
+                var thresholds: [BenchmarkMetric: BenchmarkThresholds] = [:]
+                if migration && engine == .strata {
+                    // A regression in allocations fails `baseline check`.
+                    thresholds[.mallocCountTotal] = .init(relative: [.p50: 10.0], absolute: [.p50: 1000])
+                }
+                Benchmark(name, configuration: .init(
+                    metrics: [.wallClock, .mallocCountTotal, .peakMemoryResident],
+                    timeUnits: .milliseconds,
+                    warmupIterations: 0,
+                    scalingFactor: .one,
+                    maxDuration: .seconds(60),
+                    maxIterations: n >= 1_000_000 ? 3 : 5,
+                    thresholds: thresholds
+                )) { benchmark in
+                    let engineFolder = folder.appendingPathComponent(engine.rawValue)
+                    try FileManager.default.createDirectory(at: engineFolder, withIntermediateDirectories: true)
+                    guard let trial = makeTrial(engine, scenario, n: n, folder: engineFolder) else { return }
+                    let expected = Dataset.expected(scenario, n: n)
+                    for _ in benchmark.scaledIterations {
+                        benchmark.stopMeasurement()
+                        try trial.setup()
+                        benchmark.startMeasurement()
+                        try trial.run()
+                        benchmark.stopMeasurement()
+                        let checksum = try trial.verify()
+                        trial.cleanup()
+                        guard checksum == expected else {
+                            throw ScenarioError("\(name): checksum \(checksum), expected \(expected)")
+                        }
+                        benchmark.startMeasurement()
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Migration scenarios carry "migration" in their names, so that the
+/// threshold check can select them with `--filter migration`.
+func migrationTag(_ scenario: Scenario) -> String {
+    [.closureMigration, .additiveMigration, .typeChange].contains(scenario) ? "migration " : ""
+}

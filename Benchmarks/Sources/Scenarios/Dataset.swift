@@ -1,0 +1,141 @@
+import Foundation
+
+/// The data every engine stores: `Person(id: int primary key, firstName,
+/// lastName: string, age: int)`, generated from the id alone so that every
+/// engine, and every check, agrees on it.
+public enum Dataset {
+    public static func firstName(_ id: Int) -> String { "First\(id % 1000)" }
+    public static func lastName(_ id: Int) -> String { "Last\(id % 10_000)" }
+    public static func age(_ id: Int) -> Int { id % 90 }
+    /// Scenario c stores the age as a string first.
+    public static func ageText(_ id: Int) -> String { String(age(id)) }
+    public static func fullName(_ id: Int) -> String { firstName(id) + " " + lastName(id) }
+
+    /// The seeded primary keys scenario g looks up.
+    public static func lookupKeys(_ n: Int) -> [Int] {
+        var generator = SplitMix64(seed: 42)
+        return (0 ..< 100_000).map { _ in Int(generator.next() % UInt64(n)) }
+    }
+
+    /// The last names scenario h looks up through the index.
+    public static func lookupNames(_ n: Int) -> [String] {
+        var generator = SplitMix64(seed: 7)
+        return (0 ..< 1000).map { _ in lastName(Int(generator.next() % UInt64(min(n, 10_000)))) }
+    }
+
+    /// The checksum each scenario must reproduce.
+    public static func expected(_ scenario: Scenario, n: Int) -> UInt64 {
+        switch scenario {
+        case .closureMigration:
+            var hash = Checksum()
+            for id in 0 ..< n { hash.add(fullName(id)) }
+            return hash.value
+        case .additiveMigration:
+            var hash = Checksum()
+            for id in 0 ..< n { hash.add(lastName(id)); hash.add("-") }
+            return hash.value
+        case .typeChange, .scan, .insert:
+            return UInt64((0 ..< n).reduce(0) { $0 + age($1) })
+        case .openUpToDate:
+            return UInt64(n)
+        case .lookups:
+            return UInt64(lookupKeys(n).reduce(0) { $0 + age($1) })
+        case .indexLookups:
+            var perName: [String: Int] = [:]
+            for id in 0 ..< n { perName[lastName(id), default: 0] += age(id) }
+            return UInt64(lookupNames(n).reduce(0) { $0 + (perName[$1] ?? 0) })
+        }
+    }
+}
+
+/// FNV-1a over strings, each followed by a zero byte.
+public struct Checksum {
+    public private(set) var value: UInt64 = 0xcbf2_9ce4_8422_2325
+
+    public init() {}
+
+    public mutating func add(_ string: String) {
+        var copy = string
+        copy.withUTF8 { add(UnsafeRawBufferPointer($0)) }
+    }
+
+    public mutating func add(_ bytes: UnsafeRawBufferPointer) {
+        for byte in bytes { value = (value ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        value = (value ^ 0) &* 0x100_0000_01b3
+    }
+}
+
+/// SplitMix64: a tiny seeded generator.
+public struct SplitMix64: RandomNumberGenerator {
+    private var state: UInt64
+    public init(seed: UInt64) { state = seed }
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// The scenarios of the comparison (docs/Benchmarks.md).
+public enum Scenario: String, CaseIterable, Sendable {
+    case closureMigration = "a"
+    case additiveMigration = "b"
+    case typeChange = "c"
+    case openUpToDate = "d"
+    case insert = "e"
+    case scan = "f"
+    case lookups = "g"
+    case indexLookups = "h"
+
+    public var title: String {
+        switch self {
+        case .closureMigration: "a. closure migration (fullName)"
+        case .additiveMigration: "b. additive migration"
+        case .typeChange: "c. type change (age string -> int)"
+        case .openUpToDate: "d. open an up-to-date file"
+        case .insert: "e. insert N in one transaction"
+        case .scan: "f. full scan reading one property"
+        case .lookups: "g. 100k random primary-key lookups"
+        case .indexLookups: "h. 1,000 index equality lookups"
+        }
+    }
+}
+
+/// Who does the work.
+public enum Engine: String, CaseIterable, Sendable {
+    case strata
+    /// The C API of LMDB doing the same byte work: the floor.
+    case lmdb
+    /// GRDB, row by row from Swift (a Row cursor and an UPDATE by id).
+    case grdb
+    /// GRDB running one SQL statement where one exists (migrations only).
+    case grdbSQL = "grdb-sql"
+}
+
+/// One measurable run: `setup` builds the input (not timed), `run` is the
+/// work that is timed, `verify` reads the result back and returns its
+/// checksum (not timed).
+public struct Trial {
+    public let setup: () throws -> Void
+    public let run: () throws -> Void
+    public let verify: () throws -> UInt64
+    public let cleanup: () -> Void
+}
+
+public struct ScenarioError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// The trial of `scenario` for `engine` on `n` objects in `folder`, or nil
+/// when the engine has no such form (pure SQL exists for migrations only).
+public func makeTrial(_ engine: Engine, _ scenario: Scenario, n: Int, folder: URL) -> Trial? {
+    switch engine {
+    case .strata: StrataTrials(n: n, folder: folder).trial(scenario)
+    case .lmdb: LMDBTrials(n: n, folder: folder).trial(scenario)
+    case .grdb: GRDBTrials(n: n, folder: folder, pureSQL: false).trial(scenario)
+    case .grdbSQL: GRDBTrials(n: n, folder: folder, pureSQL: true).trial(scenario)
+    }
+}
