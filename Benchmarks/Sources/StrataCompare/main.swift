@@ -3,7 +3,7 @@
 // ratios, and writes them as JSON. Every run checks its result against the
 // expected checksum, so a fast wrong answer fails.
 //
-//     swift run -c release StrataCompare [--objects N] [--rounds R] [--json PATH] [--only a,b,...]
+//     swift run -c release StrataCompare [--objects N] [--rounds R] [--json PATH] [--only a,b,...] [--engines strata,lmdb,...]
 
 import Foundation
 import Scenarios
@@ -13,6 +13,7 @@ struct Options {
     var rounds = 3
     var json: String?
     var only: Set<Scenario> = Set(Scenario.allCases)
+    var engines: [Engine] = Engine.allCases
 
     init(_ arguments: ArraySlice<String>) throws {
         var rest = arguments
@@ -23,10 +24,13 @@ struct Options {
             case "--rounds": rounds = Int(value) ?? 0
             case "--json": json = value
             case "--only": only = Set(value.split(separator: ",").compactMap { Scenario(rawValue: String($0)) })
+            case "--engines": engines = value.split(separator: ",").compactMap { Engine(rawValue: String($0)) }
             default: throw ScenarioError("unknown option \(flag)")
             }
         }
-        guard objects > 0, rounds > 0, !only.isEmpty else { throw ScenarioError("--objects and --rounds must be positive, --only must name scenarios a to h") }
+        guard objects > 0, rounds > 0, !only.isEmpty, !engines.isEmpty else {
+            throw ScenarioError("--objects and --rounds must be positive, --only must name scenarios a to h, --engines strata, lmdb, grdb or grdb-sql")
+        }
     }
 }
 
@@ -61,7 +65,7 @@ func run() throws {
     for round in 0 ..< options.rounds {
         for scenario in scenarios {
             // Rotate the order each round, so no engine always runs first.
-            let engines = Engine.allCases
+            let engines = options.engines
             let rotated = Array(engines[(round % engines.count)...] + engines[..<(round % engines.count)])
             for engine in rotated {
                 let engineFolder = folder.appendingPathComponent(engine.rawValue)

@@ -52,7 +52,8 @@ extension Database {
         public var durability: Durability
         /// The memory map's size at open, in bytes. The map doubles by itself
         /// whenever a transaction fills it, so this only saves a few early
-        /// doublings. Default: 8 MiB. LMDB never maps less than the data the
+        /// doublings. Default: 1 GiB on 64-bit systems, 8 MiB elsewhere; the
+        /// file itself grows only as data is written. LMDB never maps less than the data the
         /// file already holds. A second `Database` for a path that is already
         /// open in this process shares the first one's map and ignores this
         /// and ``durability``.

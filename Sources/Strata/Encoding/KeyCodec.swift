@@ -107,11 +107,15 @@ enum KeyCodec {
 
     /// Compares two keys as LMDB does by default: bytes, then length.
     static func compare(_ a: UnsafeRawBufferPointer, _ b: [UInt8]) -> Int {
-        b.withUnsafeBytes { b in
-            let common = min(a.count, b.count)
-            let order = common == 0 ? 0 : Int(memcmp(a.baseAddress!, b.baseAddress!, common))
-            return order != 0 ? order : a.count - b.count
-        }
+        b.withUnsafeBytes { compare(a, $0) }
+    }
+
+    /// Compares two keys as LMDB does by default: bytes, then length.
+    @inline(__always)
+    static func compare(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
+        let common = min(a.count, b.count)
+        let order = common == 0 ? 0 : Int(memcmp(a.baseAddress!, b.baseAddress!, common))
+        return order != 0 ? order : a.count - b.count
     }
 
     /// Doubles as bytes that sort numerically; -0.0 and 0.0 share a key, and

@@ -24,6 +24,23 @@ enum RecordCodec {
         case string = 5, data = 6, date = 7, uuid = 8
     }
 
+    /// Whether a stored value with `tag` may be read as a property of
+    /// `type`: the same test as ``Value/fits(_:optional:)``, on the tag.
+    @inline(__always)
+    static func tag(_ tag: UInt8, fits type: PropertyType, optional: Bool) -> Bool {
+        switch tag {
+        case Tag.null.rawValue: optional
+        case Tag.falseValue.rawValue, Tag.trueValue.rawValue: type == .bool
+        case Tag.int.rawValue: type == .int
+        case Tag.double.rawValue: type == .double
+        case Tag.string.rawValue: type == .string
+        case Tag.data.rawValue: type == .data
+        case Tag.date.rawValue: type == .date
+        case Tag.uuid.rawValue: type == .uuid
+        default: false
+        }
+    }
+
     static func beginRecord(_ writer: inout ByteWriter, schemaVersion: UInt64, fieldCount: Int) {
         writer.append(layoutVersion)
         writer.appendVarint(schemaVersion)
@@ -264,6 +281,33 @@ struct RecordView {
             if fieldID == wanted { return RecordView.read(base, &p, end) }
             if fieldID > wanted { return nil }
             guard RecordView.skip(base, &p, end) else { return nil }
+        }
+        return nil
+    }
+
+    /// The encoded bytes of field `id` (its id, tag and payload, as a
+    /// record stores them) and its tag, or nil when the record has no such
+    /// field: what a rewrite copies when a value does not change.
+    func encodedField(_ id: UInt32, expectedAt position: Int) -> (tag: UInt8, bytes: UnsafeRawBufferPointer)? {
+        guard let base = bytes.baseAddress else { return nil }
+        let end = bytes.count
+        let wanted = UInt64(id)
+        var start = fieldsOffset
+        if position < 8 && position < fieldCount {
+            let guess = Int(truncatingIfNeeded: (fieldStarts >> (8 * UInt64(position))) & 0xFF)
+            var p = guess
+            if guess != 0, RecordView.varint(base, &p, end) == wanted {
+                start = guess
+            }
+        }
+        var p = start
+        for _ in 0 ..< fieldCount {
+            let fieldStart = p
+            guard let fieldID = RecordView.varint(base, &p, end) else { return nil }
+            if fieldID > wanted { return nil }
+            let tag = base.load(fromByteOffset: p, as: UInt8.self)
+            guard RecordView.skip(base, &p, end) else { return nil }
+            if fieldID == wanted { return (tag, UnsafeRawBufferPointer(start: base + fieldStart, count: p - fieldStart)) }
         }
         return nil
     }

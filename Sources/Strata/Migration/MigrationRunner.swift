@@ -197,53 +197,78 @@ final class MigrationRunner {
         throw StrataError(.unknownObjectType, "enumerateObjects(ofType: \"\(name)\"): neither the old nor the new schema of \(path) has that type. Old types: \(oldNames). New types: \(newNames).", path: path)
     }
 
+    /// Where and how the objects of one walk are written back, worked out
+    /// once per walk rather than per object.
+    private struct Target {
+        let table: ObjectTable
+        /// The type's objects get new keys: every one is inserted again.
+        let rekey: Bool
+        /// Every record is rewritten, changed by the closure or not.
+        let rewriteAll: Bool
+        /// Per field of the new table, where records written under the old
+        /// schema keep it: a hint that saves walking their fields.
+        let storedPositions: [Int]
+    }
+
+    private func target(_ type: CatalogType) throws -> Target {
+        let table = try materialize(type)
+        let oldIDs = (old[typeID: type.id]?.properties.map(\.id) ?? []).sorted()
+        let stored = table.fields.map { field in oldIDs.firstIndex(of: field.id) ?? Int.max }
+        return Target(table: table, rekey: isRekeyed(type), rewriteAll: rewritesEveryRecord(type), storedPositions: stored)
+    }
+
     /// Walks the old objects of a type (or, for a type new in this
     /// version, the objects created so far), hands each to `body`, and
     /// writes back what changed. With no `body`, rewrites every object.
     private func walk(oldType: CatalogType?, newType: CatalogType?, body: ((DynamicObject?, MutableObject?) throws -> Void)?) throws {
-        let newTable = try newType.map { try materialize($0) }
-        let object = newTable.map { MutableObject(table: $0) }
+        let target = try newType.map { try self.target($0) }
+        let object = target.map { MutableObject(table: $0.table) }
         let secondPass = newType.map { enumerated.contains($0.id) } ?? false
         if let newType { enumerated.insert(newType.id) }
         guard let oldType, let oldTable = oldTables[oldType.id] else {
-            if let newTable, let object { try walkCreated(newTable, object, body) }
+            if let target, let object { try walkCreated(target, object, body) }
             return
         }
         let (reader, context) = try snapshotContext()
         var progress = ProgressCounter(typeName: newType?.name ?? oldType.name, step: .migratingObjects,
                                        total: try reader.entryCount(oldTable.records), handler: configuration.progress)
+        let writes = recordWrites
         try reader.withCursor(oldTable.records) { cursor in
-            var entry = try cursor.first()
-            while let (key, record) = entry {
-                let oldObject = try context.object(table: oldTable, key: key, record: record)
-                if let newTable, let object {
-                    if secondPass {
-                        // Start from what the first pass wrote; a deleted
-                        // object has no `new` side.
-                        if let current = try txn.get(newTable.records, key) {
-                            let copy = CopiedBytes(key: key, record: current)
-                            let view = try context.validatedView(table: newTable, key: copy.key, record: copy.record)
-                            object.reset(key: key, base: view, storage: copy)
-                            try visit(object, old: oldObject, in: newTable, type: newType!, body)
+            try txn.withCursor(target?.table.records ?? oldTable.records) { writer in
+                var entry = try cursor.first()
+                while let (key, record) = entry {
+                    let oldObject = try context.object(table: oldTable, key: key, record: record)
+                    if let target, let object {
+                        if secondPass {
+                            // Start from what the first pass wrote; a deleted
+                            // object has no `new` side.
+                            if let current = try txn.get(target.table.records, key) {
+                                let copy = CopiedBytes(key: key, record: current)
+                                let view = try context.validatedView(table: target.table, key: copy.key, record: copy.record)
+                                object.reset(key: key, base: view, storage: copy)
+                                try visit(object, old: oldObject, target, writer, body)
+                            } else {
+                                try body?(oldObject, nil)
+                            }
                         } else {
-                            try body?(oldObject, nil)
+                            object.reset(key: key, base: oldObject.record, storage: nil)
+                            try visit(object, old: oldObject, target, writer, body)
                         }
                     } else {
-                        object.reset(key: key, base: oldObject.record, storage: nil)
-                        try visit(object, old: oldObject, in: newTable, type: newType!, body)
+                        try body?(oldObject, nil)
                     }
-                } else {
-                    try body?(oldObject, nil)
+                    progress.advance()
+                    entry = try cursor.next()
                 }
-                progress.advance()
-                entry = try cursor.next()
             }
         }
         progress.finish()
+        if let newType, recordWrites != writes { written.insert(newType.id) }
     }
 
     /// For a type new in this version: the objects the closure created.
-    private func walkCreated(_ table: ObjectTable, _ object: MutableObject, _ body: ((DynamicObject?, MutableObject?) throws -> Void)?) throws {
+    private func walkCreated(_ target: Target, _ object: MutableObject, _ body: ((DynamicObject?, MutableObject?) throws -> Void)?) throws {
+        let table = target.table
         var keys: [[UInt8]] = []
         try txn.withCursor(table.records) { cursor in
             var entry = try cursor.first()
@@ -253,20 +278,25 @@ final class MigrationRunner {
             }
         }
         var progress = ProgressCounter(typeName: table.name, step: .migratingObjects, total: keys.count, handler: configuration.progress)
-        for key in keys {
-            try key.withUnsafeBytes { keyBytes in
-                guard let record = try txn.get(table.records, keyBytes) else { return }
-                let copy = CopiedBytes(key: keyBytes, record: record)
-                let view = try writeContext.validatedView(table: table, key: copy.key, record: copy.record)
-                object.reset(key: keyBytes, base: view, storage: copy)
-                try visit(object, old: nil, in: table, type: table.type, body)
+        let writes = recordWrites
+        try txn.withCursor(table.records) { writer in
+            for key in keys {
+                try key.withUnsafeBytes { keyBytes in
+                    guard let record = try txn.get(table.records, keyBytes) else { return }
+                    let copy = CopiedBytes(key: keyBytes, record: record)
+                    let view = try writeContext.validatedView(table: table, key: copy.key, record: copy.record)
+                    object.reset(key: keyBytes, base: view, storage: copy)
+                    try visit(object, old: nil, target, writer, body)
+                }
+                progress.advance()
             }
-            progress.advance()
         }
         progress.finish()
+        if recordWrites != writes { written.insert(table.type.id) }
     }
 
-    private func visit(_ object: MutableObject, old: DynamicObject?, in table: ObjectTable, type: CatalogType,
+    @inline(__always)
+    private func visit(_ object: MutableObject, old: DynamicObject?, _ target: Target, _ writer: LMDBCursor,
                        _ body: ((DynamicObject?, MutableObject?) throws -> Void)?) throws {
         if let body {
             object.isActive = true
@@ -274,54 +304,60 @@ final class MigrationRunner {
             try body(old, object)
         }
         if let error = object.pendingError { throw error }
-        try write(object, table: table, type: type)
+        try write(object, target, writer)
     }
 
     /// Writes back one object: deleted, changed, or rewritten because its
     /// type's keys or value types changed. Left alone otherwise.
-    private func write(_ object: MutableObject, table: ObjectTable, type: CatalogType) throws {
-        let rekey = isRekeyed(type)
+    private func write(_ object: MutableObject, _ target: Target, _ writer: LMDBCursor) throws {
+        let table = target.table
         if object.isDeleted {
-            if !rekey { _ = try object.key.withUnsafeBytes { try txn.delete(table.records, $0) } }
+            if !target.rekey { _ = try txn.delete(table.records, object.key) }
             recordWrites += 1
-            written.insert(type.id)
             return
         }
-        guard object.isDirty || rewritesEveryRecord(type) else { return }
-        let automaticKey: ObjectEncoder.AutomaticKey
-        if table.primaryKey == nil {
-            if rekey {
-                automaticKey = .new { try self.writeContext.nextAutomaticID(table) }
-            } else {
-                encoder.key.removeAll()
-                encoder.key.append(contentsOf: object.key)
-                automaticKey = .keep
-            }
-        } else {
-            automaticKey = .keep
-        }
+        guard object.isDirty || target.rewriteAll else { return }
+        let automaticKey: ObjectEncoder.AutomaticKey = target.rekey && table.primaryKey == nil
+            ? .new { try self.writeContext.nextAutomaticID(table) } : .keep
+        let keyEncoded: Bool
         do {
-            try encoder.encodeFields(table: table, schemaVersion: newVersion, automaticKey: automaticKey, preserving: nil) { field in
-                object.value(at: field.position)
-            }
+            keyEncoded = try encoder.encodeRewrite(table: table, schemaVersion: newVersion, automaticKey: automaticKey, newKeys: target.rekey,
+                                                   base: object.base, overrides: object.overrides, storedPositions: target.storedPositions)
         } catch let error as StrataError {
-            throw StrataError(error.code, "Migrating a '\(table.name)' object (key \(describeKey(object.key, table: table, oldKey: true))) of \(path) to schema version \(newVersion) failed: \(error.message)", path: path)
+            throw StrataError(error.code, "Migrating a '\(table.name)' object (key \(describeKey(Array(object.key), table: table, oldKey: true))) of \(path) to schema version \(newVersion) failed: \(error.message)", path: path)
         }
-        let stored = try encoder.key.withUnsafeBytes { key in
-            try encoder.record.withUnsafeBytes { record in
-                if rekey { return try txn.put(table.records, key, record, noOverwrite: true) }
-                guard table.primaryKey == nil || key.elementsEqual(object.key) else {
-                    throw StrataError(.migrationFailed, "The migration of \(path) changed the primary key of a '\(table.name)' object from \(describeKey(object.key, table: table, oldKey: true)) to \(describeKey(Array(key), table: table, oldKey: false)), but the new schema keeps the primary key of '\(table.name)'. Create a new object and delete this one instead. Nothing was written.", path: path)
+        try encoder.record.withUnsafeBytes { record in
+            if target.rekey {
+                try encoder.key.withUnsafeBytes { key in
+                    guard try txn.put(table.records, key, record, noOverwrite: true) else {
+                        throw StrataError(.duplicatePrimaryKey, "After the migration of \(path) to schema version \(newVersion), two '\(table.name)' objects have the primary key \(encoder.decodedKey(table)). Give them distinct values in the migration closure, or delete one. Nothing was written.", path: path)
+                    }
                 }
-                return try txn.put(table.records, key, record, noOverwrite: false)
+                return
             }
-        }
-        guard stored else {
-            let key = encoder.decodedKey(table)
-            throw StrataError(.duplicatePrimaryKey, "After the migration of \(path) to schema version \(newVersion), two '\(table.name)' objects have the primary key \(key). Give them distinct values in the migration closure, or delete one. Nothing was written.", path: path)
+            if keyEncoded {
+                try encoder.key.withUnsafeBytes { key in
+                    guard KeyCodec.compare(key, object.key) == 0 else {
+                        throw StrataError(.migrationFailed, "The migration of \(path) changed the primary key of a '\(table.name)' object from \(describeKey(Array(object.key), table: table, oldKey: true)) to \(describeKey(Array(key), table: table, oldKey: false)), but the new schema keeps the primary key of '\(table.name)'. Create a new object and delete this one instead. Nothing was written.", path: path)
+                    }
+                }
+            }
+            // Objects come in key order: the entry after the last one written
+            // is usually the one to replace, and replacing it in place through
+            // the cursor skips a search of the tree.
+            let found: Bool
+            if let next = try writer.next(), KeyCodec.compare(next.key, object.key) == 0 {
+                found = true
+            } else {
+                found = try writer.seek(exactly: object.key) != nil
+            }
+            if found {
+                try writer.replaceCurrent(key: object.key, value: record)
+            } else {
+                try txn.put(table.records, object.key, record)
+            }
         }
         recordWrites += 1
-        written.insert(type.id)
     }
 
     private func describeKey(_ key: [UInt8], table: ObjectTable, oldKey: Bool) -> String {

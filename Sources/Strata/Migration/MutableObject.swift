@@ -18,39 +18,74 @@
 /// object, and using it afterwards stops the program.
 public final class MutableObject {
     let table: ObjectTable
-    /// The record the values start from: the object's stored record, read
-    /// through the new schema. Nil for a created object.
-    private(set) var base: RecordView?
-    /// The object's key in its records database.
-    private(set) var key: [UInt8] = []
+
+    /// What changes from one object to the next. Kept behind a pointer: a
+    /// class's stored `var`s are checked for exclusive access at run time on
+    /// every use, which a migration would pay several times per object.
+    private struct State {
+        /// The record the values start from: the object's stored record,
+        /// read through the new schema. Nil for a created object.
+        var base: RecordView?
+        var keyCount = 0
+        var isDirty = false
+        var isDeleted = false
+        /// Whether the closure it was handed to is running.
+        var isActive = false
+        /// The first invalid assignment, reported when the closure
+        /// returns: a subscript setter cannot throw.
+        var pendingError: StrataError?
+        /// Keeps the bytes `base` points at alive, when they are a copy.
+        var storage: CopiedBytes?
+    }
+
+    private let state = UnsafeMutablePointer<State>.allocate(capacity: 1)
     /// Values set by the closure, by field position.
-    private var overrides: [Value?]
-    private(set) var isDirty = false
-    private(set) var isDeleted = false
-    /// Whether the closure it was handed to is running.
-    var isActive = false
-    /// The first invalid assignment, reported when the closure returns:
-    /// a subscript setter cannot throw.
-    private(set) var pendingError: StrataError?
-    /// Keeps the bytes `base` points at alive, when they are a copy.
-    private var storage: CopiedBytes?
+    let overrides: UnsafeMutableBufferPointer<Value?>
+    private let keyStorage = UnsafeMutableRawBufferPointer.allocate(byteCount: KeyCodec.maxKeySize, alignment: 8)
+
+    /// The object's key in its records database: a private copy, which a
+    /// put cannot move.
+    var key: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: keyStorage.baseAddress, count: state.pointee.keyCount) }
+    var base: RecordView? { state.pointee.base }
+    var isDirty: Bool { state.pointee.isDirty }
+    var isDeleted: Bool { state.pointee.isDeleted }
+    var pendingError: StrataError? { state.pointee.pendingError }
+    var isActive: Bool {
+        get { state.pointee.isActive }
+        set { state.pointee.isActive = newValue }
+    }
 
     init(table: ObjectTable) {
         self.table = table
-        overrides = Array(repeating: nil, count: table.fields.count)
+        state.initialize(to: State())
+        overrides = .allocate(capacity: table.fields.count)
+        overrides.initialize(repeating: nil)
+    }
+
+    deinit {
+        state.deinitialize(count: 1)
+        state.deallocate()
+        overrides.deinitialize()
+        overrides.deallocate()
+        keyStorage.deallocate()
     }
 
     /// Points the object at the next record; `storage` owns the bytes when
     /// they are a private copy.
     func reset(key: UnsafeRawBufferPointer, base: RecordView?, storage: CopiedBytes?) {
-        self.key.removeAll(keepingCapacity: true)
-        self.key.append(contentsOf: key)
-        self.base = base
-        self.storage = storage
-        for position in overrides.indices { overrides[position] = nil }
-        isDirty = false
-        isDeleted = false
-        pendingError = nil
+        precondition(key.count <= keyStorage.count, "A key longer than LMDB allows")
+        keyStorage.baseAddress!.copyMemory(from: key.baseAddress!, byteCount: key.count)
+        // Field by field: assigning a whole new State would copy and
+        // destroy its optional references on every object.
+        if state.pointee.isDirty {
+            for position in overrides.indices { overrides[position] = nil }
+            state.pointee.isDirty = false
+        }
+        state.pointee.base = base
+        state.pointee.keyCount = key.count
+        state.pointee.isDeleted = false
+        if state.pointee.pendingError != nil { state.pointee.pendingError = nil }
+        if storage != nil || state.pointee.storage != nil { state.pointee.storage = storage }
     }
 
     private func checkActive() {
@@ -83,10 +118,19 @@ public final class MutableObject {
         }
         set {
             checkActive()
+            if let position = table.position(of: property) {
+                let info = table.readInfo[position]
+                let coerced = newValue.coerced(to: info.type)
+                if coerced.fits(info.type, optional: info.isOptional) {
+                    overrides[position] = coerced
+                    state.pointee.isDirty = true
+                    return
+                }
+            }
             do {
                 try setValue(newValue, for: property)
             } catch let error as StrataError {
-                if pendingError == nil { pendingError = error }
+                if state.pointee.pendingError == nil { state.pointee.pendingError = error }
             } catch {
                 preconditionFailure("setValue(_:for:) throws only StrataError")
             }
@@ -116,7 +160,7 @@ public final class MutableObject {
             throw StrataError(.invalidValue, "The migration set property '\(table.name).\(property)' (\(expected)) to \(value), which it cannot hold (in \(table.path)). Nothing was written.", path: table.path)
         }
         overrides[field.position] = coerced
-        isDirty = true
+        state.pointee.isDirty = true
     }
 
     /// Every property's value under the new schema, by name.
@@ -136,7 +180,7 @@ public final class MutableObject {
 
     func markDeleted() {
         checkActive()
-        isDeleted = true
+        state.pointee.isDeleted = true
     }
 }
 

@@ -98,6 +98,55 @@ struct ObjectEncoder {
         }
     }
 
+    /// Encodes an object that a migration rewrites: the values the closure
+    /// set, and the stored fields it left alone, copied byte for byte when
+    /// their stored type still fits (else the field's default). Migrations
+    /// run in local mode, where types have no kept fields.
+    /// `storedPositions` guesses, per field, where the base record keeps it.
+    /// The key is encoded from the values only when `newKeys` is set or the
+    /// primary key was set by the closure; returns whether it was.
+    @discardableResult
+    mutating func encodeRewrite(table: ObjectTable, schemaVersion: UInt64, automaticKey: AutomaticKey, newKeys: Bool,
+                                base: RecordView?, overrides: UnsafeMutableBufferPointer<Value?>, storedPositions: [Int]) throws -> Bool {
+        var keyEncoded = false
+        precondition(table.keptFields.isEmpty, "A migration rewrite of a synced-mode type")
+        record.removeAll()
+        if table.primaryKey != nil { key.removeAll() }
+        RecordCodec.beginRecord(&record, schemaVersion: schemaVersion, fieldCount: table.fields.count)
+        let keyPosition = table.primaryKey?.position
+        for position in 0 ..< table.fields.count {
+            let info = table.readInfo[position]
+            if overrides[position] == nil, let base, let stored = base.encodedField(info.id, expectedAt: storedPositions[position]),
+               RecordCodec.tag(stored.tag, fits: info.type, optional: info.isOptional) {
+                record.append(contentsOf: stored.bytes)
+                if newKeys && keyPosition == position, let value = base.value(forField: info.id, expectedAt: storedPositions[position]) {
+                    _ = KeyCodec.appendPrimaryKey(value, type: info.type, to: &key)
+                    keyEncoded = true
+                }
+                continue
+            }
+            if let value = overrides[position], keyPosition != position {
+                // Checked by the setter already.
+                RecordCodec.appendField(&record, id: info.id, value: value)
+                continue
+            }
+            let field = table.fields[position]
+            let value = try ObjectEncoder.resolve(field, given: overrides[position] ?? field.valueWhenAbsent, table: table)
+            RecordCodec.appendField(&record, id: field.id, value: value)
+            if field.isPrimaryKey {
+                _ = KeyCodec.appendPrimaryKey(value, type: field.type, to: &key)
+                try checkKeySize(table: table)
+                keyEncoded = true
+            }
+        }
+        if table.primaryKey == nil, case .new(let nextID) = automaticKey {
+            key.removeAll()
+            KeyCodec.appendAutomaticID(try nextID(), to: &key)
+            keyEncoded = true
+        }
+        return keyEncoded
+    }
+
     private mutating func appendKept(_ field: ObjectTable.KeptField, preserving: RecordView?) {
         let stored = preserving?.value(forField: field.id, expectedAt: Int.max)
         RecordCodec.appendField(&record, id: field.id, value: stored ?? field.emptyValue)

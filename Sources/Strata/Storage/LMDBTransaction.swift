@@ -29,7 +29,8 @@ final class LMDBTransaction {
     private(set) var ranOutOfMapSpace = false
 
     @inline(__always)
-    private func verify(_ rc: Int32, _ call: StaticString) throws {
+    func verify(_ rc: Int32, _ call: StaticString) throws {
+        guard rc != MDB_SUCCESS else { return }
         if rc == MDB_MAP_FULL { ranOutOfMapSpace = true }
         try check(rc, call, path: path)
     }
@@ -180,7 +181,7 @@ final class LMDBTransaction {
     func withCursor<T>(_ dbi: DatabaseHandle, _ body: (LMDBCursor) throws -> T) throws -> T {
         var cursor: OpaquePointer?
         try verify(mdb_cursor_open(txn, dbi, &cursor), "mdb_cursor_open")
-        let wrapper = LMDBCursor(handle: cursor!, path: path)
+        let wrapper = LMDBCursor(handle: cursor!, transaction: self)
         defer { wrapper.close() }
         return try body(wrapper)
     }
@@ -192,11 +193,12 @@ final class LMDBCursor {
     typealias Entry = (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)
 
     private var handle: OpaquePointer?
-    private let path: String
+    private unowned let transaction: LMDBTransaction
+    private var path: String { transaction.environment.path }
 
-    init(handle: OpaquePointer, path: String) {
+    init(handle: OpaquePointer, transaction: LMDBTransaction) {
         self.handle = handle
-        self.path = path
+        self.transaction = transaction
     }
 
     deinit {
@@ -214,7 +216,7 @@ final class LMDBCursor {
         var v = MDB_val(mv_size: value?.count ?? 0, mv_data: UnsafeMutableRawPointer(mutating: value?.baseAddress))
         let rc = mdb_cursor_get(handle, &k, &v, op)
         if rc == MDB_NOTFOUND { return nil }
-        try check(rc, "mdb_cursor_get", path: path)
+        if rc != MDB_SUCCESS { try check(rc, "mdb_cursor_get", path: path) }
         return (UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size),
                 UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
     }
@@ -230,4 +232,14 @@ final class LMDBCursor {
     func lastDuplicate() throws -> Entry? { try get(MDB_LAST_DUP) }
     /// The next value of the current key in a duplicate-key database.
     func nextDuplicate() throws -> Entry? { try get(MDB_NEXT_DUP) }
+
+    /// Replaces the value of the entry the cursor is at (`MDB_CURRENT`),
+    /// without searching the tree again; `key` must be that entry's key,
+    /// in memory that the put cannot move (not LMDB's copy). The value may
+    /// change size.
+    func replaceCurrent(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws {
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+        try transaction.verify(mdb_cursor_put(handle, &k, &v, UInt32(MDB_CURRENT)), "mdb_cursor_put")
+    }
 }
