@@ -54,6 +54,20 @@ enum Migrations {
         defer { db.close() }
         return try everything(db)
     }
+
+    /// What a failed migration must leave as it was: every object with its
+    /// effective schema version, and the contents of every named database
+    /// (records, indexes, catalog, generation, schema snapshots), of a file
+    /// the verifier finds sound.
+    struct FileState: Equatable {
+        var objects: [String: [[String: Value]]]
+        var databases: [String: FileVerifier.Digest]
+    }
+
+    static func state(opening configuration: Database.Configuration, sourceLocation: SourceLocation = #_sourceLocation) throws -> FileState {
+        let verifier = try expectFileVerified(configuration.path, sourceLocation: sourceLocation)
+        return FileState(objects: try everything(opening: configuration), databases: verifier.digests)
+    }
 }
 
 /// Collects values handed to @Sendable callbacks.
@@ -249,7 +263,7 @@ final class Recorder<T: Sendable>: @unchecked Sendable {
                 try m.renameProperty(onType: "Item", from: "n", to: "m")
             }),
         ]
-        let before = try Migrations.everything(opening: Migrations.configuration(path, version: 1, [v1]))
+        let before = try Migrations.state(opening: Migrations.configuration(path, version: 1, [v1]))
         for (expected, block) in cases {
             let error = expectStrataError(.migrationFailed) {
                 _ = try Database(configuration: Migrations.configuration(path, version: 2, [v2], migration: block))
@@ -257,7 +271,7 @@ final class Recorder<T: Sendable>: @unchecked Sendable {
             #expect(error?.message.contains(expected) == true, "\(error?.message ?? "")")
             #expect(error?.message.contains("Nothing was written") == true)
         }
-        #expect(try Migrations.everything(opening: Migrations.configuration(path, version: 1, [v1])) == before)
+        #expect(try Migrations.state(opening: Migrations.configuration(path, version: 1, [v1])) == before)
     }
 
     @Test func renameTypeKeepsObjectsAndIdsWithoutRewriting() throws {
@@ -434,13 +448,13 @@ final class Recorder<T: Sendable>: @unchecked Sendable {
         }
         first.close()
         let old = Migrations.configuration(path, version: 1, [Self.accountV1])
-        let before = try Migrations.everything(opening: old)
+        let before = try Migrations.state(opening: old)
         let error = expectStrataError(.duplicatePrimaryKey) {
             _ = try Database(configuration: Migrations.configuration(path, version: 2, [Self.accountV2]))
         }
         #expect(error?.message.contains("same@example.org") == true, "\(error?.message ?? "")")
         #expect(error?.message.contains("Nothing was written") == true)
-        #expect(try Migrations.everything(opening: old) == before)
+        #expect(try Migrations.state(opening: old) == before)
         // The closure can fix the values.
         let db = try Database(configuration: Migrations.configuration(path, version: 2, [Self.accountV2]) { migration, _ in
             try migration.enumerateObjects(ofType: "Account") { old, new in
@@ -454,13 +468,15 @@ final class Recorder<T: Sendable>: @unchecked Sendable {
         let folder = try TemporaryFolder()
         let path = folder.path()
         try Migrations.seedPeople(path, count: 2)
+        let old = Migrations.configuration(path, version: 1, [Migrations.personV1])
+        let before = try Migrations.state(opening: old)
         let error = expectStrataError(.migrationFailed) {
             _ = try Database(configuration: Migrations.configuration(path, version: 2, [Migrations.personV1]) { migration, _ in
                 try migration.enumerateObjects(ofType: "Person") { _, new in new?["id"] = .int(new!["id"].int! + 100) }
             })
         }
         #expect(error?.message.contains("changed the primary key") == true, "\(error?.message ?? "")")
-        #expect(try Migrations.everything(opening: Migrations.configuration(path, version: 1, [Migrations.personV1]))["Person"]?.count == 2)
+        #expect(try Migrations.state(opening: old) == before)
     }
 
     // MARK: Effective schema version
@@ -541,7 +557,7 @@ final class Recorder<T: Sendable>: @unchecked Sendable {
         let path = folder.path()
         try Migrations.seedPeople(path, count: 100_000)
         let old = Migrations.configuration(path, version: 1, [Migrations.personV1])
-        let before = try Migrations.everything(opening: old)
+        let before = try Migrations.state(opening: old)
         let error = expectStrataError(.migrationFailed) {
             _ = try Database(configuration: Migrations.configuration(path, version: 2, [Migrations.personV2, Self.note]) { migration, _ in
                 if afterCreating { try migration.create("Note", value: ["text": "made in the migration"]) }
@@ -555,7 +571,7 @@ final class Recorder<T: Sendable>: @unchecked Sendable {
         }
         #expect(error?.message.contains("Halfway") == true, "\(error?.message ?? "")")
         #expect(error?.message.contains("still at version 1") == true)
-        #expect(try Migrations.everything(opening: old) == before)
+        #expect(try Migrations.state(opening: old) == before)
     }
 
     @Test func anInvalidValueSetByTheClosureFailsTheMigration() throws {
@@ -563,7 +579,7 @@ final class Recorder<T: Sendable>: @unchecked Sendable {
         let path = folder.path()
         try Migrations.seedPeople(path, count: 5)
         let old = Migrations.configuration(path, version: 1, [Migrations.personV1])
-        let before = try Migrations.everything(opening: old)
+        let before = try Migrations.state(opening: old)
         let cases: [(StrataError.Code, String, Database.MigrationBlock)] = [
             (.invalidValue, "'Person.fullName' (string) to null", { m, _ in try m.enumerateObjects(ofType: "Person") { _, new in new?["fullName"] = .null } }),
             (.invalidValue, "'Person.fullName' (string) to 42", { m, _ in try m.enumerateObjects(ofType: "Person") { _, new in new?["fullName"] = 42 } }),
@@ -576,6 +592,84 @@ final class Recorder<T: Sendable>: @unchecked Sendable {
             }
             #expect(error?.message.contains(text) == true, "\(error?.message ?? "")")
         }
-        #expect(try Migrations.everything(opening: old) == before)
+        #expect(try Migrations.state(opening: old) == before)
+    }
+
+    /// How a migration that changed much of the file fails.
+    enum LateFailure: String, CaseIterable, Sendable {
+        /// The closure throws once it has done everything else.
+        case closureThrows
+        /// A rename chain left open, found after the closure returned.
+        case renameLeftOpen
+        /// Two accounts with one new primary key, found when the type is
+        /// rewritten after the closure returned.
+        case duplicateKey
+    }
+
+    static let dog = ObjectSchema("Dog") { Property("name", .string, indexed: true) }
+    static let hound = ObjectSchema("Hound") {
+        Property("name", .string, indexed: true)
+        Property("isGood", .bool, default: true)
+    }
+    static let tag = ObjectSchema("Tag", primaryKey: "name") {
+        Property("name", .string)
+        Property("uses", .int, default: 0, indexed: true)
+    }
+    /// Version 2 of Person: fullName replaces firstName and lastName, and
+    /// the index moves from age to fullName.
+    static let personReindexed = ObjectSchema("Person", primaryKey: "id") {
+        Property("id", .int)
+        Property("fullName", .string, indexed: true)
+        Property("age", .int, default: 0)
+        Property("email", .string, optional: true)
+    }
+
+    @Test(arguments: LateFailure.allCases)
+    func aFailedMigrationLeavesNoTraceOfTheTypesIndexesAndRenamesItMade(_ failure: LateFailure) throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path()
+        try Migrations.seedPeople(path, count: 2_000)
+        let old = Migrations.configuration(path, version: 1, [Migrations.personV1, Self.dog, Self.note, Self.accountV1])
+        try { () throws in
+            let db = try Database(configuration: old)
+            defer { db.close() }
+            try db.write { tx in
+                for i in 0 ..< 50 { try tx.insert("Dog", ["name": .string("Rex\(i % 7)")]) }
+                for i in 0 ..< 10 { try tx.insert("Note", ["text": .string("note \(i)")]) }
+                for id in 1 ... 20 as ClosedRange<Int64> {
+                    let shared = failure == .duplicateKey && id == 20
+                    try tx.insert("Account", ["id": .int(id), "email": .string(shared ? "a1@example.org" : "a\(id)@example.org")])
+                }
+            }
+        }()
+        let before = try Migrations.state(opening: old)
+        func migration(failing: LateFailure?) -> Database.Configuration {
+            Migrations.configuration(path, version: 2, [Self.personReindexed, Self.hound, Self.tag, Self.accountV2]) { migration, _ in
+                try migration.renameType(from: "Dog", to: "Hound")
+                if failing == .renameLeftOpen { try migration.renameProperty(onType: "Person", from: "lastName", to: "surname") }
+                try migration.enumerateObjects(ofType: "Person") { old, new in
+                    new?["fullName"] = .string(old!["firstName"].string! + " " + old!["lastName"].string!)
+                }
+                try migration.enumerateObjects(ofType: "Note") { old, _ in
+                    try migration.create("Tag", value: ["name": old!["text"], "uses": 1])
+                }
+                _ = try migration.deleteData(forType: "Note")
+                if failing == .closureThrows { throw Halfway() }
+            }
+        }
+        let expected: StrataError.Code = switch failure {
+        case .closureThrows, .renameLeftOpen: .migrationFailed
+        case .duplicateKey: .duplicatePrimaryKey
+        }
+        expectStrataError(expected) { _ = try Database(configuration: migration(failing: failure)) }
+        #expect(try Migrations.state(opening: old) == before)
+        // Without the failure, the same migration changes every one of those databases.
+        guard failure != .duplicateKey else { return }
+        let migrated = try Database(configuration: migration(failing: nil))
+        migrated.close()
+        let after = try expectFileVerified(path)
+        let changed = Set(after.digests.keys).union(before.databases.keys).filter { after.digests[$0] != before.databases[$0] }
+        #expect(changed.isSuperset(of: ["__strata.meta", "__strata.t1", "__strata.t1.i4", "__strata.t3", "__strata.t4"]), "\(changed.sorted())")
+        #expect(after.objectCounts == ["Person": 2_000, "Hound": 50, "Tag": 10, "Account": 20])
     }
 }
