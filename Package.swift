@@ -10,6 +10,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         .systemLibrary(
@@ -19,7 +20,10 @@ let package = Package(
         ),
         .target(
             name: "Strata",
-            dependencies: ["CLMDB"]
+            dependencies: [
+                "CLMDB",
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .executableTarget(
             name: "strata",

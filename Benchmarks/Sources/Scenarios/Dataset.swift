@@ -139,3 +139,13 @@ public func makeTrial(_ engine: Engine, _ scenario: Scenario, n: Int, folder: UR
     case .grdbSQL: GRDBTrials(n: n, folder: folder, pureSQL: true).trial(scenario)
     }
 }
+
+/// Copies an input file into place and flushes it to disk, so that the
+/// timed run does not pay for writing back the copy's pages when it syncs.
+func copyInput(_ template: URL, to path: String) throws {
+    try FileManager.default.copyItem(atPath: template.path, toPath: path)
+    let fd = open(path, O_RDONLY)
+    guard fd >= 0 else { throw ScenarioError("cannot open \(path) to sync it") }
+    defer { close(fd) }
+    guard fsync(fd) == 0 else { throw ScenarioError("fsync of \(path) failed") }
+}

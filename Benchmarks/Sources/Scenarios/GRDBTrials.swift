@@ -167,7 +167,7 @@ struct GRDBTrials {
             try self.create(at: template.path, create, ageText: kind == "ageText", index: kind == "indexed")
         }
         removeFiles(in: folder, keepingTemplates: true)
-        try FileManager.default.copyItem(atPath: template.path, toPath: path)
+        try copyInput(template, to: path)
     }
 
     /// Runs migration v1 and inserts `n` people in one transaction with a

@@ -161,7 +161,7 @@ struct LMDBTrials {
             try? FileManager.default.removeItem(atPath: template.path + "-lock")
         }
         removeFiles(in: folder, keepingTemplates: true)
-        try FileManager.default.copyItem(atPath: template.path, toPath: path)
+        try copyInput(template, to: path)
     }
 
     /// Writes `n` people in one transaction, keys in order with `MDB_APPEND`.

@@ -41,7 +41,7 @@ struct StrataTrials {
         }
         try? FileManager.default.removeItem(atPath: path)
         try? FileManager.default.removeItem(atPath: path + "-lock")
-        try FileManager.default.copyItem(atPath: template.path, toPath: path)
+        try copyInput(template, to: path)
     }
 
     func sumOfAges(_ person: ObjectSchema, version: UInt64) throws -> UInt64 {

@@ -1,3 +1,5 @@
+import Logging
+
 extension Database {
     /// Everything needed to open a database: where the file is, and the
     /// schema and schema version the app expects.
@@ -44,6 +46,15 @@ extension Database {
         /// of each type and when each type is done, on the thread that runs
         /// the migration. Default: nil.
         public var progress: ProgressHandler?
+        /// Where opening and migrating the file are logged: what opening does,
+        /// each step of a migration with its duration, at `info` (summaries)
+        /// and `debug` (each walk and index) levels. Nil, the default, logs
+        /// nothing.
+        ///
+        /// ```swift
+        /// config.logger = Logger(label: "com.example.app.database")
+        /// ```
+        public var logger: Logger?
         /// Opens the file without ever writing to it. The file must exist and
         /// be at exactly ``schemaVersion``, and ``schema`` must need no change
         /// to the file; it may leave out types and indexes. Default: `false`.
@@ -73,6 +84,7 @@ extension Database {
             self.mode = .local
             self.deleteIfMigrationNeeded = false
             self.progress = nil
+            self.logger = nil
             self.readOnly = false
             self.durability = .full
             self.initialMapSize = EnvironmentOptions.defaultInitialMapSize

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 extension Database {
     /// What opening produced: the catalog and tables the database uses,
@@ -43,13 +44,18 @@ extension Database {
             do {
                 environment.setupLock.lock()
                 defer { environment.setupLock.unlock() }
-                return (environment, try prepare(environment, configuration))
+                let clock = Stopwatch()
+                let prepared = try prepare(environment, configuration)
+                configuration.logger?.info("Opened \(configuration.path): \(prepared.plan.action.rawValue), schema version \(prepared.catalog.schemaVersion), \(prepared.plan.steps.count) schema changes, \(clock.milliseconds) ms")
+                return (environment, prepared)
             } catch is DeleteAndRecreate where !deleted {
                 environment.release()
+                configuration.logger?.notice("Deleting \(configuration.path) instead of migrating it (deleteIfMigrationNeeded)")
                 try Environment.deleteFiles(atPath: configuration.path)
                 deleted = true
             } catch {
                 environment.release()
+                configuration.logger?.error("Opening \(configuration.path) failed: \(error)")
                 throw error
             }
         }
@@ -206,5 +212,15 @@ extension Database {
 
     static func encodeGeneration(_ generation: UInt64) -> [UInt8] {
         withUnsafeBytes(of: generation.bigEndian) { Array($0) }
+    }
+}
+
+/// Measures elapsed time for log messages.
+struct Stopwatch {
+    private let start = DispatchTime.now().uptimeNanoseconds
+
+    /// Milliseconds since the stopwatch was made, with one decimal.
+    var milliseconds: String {
+        String(format: "%.1f", Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6)
     }
 }

@@ -159,7 +159,7 @@ public final class Database: Sendable {
         if isClosed.set() { environment.release() }
     }
 
-    private func checkOpen() throws {
+    func checkOpen() throws {
         if isClosed.value {
             throw StrataError(.closed, "\(path) was closed. Open it again to use it.", path: path)
         }

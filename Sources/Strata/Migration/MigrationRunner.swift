@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// Carries out a ``MigrationPlan`` whose action changes the file (a
 /// migration, or a catalog update), inside one write transaction: catalog,
@@ -79,6 +80,9 @@ final class MigrationRunner {
     /// Runs the closure (for a migration), rewrites what must be rewritten,
     /// brings the indexes up to date and writes the catalog.
     func run(closure: Database.MigrationBlock?) throws -> Catalog {
+        let logger = configuration.logger
+        let total = Stopwatch()
+        logger?.info("Migrating \(path) from schema version \(old.schemaVersion) to \(newVersion)\(closure == nil ? " without a migration closure" : "")")
         defer {
             snapshot?.context.end()
             snapshot?.txn.finish()
@@ -89,8 +93,10 @@ final class MigrationRunner {
             let migration = Migration(runner: self, oldSchema: old.schema, newSchema: configuration.schema,
                                       oldSchemaVersion: old.schemaVersion, newSchemaVersion: newVersion)
             defer { migration.invalidate() }
+            let clock = Stopwatch()
             do {
                 try closure(migration, old.schemaVersion)
+                logger?.info("Migration closure of \(path) done: \(recordWrites + writeContext.recordWrites) records written, \(clock.milliseconds) ms")
             } catch let error as StrataError {
                 throw error
             } catch {
@@ -102,9 +108,12 @@ final class MigrationRunner {
             guard let before = old[typeID: type.id], type.needsRewrite(comparedTo: before) else { continue }
             try walk(oldType: before, newType: type, body: nil)
         }
+        let clock = Stopwatch()
         try finishStorage()
+        logger?.debug("Indexes of \(path) up to date: \(clock.milliseconds) ms")
         try writeContext.flush()
         try writeCatalog()
+        logger?.info("Migration of \(path) to schema version \(newVersion) ready to commit: \(totalRecordWrites) records written, \(total.milliseconds) ms")
         return working
     }
 
@@ -233,6 +242,10 @@ final class MigrationRunner {
         var progress = ProgressCounter(typeName: newType?.name ?? oldType.name, step: .migratingObjects,
                                        total: try reader.entryCount(oldTable.records), handler: configuration.progress)
         let writes = recordWrites
+        let clock = Stopwatch()
+        defer {
+            configuration.logger?.debug("Walked '\(newType?.name ?? oldType.name)' of \(path): \(progress.completedCount) objects, \(recordWrites - writes) written, \(clock.milliseconds) ms")
+        }
         try reader.withCursor(oldTable.records) { cursor in
             try txn.withCursor(target?.table.records ?? oldTable.records) { writer in
                 var entry = try cursor.first()
@@ -572,6 +585,8 @@ final class MigrationRunner {
     }
 
     private func buildIndex(_ name: String, property: CatalogProperty, table: ObjectTable) throws {
+        let clock = Stopwatch()
+        defer { configuration.logger?.debug("Built the index on '\(table.name).\(property.property.name)' of \(path): \(clock.milliseconds) ms") }
         guard let index = try txn.openDatabase(name, duplicateKeys: true, create: true),
               let position = table.fields.firstIndex(where: { $0.id == property.id }) else { return }
         try txn.empty(index, delete: false)
@@ -613,6 +628,7 @@ struct ProgressCounter {
     let total: Int
     let handler: Database.ProgressHandler?
     private var completed = 0
+    var completedCount: Int { completed }
     private var reported = 0
     private var nextReport: Int
     private let interval: Int

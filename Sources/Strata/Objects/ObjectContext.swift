@@ -61,6 +61,12 @@ final class ObjectContext {
     /// Checks a key and its record, and returns a view of the record.
     @inline(__always)
     func validatedView(table: ObjectTable, key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer) throws -> RecordView {
+        try ObjectContext.validatedView(table: table, key: key, record: record)
+    }
+
+    /// Checks a key and its record, and returns a view of the record.
+    @inline(__always)
+    static func validatedView(table: ObjectTable, key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer) throws -> RecordView {
         do throws(DecodingFailure) {
             try KeyCodec.validateKey(key, type: table.primaryKey?.type)
             return try RecordView(validating: record)

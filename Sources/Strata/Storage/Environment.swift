@@ -235,6 +235,15 @@ final class Environment: @unchecked Sendable {
         return (fileSize, (info.me_last_pgno + 1) * Int(pages.ms_psize))
     }
 
+    /// Writes a compacted copy of the environment's data file to `path`:
+    /// free pages left out, pages renumbered in order (`mdb_env_copy2` with
+    /// `MDB_CP_COMPACT`). Runs its own read transaction.
+    func copyCompacted(to path: String) throws {
+        try withReadTransaction { _ in
+            try check(mdb_env_copy2(handle, path, UInt32(MDB_CP_COMPACT)), "mdb_env_copy2", path: self.path)
+        }
+    }
+
     // MARK: Transactions
 
     /// Runs `body` in a read transaction. The bytes LMDB returns are valid

@@ -226,6 +226,11 @@ final class LMDBCursor {
     func next() throws -> Entry? { try get(MDB_NEXT) }
     /// Moves to `key` exactly; in a duplicate-key database, to its first value.
     func seek(exactly key: UnsafeRawBufferPointer) throws -> Entry? { try get(MDB_SET_KEY, key: key) }
+    /// Moves to the entry with exactly this key and value, in a
+    /// duplicate-key database.
+    func seek(exactly key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws -> Entry? {
+        try get(MDB_GET_BOTH, key: key, value: value)
+    }
     /// The first value of the current key in a duplicate-key database.
     func firstDuplicate() throws -> Entry? { try get(MDB_FIRST_DUP) }
     /// The last value of the current key in a duplicate-key database.
