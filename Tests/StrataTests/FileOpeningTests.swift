@@ -189,17 +189,29 @@ struct SchemaChangeCase: Sendable, CustomTestStringConvertible {
         let original = try Self.contents(path)
         let page = Int(getpagesize())
         #expect(original.count > 200 * page, "the file must span many pages for truncation to cut real ones")
-        let sizes = [original.count / 2, original.count - page, original.count - 1, 4096, 100]
+        // Every page boundary of the first pages (LMDB's two meta pages
+        // among them), the last bytes, and 64 seeded cuts anywhere.
+        var generator = SplitMix64(seed: 7)
+        var sizes = [1, 100, 4095, 4097, original.count / 2, original.count - page, original.count - 1]
+        sizes += (1 ... 16).flatMap { [$0 * page - 1, $0 * page] }
+        sizes += (0 ..< 64).map { _ in Int.random(in: 1 ..< original.count, using: &generator) }
+        var refusals: [StrataError.Code: Int] = [:]
         for size in sizes {
             try original.prefix(size).write(to: URL(fileURLWithPath: path))
             do {
                 _ = try Database(configuration: config)
                 Issue.record("A file truncated to \(size) of \(original.count) bytes opened")
             } catch let error as StrataError {
+                refusals[error.code, default: 0] += 1
                 #expect(error.code == .corruptFile || error.code == .notAStrataFile, "size \(size): \(error.code): \(error.message)")
                 #expect(error.message.contains(path), "size \(size): \(error.message)")
+                if error.code == .corruptFile {
+                    #expect(error.message.contains("is truncated: it is \(size) bytes long"), "size \(size): \(error.message)")
+                }
             }
         }
+        // Past LMDB's meta pages, a cut is told apart from a foreign file.
+        #expect(refusals[.corruptFile, default: 0] > 64, "\(refusals)")
         // The same file, whole again, opens: the errors came from the cuts.
         try original.write(to: URL(fileURLWithPath: path))
         let db = try Database(configuration: config)
