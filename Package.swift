@@ -6,11 +6,13 @@ let package = Package(
     platforms: [.macOS(.v13), .iOS(.v16)],
     products: [
         .library(name: "Strata", targets: ["Strata"]),
+        .library(name: "StrataTesting", targets: ["StrataTesting"]),
         .executable(name: "strata", targets: ["strata"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         .systemLibrary(
@@ -25,6 +27,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // Helpers for testing migrations: files at old schema versions.
+        .target(
+            name: "StrataTesting",
+            dependencies: ["Strata"]
+        ),
         .executableTarget(
             name: "strata",
             dependencies: [
@@ -34,7 +41,11 @@ let package = Package(
         ),
         .testTarget(
             name: "StrataTests",
-            dependencies: ["Strata"]
+            dependencies: [
+                "Strata",
+                "StrataTesting",
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

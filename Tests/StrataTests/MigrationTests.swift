@@ -258,9 +258,8 @@ final class Recorder<T: Sendable>: @unchecked Sendable {
             ("a rename keeps the type", { m, _ in try m.renameProperty(onType: "Item", from: "n", to: "m") }),
             ("neither the old nor the new schema has a type 'Nope'", { m, _ in try m.renameProperty(onType: "Nope", from: "n", to: "m") }),
             ("no later rename moves it on", { m, _ in try m.renameProperty(onType: "Item", from: "n", to: "elsewhere") }),
-            ("rename its properties before that", { m, _ in
-                try m.enumerateObjects(ofType: "Item") { _, _ in }
-                try m.renameProperty(onType: "Item", from: "n", to: "m")
+            ("inside enumerateObjects", { m, _ in
+                try m.enumerateObjects(ofType: "Item") { _, _ in try m.renameProperty(onType: "Item", from: "a", to: "b") }
             }),
         ]
         let before = try Migrations.state(opening: Migrations.configuration(path, version: 1, [v1]))
@@ -272,6 +271,37 @@ final class Recorder<T: Sendable>: @unchecked Sendable {
             #expect(error?.message.contains("Nothing was written") == true)
         }
         #expect(try Migrations.state(opening: Migrations.configuration(path, version: 1, [v1])) == before)
+    }
+
+    @Test func aRenameAfterAnEnumerationMovesTheValuesIntoTheRewrittenObjects() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path()
+        try Migrations.seedPeople(path, count: 30)
+        let v2 = ObjectSchema("Person", primaryKey: "id") {
+            Property("id", .int)
+            Property("fullName", .string)
+            Property("age", .int, default: 0, indexed: true)
+            Property("contact", .string, optional: true)
+        }
+        // A closure written version by version: version 2 rewrote every
+        // object, version 3 renamed email to contact.
+        let db = try Database(configuration: Migrations.configuration(path, version: 3, [v2, Self.note]) { migration, _ in
+            try migration.enumerateObjects(ofType: "Person") { old, new in
+                if old!["id"].int! % 2 == 0 { new?["fullName"] = .string(old!["firstName"].string! + " " + old!["lastName"].string!) }
+            }
+            try migration.create("Person", value: ["id": 100, "fullName": "Created", "contact": "made@example.org"])
+            try migration.renameProperty(onType: "Person", from: "email", to: "contact")
+        })
+        try db.read { tx throws in
+            for id in Int64(1) ... 30 {
+                let person = try #require(try tx.object("Person", key: .int(id)))
+                #expect(person["contact"] == (id % 3 == 0 ? .string("p\(id)@example.org") : .null), "\(id)")
+                #expect(person["fullName"] == (id % 2 == 0 ? .string("First\(id) Last\(id)") : ""), "\(id)")
+            }
+            #expect(try tx.object("Person", key: 100)?["contact"] == "made@example.org")
+            #expect(try tx.objects("Person").where("age", equals: 12).map(\.primaryKey) == [12])
+        }
+        #expect(try db.verify() == [])
     }
 
     @Test func renameTypeKeepsObjectsAndIdsWithoutRewriting() throws {

@@ -46,8 +46,13 @@ extension Database {
         guard FileManager.default.fileExists(atPath: path) else {
             throw StrataError(.fileSystem, "\(path) does not exist.", path: path)
         }
+        // Another Database of this process may have the file open: share its
+        // durability, which every Database of one file must.
+        let open = Environment.optionsOfOpenEnvironment(atPath: path)
         var options = EnvironmentOptions()
         options.readOnly = true
+        options.noSync = open?.noSync ?? false
+        options.noMetaSync = open?.noMetaSync ?? false
         let environment = try Environment.open(path: path, options: options)
         let existing: Existing?
         do {
@@ -65,6 +70,7 @@ extension Database {
         var configuration = Configuration(path: path, schemaVersion: catalog.schemaVersion, schema: catalog.schema)
         configuration.mode = catalog.mode
         configuration.readOnly = readOnly
+        configuration.durability = options.noSync ? .noSync : options.noMetaSync ? .noMetaSync : .full
         try self.init(configuration: configuration)
     }
 
@@ -195,8 +201,9 @@ extension Database {
 
     /// Rewrites a file compactly: every record without the fields of
     /// removed properties (each object keeps its effective schema version),
-    /// then a copy of the file without free pages (LMDB's copy with
-    /// compaction) that replaces the original.
+    /// packed into full pages in key order, indexes rebuilt, then a copy of
+    /// the file without free pages (LMDB's copy with compaction) that
+    /// replaces the original.
     ///
     /// No other `Database` of this process, and no other process, may have
     /// the file open meanwhile.
@@ -215,7 +222,7 @@ extension Database {
             guard db.environment.isExclusive else {
                 throw StrataError(.fileSystem, "\(path) is open elsewhere in this process; close every Database for it before compacting.", path: path)
             }
-            try db.write { tx in try tx.context.rewriteDroppingRetiredFields() }
+            try db.repack()
             try? FileManager.default.removeItem(atPath: copy)
             try db.environment.copyCompacted(to: copy)
         }
@@ -227,33 +234,44 @@ extension Database {
         let after = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
         return (before, after)
     }
-}
 
-extension ObjectContext {
-    /// Rewrites every record of every type whose records may hold fields of
-    /// removed properties, keeping each record's schema version.
-    func rewriteDroppingRetiredFields() throws {
-        var encoder = ObjectEncoder(fieldCapacity: tables.values.map(\.fields.count).max() ?? 0)
-        for table in tables.values.sorted(by: { $0.name < $1.name }) where !table.type.retiredProperties.isEmpty {
-            let current = Set(table.fields.map(\.id)).union(table.keptFields.map(\.id))
-            try lmdb.withCursor(table.records) { cursor in
-                var entry = try cursor.first()
-                while let (key, record) = entry {
-                    let view = try validatedView(table: table, key: key, record: record)
-                    var stale = false
-                    view.forEachField { id, _ in if !current.contains(id) { stale = true } }
-                    if stale {
-                        let keyCopy = Array(key)
-                        try encoder.encodeFields(table: table, schemaVersion: view.schemaVersion, automaticKey: .keep, preserving: view) { field in
-                            table.value(at: field.position, in: view)
+    /// Writes every type's records again in key order into emptied tables
+    /// (LMDB does not merge pages whose records shrank), dropping the fields
+    /// of removed properties, and rebuilds the indexes.
+    private func repack() throws {
+        let tables = try environment.withReadTransaction { txn in try Database.openTables(txn, catalog, create: false, path: path) }
+        try environment.withWriteTransaction { txn in
+            // Begun inside the write transaction: the state before it.
+            let reader = try environment.begin(readOnly: true)
+            defer { reader.finish() }
+            var encoder = ObjectEncoder(fieldCapacity: tables.values.map(\.fields.count).max() ?? 0)
+            var indexKey = ByteWriter(capacity: 64)
+            for table in tables.values.sorted(by: { $0.type.id < $1.type.id }) {
+                try txn.empty(table.records, delete: false)
+                for field in table.indexedFields { try txn.empty(field.index!, delete: false) }
+                try reader.withCursor(table.records) { cursor in
+                    var entry = try cursor.first()
+                    while let (key, record) = entry {
+                        let view = try ObjectContext.validatedView(table: table, key: key, record: record)
+                        if table.type.isKept {
+                            // Read through no schema of this app: kept as stored.
+                            _ = try txn.append(table.records, key, record)
+                        } else {
+                            try encoder.encodeFields(table: table, schemaVersion: view.schemaVersion, automaticKey: .keep, preserving: view) { field in
+                                table.value(at: field.position, in: view)
+                            }
+                            try encoder.record.withUnsafeBytes { _ = try txn.append(table.records, key, $0) }
+                            for field in table.indexedFields {
+                                indexKey.removeAll()
+                                KeyCodec.appendIndexKey(table.value(at: field.position, in: view), to: &indexKey)
+                                try indexKey.withUnsafeBytes { _ = try txn.put(field.index!, $0, key) }
+                            }
                         }
-                        try keyCopy.withUnsafeBytes { keyBytes in
-                            try encoder.record.withUnsafeBytes { try cursor.replaceCurrent(key: keyBytes, value: $0) }
-                        }
+                        entry = try cursor.next()
                     }
-                    entry = try cursor.next()
                 }
             }
         }
     }
 }
+

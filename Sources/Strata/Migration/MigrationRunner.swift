@@ -30,6 +30,8 @@ final class MigrationRunner {
     /// refused once it has one, since its records may then hold new ids.
     private var materialized: [UInt32: ObjectTable] = [:]
     private var enumerated: Set<UInt32> = []
+    /// Whether an enumeration is running (renames are refused inside one).
+    private var walking = false
     /// Types whose records this migration wrote: their indexes are rebuilt.
     private var written: Set<UInt32> = []
     /// Index databases dropped with their type by `deleteData(forType:)`.
@@ -230,6 +232,8 @@ final class MigrationRunner {
     /// version, the objects created so far), hands each to `body`, and
     /// writes back what changed. With no `body`, rewrites every object.
     private func walk(oldType: CatalogType?, newType: CatalogType?, body: ((DynamicObject?, MutableObject?) throws -> Void)?) throws {
+        walking = true
+        defer { walking = false }
         let target = try newType.map { try self.target($0) }
         let object = target.map { MutableObject(table: $0.table) }
         let secondPass = newType.map { enumerated.contains($0.id) } ?? false
@@ -439,8 +443,11 @@ final class MigrationRunner {
             openPropertyRenames[id] = (typeName, openPropertyRenames[id]?.from ?? oldName, newName)
             return
         }
-        guard materialized[type.id] == nil else {
-            throw renameError(call, "objects of '\(type.name)' were already enumerated or created; rename its properties before that.")
+        guard !walking else {
+            throw renameError(call, "it was called inside enumerateObjects; rename properties between enumerations.")
+        }
+        if materialized[type.id] != nil && isRekeyed(type) {
+            throw renameError(call, "objects of '\(type.name)' were already written under new primary keys; rename its properties before enumerating or creating them.")
         }
         if schema[property: oldName] != nil {
             throw renameError(call, "'\(type.name).\(oldName)' is still in the new schema; the source of a rename must be a property the new schema no longer has.")
@@ -460,9 +467,13 @@ final class MigrationRunner {
             guard before.type == target.type && before.isOptional == target.isOptional else {
                 throw renameError(call, "'\(oldName)' is \(before.typeDescription) but '\(newName)' is \(target.typeDescription); a rename keeps the type and optionality. Rename it to a property of the same type, then convert it in a later version.")
             }
+            let freshID = type.properties[targetPosition].id
             working.types[typeIndex].properties[targetPosition].id = source.id
             working.types[typeIndex].retiredProperties.removeAll { $0.id == source.id }
             openPropertyRenames[source.id] = nil
+            if let written = materialized[type.id] {
+                try moveRenamedValues(in: written, to: working.types[typeIndex], fresh: freshID, source: source.id)
+            }
         } else {
             // A step of a chain (a → b in version 2, b → c in version 3):
             // a later rename must move it on.
@@ -472,6 +483,53 @@ final class MigrationRunner {
             openPropertyRenames[source.id] = (type.name, openPropertyRenames[source.id]?.from ?? oldName, newName)
         }
         renameSources[type.id] = sources
+    }
+
+    /// After a rename of a property of a type whose objects the migration
+    /// already wrote: those records hold the target under the id it had
+    /// before the rename (`fresh`) and lack the source's values. Rewrites
+    /// them with the source's values from the snapshot (objects created in
+    /// the migration, which the snapshot lacks, keep what they were given),
+    /// and swaps in the type's table under the new ids.
+    private func moveRenamedValues(in written: ObjectTable, to type: CatalogType, fresh: UInt32, source: UInt32) throws {
+        let table = ObjectTable(type: type, records: written.records, indexes: [:], path: path)
+        materialized[type.id] = table
+        writeContext.tables[type.name] = table
+        guard let oldTable = oldTables[type.id], let target = table.fields.firstIndex(where: { $0.id == source }) else { return }
+        let (reader, _) = try snapshotContext()
+        let storedPositions = table.fields.map { field in written.fields.firstIndex { $0.name == field.name } ?? Int.max }
+        let overrides = UnsafeMutableBufferPointer<Value?>.allocate(capacity: table.fields.count)
+        overrides.initialize(repeating: nil)
+        defer {
+            overrides.deinitialize()
+            overrides.deallocate()
+        }
+        try txn.withCursor(table.records) { cursor in
+            var entry = try cursor.first()
+            while let (key, record) = entry {
+                let copy = CopiedBytes(key: key, record: record)
+                let view = try ObjectContext.validatedView(table: table, key: copy.key, record: copy.record)
+                guard let given = view.value(forField: fresh, expectedAt: Int.max) else {
+                    entry = try cursor.next()
+                    continue
+                }
+                for position in overrides.indices {
+                    let field = written.fields.first { $0.name == table.fields[position].name }
+                    overrides[position] = field.map { written.value(at: $0.position, in: view) }
+                }
+                if let stored = try reader.get(oldTable.records, copy.key),
+                   let oldView = try? RecordView(validating: stored) {
+                    overrides[target] = oldView.value(forField: source, expectedAt: Int.max) ?? table.fields[target].valueWhenAbsent
+                } else {
+                    overrides[target] = given
+                }
+                try encoder.encodeRewrite(table: table, schemaVersion: view.schemaVersion, automaticKey: .keep, newKeys: false,
+                                          base: nil, overrides: overrides, storedPositions: storedPositions)
+                try encoder.record.withUnsafeBytes { try cursor.replaceCurrent(key: copy.key, value: $0) }
+                recordWrites += 1
+                entry = try cursor.next()
+            }
+        }
     }
 
     /// The properties of a type before the migration that no property of
@@ -488,6 +546,9 @@ final class MigrationRunner {
 
     func renameType(from oldName: String, to newName: String) throws {
         let call = "migration.renameType(from: \"\(oldName)\", to: \"\(newName)\")"
+        guard !walking else {
+            throw renameError(call, "it was called inside enumerateObjects; rename types between enumerations.")
+        }
         if configuration.schema[oldName] != nil {
             throw renameError(call, "'\(oldName)' is still in the new schema; the source of a rename must be a type the new schema no longer has.")
         }

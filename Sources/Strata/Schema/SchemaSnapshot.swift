@@ -100,6 +100,24 @@ public struct SchemaSnapshot: Hashable, Sendable, Codable {
     }
 }
 
+extension SchemaSnapshot {
+    /// Reads the snapshot in a file, e.g. one kept per shipped version in
+    /// the app's repository.
+    ///
+    /// - Throws: ``StrataError``: a file that cannot be read (code
+    ///   ``StrataError/Code/fileSystem``), or is not a valid snapshot
+    ///   (``StrataError/Code/invalidSchema``).
+    public init(contentsOf url: URL) throws {
+        let data: Data
+        do {
+            data = try Data(contentsOf: url)
+        } catch {
+            throw StrataError(.fileSystem, "Cannot read the schema snapshot \(url.path): \(error.localizedDescription)", path: url.path)
+        }
+        try self.init(jsonData: data)
+    }
+}
+
 extension Schema {
     /// Loads the schema of a snapshot (see ``SchemaSnapshot``).
     ///

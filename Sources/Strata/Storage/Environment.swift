@@ -116,6 +116,15 @@ final class Environment: @unchecked Sendable {
         }
     }
 
+    /// The options of the environment already open in this process for the
+    /// file at `path`, if there is one.
+    static func optionsOfOpenEnvironment(atPath path: String) -> EnvironmentOptions? {
+        registryLock.withLock {
+            guard let id = FileID(path: resolvedPath(path)) else { return nil }
+            return registry[id]?.environment.options
+        }
+    }
+
     /// Whether this environment has one lease: no other `Database` of this
     /// process uses the file.
     var isExclusive: Bool {
