@@ -112,10 +112,12 @@ public final class Migration {
     /// For a file that skips versions, chain the renames of each version in
     /// order (`a` → `b`, then `b` → `c`): an intermediate name need not be
     /// in the new schema, as long as a later rename moves it on. Call it
-    /// before enumerating or creating objects of the type.
+    /// between enumerations, not inside one; after an enumeration of the
+    /// type, the objects it rewrote get the source's values too.
     ///
     /// - Parameters:
-    ///   - typeName: The type's name in the new schema.
+    ///   - typeName: The type's name in this migration: new, old, or
+    ///     one in the middle of a chain of type renames.
     ///   - oldName: The property's name before the rename.
     ///   - newName: Its name after.
     /// - Throws: ``StrataError`` with code ``StrataError/Code/migrationFailed``
