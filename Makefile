@@ -1,6 +1,6 @@
 SWIFT ?= swift
 
-.PHONY: deps build demo test clean bench bench-check bench-thresholds bench-compare bench-deps
+.PHONY: deps build demo test clean docs bench bench-check bench-thresholds bench-compare bench-deps
 
 deps:
 	@./scripts/install-lmdb.sh
@@ -16,6 +16,18 @@ test: deps
 
 clean:
 	rm -rf .build
+
+# The DocC documentation of the Strata library (Sources/Strata/Strata.docc
+# and every `///` comment), built with swift-docc-plugin as a static site in
+# DOCS_OUTPUT. It builds in its own scratch folder, so it never waits for or
+# disturbs the one `make build` and `make test` use. Serve the folder over
+# HTTP to read it: cd .build-docs/site && python3 -m http.server, then open
+# http://localhost:8000/documentation/strata/
+DOCS_OUTPUT ?= .build-docs/site
+docs: deps
+	$(SWIFT) package --scratch-path .build-docs --allow-writing-to-directory $(DOCS_OUTPUT) \
+		generate-documentation --target Strata --output-path $(DOCS_OUTPUT) \
+		--disable-indexing --transform-for-static-hosting
 
 bench-deps:
 	@./scripts/install-bench-deps.sh

@@ -1,6 +1,6 @@
 /// A read transaction: a consistent snapshot of the database.
 ///
-/// Reachable only inside ``Database/read(_:)-(ReadTransaction)->T`` (and
+/// Reachable only inside ``Database/read(_:)-5ewn1`` (and
 /// as the base of ``WriteTransaction``); valid only during that closure.
 /// Not thread-safe: use it on the thread that runs the closure.
 public class ReadTransaction {

@@ -1,5 +1,5 @@
 /// A write transaction: reads see its own writes, and everything it writes
-/// is committed together when the closure of ``Database/write(_:)-(WriteTransaction)->T``
+/// is committed together when the closure of ``Database/write(_:)-8anng``
 /// returns, or discarded when it throws.
 ///
 /// Every write checks its values against the schema first: an unknown
