@@ -71,7 +71,27 @@ struct InvalidSchemaCase: Sendable, CustomTestStringConvertible {
               [ObjectSchema("T") { Property("score", .double, indexed: true) }]),
         .init("index on data", "Property 'T.blob' of type data cannot be indexed; only bool, int, string, date and uuid properties can.",
               [ObjectSchema("T") { Property("blob", .data, indexed: true) }]),
+        .init("property name over 255 UTF-8 bytes in 128 characters", "Property 'T.\(longNonASCII)' has a name longer than 255 bytes.",
+              [ObjectSchema("T") { Property(longNonASCII, .int) }]),
+    ] + wrongDefaults
+
+    /// One value of each type.
+    static let samples: [Value] = [
+        .bool(true), .int(7), .double(1.5), .string("seven"), .data(Data([1, 2, 3])),
+        .date(Date(timeIntervalSinceReferenceDate: 86_400)), .uuid(UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!),
     ]
+
+    /// Every property type with a default of every other type (an integer
+    /// default of a double property excepted: it is converted), and with a
+    /// null default while required.
+    static let wrongDefaults: [InvalidSchemaCase] = PropertyType.allCases.flatMap { type in
+        let wrong = samples.filter { $0.propertyType != type && !(type == .double && $0.propertyType == .int) } + [.null]
+        return wrong.map { value in
+            let found = value.propertyType.map { "\($0)" } ?? "null"
+            return InvalidSchemaCase("\(found) default on \(type)", "Property 'T.p' has a default value \(value) of type \(found); it must be \(type).",
+                                     [ObjectSchema("T") { Property("p", type, default: value) }])
+        }
+    }
 }
 
 @Suite struct SchemaValidationTests {
