@@ -145,7 +145,9 @@ struct FileVerifier {
                 if value.count != 8 { report("the generation is \(value.count) bytes, not 8") }
             } else if key.hasPrefix("schema.v"), let version = UInt64(key.dropFirst("schema.v".count)) {
                 snapshots.insert(version)
-                if (try? JSONDecoder().decode(Schema.self, from: Data(value))) == nil {
+                if let snapshot = try? SchemaSnapshot(jsonData: Data(value)) {
+                    if snapshot.schemaVersion != version { report("the schema snapshot '\(key)' is of version \(snapshot.schemaVersion)") }
+                } else {
                     report("the schema snapshot '\(key)' does not decode")
                 }
             } else if key.hasPrefix("seq.t"), let id = UInt32(key.dropFirst("seq.t".count)) {

@@ -127,7 +127,7 @@ extension Database {
             if try txn.get(meta, catalogKey) != nil { throw CatalogMoved() }
             let catalog = Catalog(schema: configuration.schema, schemaVersion: configuration.schemaVersion, mode: configuration.mode)
             try txn.put(meta, catalogKey, catalog.encoded())
-            try txn.put(meta, schemaKey(catalog.schemaVersion), Catalog.json(catalog.schema))
+            try txn.put(meta, schemaKey(catalog.schemaVersion), Array(SchemaSnapshot(schemaVersion: catalog.schemaVersion, schema: configuration.schema).jsonData()))
             try txn.put(meta, generationKey, encodeGeneration(1))
             let tables = try openTables(txn, catalog, create: true, path: configuration.path)
             return Prepared(catalog: catalog, tables: visibleTables(tables, configuration), meta: meta,

@@ -6,7 +6,7 @@
 /// let plan = try Database.migrationPlan(for: config)
 /// print(plan)
 /// // Opening people.strata (local mode) at schema version 2, from version 1: migrate, running the migration closure.
-/// // - Property 'Person.fullName' has been added. Existing objects read its default, "". (automatic)
+/// // - Property 'Person.fullName' has been added. Existing objects read its default, ""; no record is rewritten. (automatic)
 /// ```
 ///
 /// Opening a database computes the same plan and then carries it out, so

@@ -675,7 +675,7 @@ final class MigrationRunner {
         try txn.put(meta, Database.catalogKey, working.encoded())
         let snapshotKey = Database.schemaKey(configuration.schemaVersion)
         if try configuration.mode == .local || txn.get(meta, snapshotKey) == nil {
-            try txn.put(meta, snapshotKey, Catalog.json(configuration.schema))
+            try txn.put(meta, snapshotKey, Array(SchemaSnapshot(schemaVersion: configuration.schemaVersion, schema: configuration.schema).jsonData()))
         }
         let generation = try Database.generation(txn, meta: meta, path: path)
         try txn.put(meta, Database.generationKey, Database.encodeGeneration(generation &+ 1))

@@ -75,6 +75,14 @@ final class LMDBTransaction {
             throw StrataError(.corruptFile, "The named database '\(name)' in \(path) has unexpected flags; the file was not written by this version of Strata.", path: path, lmdbCode: .incompatible)
         }
         try verify(rc, "mdb_dbi_open")
+        // mdb_dbi_open does not compare an existing database's flags with
+        // the ones asked for; a database with other flags would take writes
+        // the wrong way (replacing index entries instead of adding them).
+        var stored: UInt32 = 0
+        try verify(mdb_dbi_flags(txn, dbi, &stored), "mdb_dbi_flags")
+        if (stored & UInt32(MDB_DUPSORT) != 0) != duplicateKeys {
+            throw StrataError(.corruptFile, "The named database '\(name)' in \(path) has unexpected flags; the file was not written by this version of Strata.", path: path, lmdbCode: .incompatible)
+        }
         return dbi
     }
 
