@@ -9,7 +9,9 @@ extension StrataCommand {
             discussion: """
             Creates a file at schema version 1 with sample people, reopens it at version 2 \
             (firstName + lastName become fullName, a new property gets its default) and shows \
-            the objects before and after; then shows what synced mode refuses.
+            the objects before and after, with the migration's progress (a bar redrawn in \
+            place when standard output is a terminal, a few plain lines otherwise); then shows \
+            what synced mode refuses. Try --objects 1000000 to watch a long migration.
             """
         )
 
@@ -42,10 +44,14 @@ extension StrataCommand {
             print("Plan: \(plan)")
             print("\nBefore:")
             try printPeople(Database(configuration: Database.Configuration(path: file, schemaVersion: 1, schema: Demo.schema)))
-            let progressLines = ProgressLines()
-            config.progress = { progressLines.report($0) }
+            let progress = ProgressReporter()
+            config.progress = { progress.report($0) }
             let start = Date()
-            let migrated = try Database(configuration: config)
+            let migrated: Database
+            do {
+                defer { progress.finish() }
+                migrated = try Database(configuration: config)
+            }
             print("Migrated to schema version \(migrated.schemaVersion) in \(milliseconds(since: start)) ms.")
             print("\nAfter:")
             try printPeople(migrated)
@@ -220,24 +226,6 @@ extension StrataCommand {
             let size = try db.fileSize
             print("File: \(size.total) bytes, \(size.used) in use")
         }
-    }
-}
-
-/// Prints a migration's progress as plain lines, a few per type.
-final class ProgressLines: @unchecked Sendable {
-    // @unchecked: `lastQuarter` is only touched while holding `lock`.
-    private let lock = NSLock()
-    private var lastQuarter: [String: Int] = [:]
-
-    func report(_ progress: MigrationProgress) {
-        let quarter = progress.total == 0 ? 4 : progress.completed * 4 / progress.total
-        let key = "\(progress.typeName).\(progress.step)"
-        let shouldPrint = lock.withLock {
-            guard lastQuarter[key] != quarter else { return false }
-            lastQuarter[key] = quarter
-            return true
-        }
-        if shouldPrint { print("  \(progress)") }
     }
 }
 

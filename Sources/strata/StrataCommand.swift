@@ -7,6 +7,63 @@ struct StrataCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "strata",
         abstract: "Look inside and exercise Strata databases.",
-        subcommands: [Demo.self]
+        discussion: """
+        Every subcommand exits with 0 when it succeeds, and otherwise with a non-zero \
+        code and one line on standard error that starts with "Error: ".
+        """,
+        subcommands: [Demo.self, Info.self, ShowSchema.self, Dump.self, Plan.self, Verify.self, Compact.self]
     )
+
+    /// Runs the command, reporting any failure in one line on stderr.
+    ///
+    /// ArgumentParser's own `main()` prints a thrown error's whole
+    /// description, and the usage after a validation error: several lines
+    /// for a StrataError that lists changes or problems.
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch {
+            fail(with: error)
+        }
+    }
+
+    static func fail(with error: any Error) -> Never {
+        let code = exitCode(for: error)
+        // Help and other clean exits print what ArgumentParser prints.
+        guard code != .success else { exit(withError: error) }
+        var line = switch error {
+        case let error as StrataError: oneLine(error.message)
+        default: oneLine(message(for: error))
+        }
+        if code == .validationFailure,
+           let hint = fullMessage(for: error, columns: Int.max).split(separator: "\n").last(where: { $0.contains("--help") }) {
+            if !line.hasSuffix(".") { line += "." }
+            line += " " + hint.trimmingCharacters(in: .whitespaces)
+        }
+        FileHandle.standardError.write(Data("Error: \(line)\n".utf8))
+        // Foundation's exit flushes what `print` buffered on stdout.
+        Foundation.exit(code.rawValue)
+    }
+
+    /// A message of several lines on one line: after a first line ending in
+    /// a colon, the listed items ("- " dropped) joined with "; "; otherwise
+    /// the lines joined with spaces.
+    static func oneLine(_ message: String) -> String {
+        let lines = message.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        guard let first = lines.first else { return message }
+        let rest = lines.dropFirst().map { $0.hasPrefix("- ") ? String($0.dropFirst(2)) : $0 }
+        guard !rest.isEmpty else { return first }
+        return first.hasSuffix(":") ? first + " " + rest.joined(separator: "; ") : ([first] + rest).joined(separator: " ")
+    }
+}
+
+/// A failure a subcommand reports after what it printed, such as `verify`
+/// finding problems: one line, without ArgumentParser's usage text.
+struct CommandFailure: Error, CustomStringConvertible {
+    let description: String
+
+    init(_ description: String) {
+        self.description = description
+    }
 }

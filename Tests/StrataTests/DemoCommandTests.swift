@@ -13,11 +13,13 @@ import Strata
         return nil
     }
 
-    static func run(_ arguments: [String]) throws -> (status: Int32, output: String, error: String) {
-        let executable: URL = try #require(binary, "the strata binary is built beside the tests")
+    /// Runs `strata` with `arguments`, or `executable` with them when given.
+    static func run(_ arguments: [String], executable: URL? = nil) throws -> (status: Int32, output: String, error: String) {
+        let strata: URL = try #require(binary, "the strata binary is built beside the tests")
         let process = Process()
-        process.executableURL = executable
+        process.executableURL = executable ?? strata
         process.arguments = arguments
+        process.standardInput = FileHandle.nullDevice
         let output = Pipe(), error = Pipe()
         process.standardOutput = output
         process.standardError = error
@@ -42,7 +44,8 @@ import Strata
         #expect(result.output.contains("- Property 'Person.lastName' has been removed."))
         #expect(result.output.contains("migrate, running the migration closure."))
         #expect(result.output.contains("Person(id: 1, firstName: \"Ada\", lastName: \"Lovelace\", age: 36) at effective schema version 1"))
-        #expect(result.output.contains("Person: migratingObjects 205/205"))
+        #expect(result.output.contains("\n  Person: migratingObjects 205/205\n"))
+        #expect(!result.output.contains("\r"), "no progress bar when stdout is not a terminal")
         #expect(result.output.contains("Migrated to schema version 2"))
         #expect(result.output.contains("Person(id: 1, fullName: \"Ada Lovelace\", age: 36, status: \"active\") at effective schema version 2"))
         // Synced mode: the other mode, a closure and destructive changes are refused.
@@ -65,13 +68,35 @@ import Strata
         #expect(try db.read { tx in try tx.object("Person", key: 2)?["fullName"] } == "Charles Babbage")
     }
 
+    @Test func demoDrawsAProgressBarOnATerminal() throws {
+        let script = URL(fileURLWithPath: "/usr/bin/script")
+        try #require(FileManager.default.isExecutableFile(atPath: script.path), "script (util-linux) gives the demo a terminal")
+        let strata = try #require(Self.binary)
+        let folder = try TemporaryFolder()
+        let command = [strata.path, "demo", "--objects", "3000", "--path", folder.path("bar.strata")]
+        #if os(Linux)
+        let arguments = ["-qec", command.map { "'\($0)'" }.joined(separator: " "), "/dev/null"]
+        #else
+        let arguments = ["-q", "/dev/null"] + command
+        #endif
+        let result = try Self.run(arguments, executable: script)
+        #expect(result.status == 0, "\(result.output)")
+        // The terminal turns each "\n" into "\r\n".
+        #expect(result.output.contains("\r\n\r[..............................] 0% Person: migratingObjects 0/3005\r["), "\(result.output)")
+        #expect(result.output.contains("\r[###############...............] 50% Person: migratingObjects "), "\(result.output)")
+        #expect(result.output.contains("\r[##############################] 100% Person: migratingObjects 3005/3005\r\n\r["), "\(result.output)")
+        #expect(result.output.contains("\r[##############################] 100% Person: buildingIndex 3005/3005\r\nMigrated to schema version 2"), "\(result.output)")
+        #expect(!result.output.contains("  Person: migratingObjects"), "no plain progress lines on a terminal")
+    }
+
     @Test func demoRefusesAnExistingPathWithAOneLineError() throws {
         let folder = try TemporaryFolder()
         let path = folder.path("taken.strata")
         #expect(FileManager.default.createFile(atPath: path, contents: Data("keep me".utf8)))
         let result = try Self.run(["demo", "--path", path])
         #expect(result.status != 0)
-        #expect(result.error.contains("already exists"))
+        #expect(result.error.hasPrefix("Error: \(path) already exists"), "\(result.error)")
+        #expect(result.error.filter { $0 == "\n" }.count == 1, "one line: \(result.error)")
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "keep me")
     }
 }

@@ -1,0 +1,49 @@
+import ArgumentParser
+import Foundation
+import Strata
+
+extension StrataCommand {
+    /// `strata schema`; not named `Schema`, which would hide the library's type.
+    struct ShowSchema: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "schema",
+            abstract: "Print a database's schema, as text or as a JSON schema snapshot.",
+            discussion: """
+            The text form shows one block per object type: its primary key, then each \
+            property with its type and whether it is optional, its default, and whether it \
+            is indexed. With --json it prints the snapshot that SchemaSnapshot(jsonData:) and \
+            `strata plan --schema` read: keep one per shipped schema version in your repository.
+            """
+        )
+
+        @OptionGroup var options: FileOptions
+
+        @Flag(help: "Print the schema as a JSON schema snapshot at the file's schema version.")
+        var json = false
+
+        func run() throws {
+            let db = try options.open()
+            defer { db.close() }
+            if json {
+                print(String(decoding: SchemaSnapshot(schemaVersion: db.schemaVersion, schema: db.schema).jsonData(), as: UTF8.self))
+                return
+            }
+            let types = db.schema.objectSchemas.sorted { $0.name < $1.name }
+            print("Schema version \(db.schemaVersion), \(db.configuration.mode.rawValue) mode, \(types.count) \(types.count == 1 ? "type" : "types")")
+            for type in types {
+                print("")
+                print(type.name + (type.primaryKey.map { " (primary key: \($0))" } ?? " (no primary key: automatic ids)"))
+                let rows = type.properties.map { property in
+                    var traits: [String] = []
+                    if property.name == type.primaryKey { traits.append("primary key") }
+                    if property.isOptional { traits.append("optional") }
+                    if let value = property.defaultValue { traits.append("default \(value)") }
+                    if property.isIndexed { traits.append("indexed") }
+                    return [property.name, property.type.rawValue, traits.joined(separator: ", ")]
+                }
+                let table = TextTable(measuring: rows)
+                for row in rows { print(table.line(row, indent: "  ")) }
+            }
+        }
+    }
+}
