@@ -73,6 +73,19 @@ import Testing
         #expect(statistics.fileSize >= statistics.usedSize && statistics.usedSize > 0)
     }
 
+    @Test func usedSizeLeavesOutFreePagesThatCompactGivesBack() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path()
+        try Migrations.seedPeople(path, count: 20_000)
+        let db = try Database(configuration: Migrations.configuration(path, version: 1, [Migrations.personV1]))
+        try db.write { tx in try tx.deleteAll("Person") }
+        let after = try db.fileSize
+        #expect(after.used < after.total / 10, "\(after)")
+        db.close()
+        let sizes = try Database.compact(path: path)
+        #expect(sizes.after < sizes.before / 10, "\(sizes)")
+    }
+
     // MARK: Verify
 
     @Test func verifyFindsNothingWrongInASoundFile() throws {
@@ -170,7 +183,10 @@ import Testing
         try Migrations.seedPeople(path, count: 20)
         let messages = Recorder<String>()
         var config = Migrations.configuration(path, version: 2, [Migrations.personV2]) { migration, _ in
-            try migration.enumerateObjects(ofType: "Person") { old, new in new?["fullName"] = old!["firstName"] }
+            try migration.enumerateObjects(ofType: "Person") { old, new in
+                new?["fullName"] = old!["firstName"]
+                new?["age"] = .int(old!["age"].int! + 1)
+            }
         }
         var logger = Logger(label: "test") { _ in RecordingLogHandler(messages: messages) }
         logger.logLevel = .debug

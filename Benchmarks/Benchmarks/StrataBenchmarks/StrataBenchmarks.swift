@@ -6,6 +6,8 @@ import Scenarios
 // every scenario, for Strata and raw LMDB, at 100k and 1M objects (10M when
 // STRATA_BENCH_LARGE=1). Only the timed part of each trial is measured; the
 // input files are built and the results checked outside the measurement.
+// Stopping and restarting the measurement around that work leaves
+// near-empty samples, so read the p90 and p100 columns: they are the runs.
 
 let benchmarks: @Sendable () -> Void = {
     var sizes = [100_000, 1_000_000]
@@ -18,8 +20,11 @@ let benchmarks: @Sendable () -> Void = {
                 let migration = [.closureMigration, .additiveMigration, .typeChange].contains(scenario)
                 var thresholds: [BenchmarkMetric: BenchmarkThresholds] = [:]
                 if migration && engine == .strata {
-                    // A regression in allocations fails `baseline check`.
-                    thresholds[.mallocCountTotal] = .init(relative: [.p50: 10.0], absolute: [.p50: 1000])
+                    // A regression in allocations fails `make bench-check`.
+                    // p90: the setup that each iteration does outside the
+                    // measurement leaves near-empty samples in the low
+                    // percentiles; the timed runs are the top ones.
+                    thresholds[.mallocCountTotal] = .init(relative: [.p90: 10.0], absolute: [.p90: 2000])
                 }
                 Benchmark(name, configuration: .init(
                     metrics: [.wallClock, .mallocCountTotal, .peakMemoryResident],

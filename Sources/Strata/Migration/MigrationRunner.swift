@@ -34,6 +34,16 @@ final class MigrationRunner {
     private var walking = false
     /// Types whose records this migration wrote: their indexes are rebuilt.
     private var written: Set<UInt32> = []
+    /// Per type, the properties (by id) whose values the closure set on
+    /// some object: only their indexes need rebuilding when nothing else
+    /// made every index of the type stale.
+    private var changedProperties: [UInt32: Set<UInt32>] = [:]
+    /// Types whose every index must be rebuilt: objects created, deleted,
+    /// given new keys, or rewritten whole.
+    private var staleIndexes: Set<UInt32> = []
+    /// Positions of the fields set on the objects written by the current
+    /// walk, one bit each (all bits once a position passes 63).
+    private var walkChangedPositions: UInt64 = 0
     /// Index databases dropped with their type by `deleteData(forType:)`.
     private var droppedIndexes: Set<String> = []
     /// Per type id, the old properties not yet bound to a new one, by their
@@ -159,6 +169,7 @@ final class MigrationRunner {
             _ = try snapshotContext()
             try txn.empty(records, delete: false)
             written.insert(type.id)
+            staleIndexes.insert(type.id)
         }
         // No index handles: the indexes of every type written here are
         // rebuilt once the closure is done.
@@ -280,7 +291,18 @@ final class MigrationRunner {
             }
         }
         progress.finish()
-        if let newType, recordWrites != writes { written.insert(newType.id) }
+        if let newType, let target, recordWrites != writes { noteWrites(newType.id, target) }
+    }
+
+    /// Records which indexes the writes of a walk made stale.
+    private func noteWrites(_ typeID: UInt32, _ target: Target) {
+        written.insert(typeID)
+        if target.rewriteAll || target.rekey { staleIndexes.insert(typeID) }
+        let changed = walkChangedPositions
+        walkChangedPositions = 0
+        for field in target.table.fields where changed & (1 << UInt64(min(field.position, 63))) != 0 {
+            changedProperties[typeID, default: []].insert(field.id)
+        }
     }
 
     /// For a type new in this version: the objects the closure created.
@@ -309,7 +331,7 @@ final class MigrationRunner {
             }
         }
         progress.finish()
-        if recordWrites != writes { written.insert(table.type.id) }
+        if recordWrites != writes { noteWrites(table.type.id, target) }
     }
 
     @inline(__always)
@@ -331,9 +353,11 @@ final class MigrationRunner {
         if object.isDeleted {
             if !target.rekey { _ = try txn.delete(table.records, object.key) }
             recordWrites += 1
+            staleIndexes.insert(table.type.id)
             return
         }
         guard object.isDirty || target.rewriteAll else { return }
+        walkChangedPositions |= object.changedPositions
         let automaticKey: ObjectEncoder.AutomaticKey = target.rekey && table.primaryKey == nil
             ? .new { try self.writeContext.nextAutomaticID(table) } : .keep
         let keyEncoded: Bool
@@ -396,6 +420,7 @@ final class MigrationRunner {
         }
         _ = try materialize(type)
         written.insert(type.id)
+        staleIndexes.insert(type.id)
         return try writeContext.insert(type.name, values)
     }
 
@@ -527,6 +552,7 @@ final class MigrationRunner {
                                           base: nil, overrides: overrides, storedPositions: storedPositions)
                 try encoder.record.withUnsafeBytes { try cursor.replaceCurrent(key: copy.key, value: $0) }
                 recordWrites += 1
+                changedProperties[type.id, default: []].insert(source)
                 entry = try cursor.next()
             }
         }
@@ -623,7 +649,8 @@ final class MigrationRunner {
                 let name = type.indexDatabaseName(property)
                 let before = oldIndexes[name]?.property.property
                 let sameDefault = before.map { $0.valueWhenAbsent.isStored(identicallyTo: property.property.valueWhenAbsent) } ?? false
-                if before == nil || !sameDefault || written.contains(type.id) {
+                let stale = staleIndexes.contains(type.id) || changedProperties[type.id]?.contains(property.id) == true
+                if before == nil || !sameDefault || stale {
                     try buildIndex(name, property: property, table: table)
                 }
             }

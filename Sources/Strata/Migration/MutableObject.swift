@@ -28,6 +28,8 @@ public final class MutableObject {
         var base: RecordView?
         var keyCount = 0
         var isDirty = false
+        /// One bit per field position set (all bits once past 63).
+        var changedPositions: UInt64 = 0
         var isDeleted = false
         /// Whether the closure it was handed to is running.
         var isActive = false
@@ -48,6 +50,7 @@ public final class MutableObject {
     var key: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: keyStorage.baseAddress, count: state.pointee.keyCount) }
     var base: RecordView? { state.pointee.base }
     var isDirty: Bool { state.pointee.isDirty }
+    var changedPositions: UInt64 { state.pointee.changedPositions }
     var isDeleted: Bool { state.pointee.isDeleted }
     var pendingError: StrataError? { state.pointee.pendingError }
     var isActive: Bool {
@@ -80,6 +83,7 @@ public final class MutableObject {
         if state.pointee.isDirty {
             for position in overrides.indices { overrides[position] = nil }
             state.pointee.isDirty = false
+            state.pointee.changedPositions = 0
         }
         state.pointee.base = base
         state.pointee.keyCount = key.count
@@ -124,6 +128,7 @@ public final class MutableObject {
                 if coerced.fits(info.type, optional: info.isOptional) {
                     overrides[position] = coerced
                     state.pointee.isDirty = true
+                    state.pointee.changedPositions |= 1 << UInt64(min(position, 63))
                     return
                 }
             }
@@ -161,6 +166,7 @@ public final class MutableObject {
         }
         overrides[field.position] = coerced
         state.pointee.isDirty = true
+        state.pointee.changedPositions |= 1 << UInt64(min(field.position, 63))
     }
 
     /// Every property's value under the new schema, by name.

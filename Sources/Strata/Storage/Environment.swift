@@ -226,11 +226,19 @@ final class Environment: @unchecked Sendable {
     /// The current size of the memory map, in bytes.
     var mapSize: Int { mapLock.withLock { _mapSize } }
 
-    /// The size of the data file and the bytes its pages use. Read inside a
-    /// transaction, because LMDB reads it from the map, which a resize on
-    /// another thread would otherwise unmap underneath.
+    /// The size of the data file and the bytes its data uses: its pages
+    /// less those on LMDB's free list (space that writes will reuse, and
+    /// that `compact` gives back). Read inside a transaction, because LMDB
+    /// reads it from the map, which a resize on another thread would
+    /// otherwise unmap underneath.
     func fileUsage() throws -> (fileSize: Int, usedSize: Int) {
-        try withReadTransaction { _ in Environment.usage(handle) }
+        try withReadTransaction { txn in
+            let usage = Environment.usage(handle)
+            var pages = MDB_stat()
+            mdb_env_stat(handle, &pages)
+            let free = try txn.freePageCount() * Int(pages.ms_psize)
+            return (usage.fileSize, max(0, usage.usedSize - free))
+        }
     }
 
     private static func usage(_ env: OpaquePointer) -> (fileSize: Int, usedSize: Int) {

@@ -86,6 +86,27 @@ final class LMDBTransaction {
         return dbi
     }
 
+    /// The number of pages on LMDB's free list, which the file holds but no
+    /// data uses (until a later write reuses them). Each entry of the free
+    /// list (`FREE_DBI`, handle 0) is a list of page numbers that starts
+    /// with its length.
+    func freePageCount() throws -> Int {
+        var cursor: OpaquePointer?
+        try verify(mdb_cursor_open(txn, 0, &cursor), "mdb_cursor_open")
+        defer { mdb_cursor_close(cursor) }
+        var key = MDB_val(), value = MDB_val()
+        var free = 0
+        var rc = mdb_cursor_get(cursor, &key, &value, MDB_FIRST)
+        while rc == MDB_SUCCESS {
+            if value.mv_size >= MemoryLayout<Int>.size, let data = value.mv_data {
+                free += data.loadUnaligned(as: Int.self)
+            }
+            rc = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)
+        }
+        if rc != MDB_NOTFOUND { try verify(rc, "mdb_cursor_get") }
+        return free
+    }
+
     /// Opens the unnamed main database, which lists the named ones.
     func openMainDatabase() throws -> DatabaseHandle {
         var dbi: MDB_dbi = 0
