@@ -227,6 +227,9 @@ struct KillPoint: Codable, Sendable, CustomStringConvertible {
                 if let point, point.phase == .working, seen == point.count { killSelf() }
                 seen += 1
                 new?["fullName"] = .string(old!["firstName"].string! + " " + old!["lastName"].string!)
+                // Set, unchanged, so that the age index is rebuilt and kills
+                // can land in that phase too.
+                new?["age"] = old!["age"]
             }
         }
         config.durability = .full
