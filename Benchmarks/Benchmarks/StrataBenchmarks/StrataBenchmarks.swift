@@ -59,7 +59,7 @@ let benchmarks: @Sendable () -> Void = {
 }
 
 /// Migration scenarios carry "migration" in their names, so that the
-/// threshold check can select them with `--filter migration`.
+/// threshold check can select them with `--filter '.*migration.*'`.
 func migrationTag(_ scenario: Scenario) -> String {
     [.closureMigration, .additiveMigration, .typeChange].contains(scenario) ? "migration " : ""
 }
