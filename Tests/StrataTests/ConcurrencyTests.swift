@@ -12,70 +12,111 @@ import Testing
     static let accountCount: Int64 = 20
     static let startingBalance: Int64 = 1_000
 
-    /// Every write transaction moves money between accounts, so the total
-    /// is the same in every committed state; a reader that ever sees another
-    /// total has seen a half-applied transaction.
-    @Test func readersAlwaysSeeAConsistentSnapshotWhileOneThreadWrites() throws {
+    static let ledger = Schema(accounts.objectSchemas + [
+        ObjectSchema("Clock", primaryKey: "id") {
+            Property("id", .int)
+            Property("tick", .int)
+        },
+    ])
+
+    /// Every write transaction moves money between accounts and advances a
+    /// clock, so that every committed state has the same total; a reader
+    /// that ever sees another total, or the clock go back, has seen a
+    /// half-applied transaction or an older snapshot after a newer one.
+    /// Readers close their Database and open the file again every 25
+    /// reads, and the writer does the same halfway through: opens that
+    /// migrate nothing, while other threads read and write.
+    @Test(.timeLimit(.minutes(5)))
+    func readersAlwaysSeeAConsistentSnapshotWhileOneThreadWritesAndDatabasesReopen() throws {
         let folder = try TemporaryFolder()
-        let db = try Database(configuration: Fixtures.configuration(folder.path(), schema: Self.accounts))
-        try db.write { tx in
+        let config = Fixtures.configuration(folder.path(), schema: Self.ledger)
+        var writer = try Database(configuration: config)
+        try writer.write { tx in
             for id in 1 ... Self.accountCount {
                 try tx.insert("Account", ["id": .int(id), "balance": .int(Self.startingBalance)])
             }
+            try tx.insert("Clock", ["id": 0, "tick": 0])
         }
         let expectedTotal = Self.accountCount * Self.startingBalance
-        let transfers = 300
-        let readerCount = 4
-        let anomalies = Counter()
+        let transfers = 400
+        let readerCount = 8
+        let anomalies = Recorder<String>()
         let reads = Counter()
+        let reopens = Counter()
         let writerDone = Flag()
         let readersStarted = DispatchSemaphore(value: 0)
         let readersFinished = DispatchGroup()
 
-        @Sendable func checkOnce() {
-            let snapshot = try? db.read { tx in
-                let all = try tx.objects("Account")
-                return (try all.map { $0["balance"].int! }.reduce(0, +), try all.count)
-            }
-            if snapshot?.0 != expectedTotal || snapshot?.1 != Int(Self.accountCount) { anomalies.increment() }
-            reads.increment()
-        }
-
-        for _ in 0 ..< readerCount {
+        for reader in 0 ..< readerCount {
             readersFinished.enter()
             Thread {
+                defer { readersFinished.leave() }
                 readersStarted.signal()
-                // Bounded: until the writer is done, or a cap on reads.
+                var lastTick: Int64 = -1
                 var own = 0
-                while !writerDone.isSet && own < 100_000 {
-                    checkOnce()
+                var db: Database?
+                // Bounded: until the writer is done, or a cap on reads; then one more.
+                while own < 20_000 {
+                    let last = writerDone.isSet
+                    do {
+                        if db == nil || own % 25 == 0 {
+                            db?.close()
+                            db = try Database(configuration: config)
+                            if db?.openingPlan.action != .open { anomalies.append("reader \(reader): a reopen did \(db!.openingPlan.action)") }
+                            reopens.increment()
+                        }
+                        let (total, count, tick) = try db!.read { tx in
+                            let all = try tx.objects("Account")
+                            return (try all.map { $0["balance"].int! }.reduce(0, +), try all.count, try tx.object("Clock", key: 0)!["tick"].int!)
+                        }
+                        if total != expectedTotal || count != Int(Self.accountCount) {
+                            anomalies.append("reader \(reader) at tick \(tick): total \(total) over \(count) accounts")
+                        }
+                        if tick < lastTick { anomalies.append("reader \(reader): the clock went from \(lastTick) back to \(tick)") }
+                        lastTick = tick
+                    } catch {
+                        anomalies.append("reader \(reader): \(error)")
+                    }
+                    reads.increment()
                     own += 1
+                    if last { break }
                 }
-                checkOnce()
-                readersFinished.leave()
+                db?.close()
             }.start()
         }
         for _ in 0 ..< readerCount { readersStarted.wait() }
 
-        var generator = SystemRandomNumberGenerator()
-        for _ in 0 ..< transfers {
+        var generator = SplitMix64(seed: 6)
+        for transfer in 1 ... transfers {
+            if transfer == transfers / 2 {
+                writer.close()
+                writer = try Database(configuration: config)
+                #expect(writer.openingPlan.action == .open)
+            }
             let from = Int64.random(in: 1 ... Self.accountCount, using: &generator)
             let to = Int64.random(in: 1 ... Self.accountCount, using: &generator)
             let amount = Int64.random(in: 1 ... 50, using: &generator)
-            try db.write { tx in
+            try writer.write { tx in
                 let fromBalance = try tx.object("Account", key: .int(from))!["balance"].int!
                 try tx.update("Account", key: .int(from), ["balance": .int(fromBalance - amount)])
                 let toBalance = try tx.object("Account", key: .int(to))!["balance"].int!
                 try tx.update("Account", key: .int(to), ["balance": .int(toBalance + amount)])
+                try tx.update("Clock", key: 0, ["tick": .int(Int64(transfer))])
             }
         }
         writerDone.set()
         readersFinished.wait()
 
-        #expect(anomalies.value == 0)
+        #expect(anomalies.all.isEmpty, "\(anomalies.all.prefix(10))")
         #expect(reads.value >= readerCount)
-        let finalTotal = try db.read { tx in try tx.objects("Account").map { $0["balance"].int! }.reduce(0, +) }
+        #expect(reopens.value >= readerCount)
+        let (finalTotal, tick) = try writer.read { tx in
+            (try tx.objects("Account").map { $0["balance"].int! }.reduce(0, +), try tx.object("Clock", key: 0)?["tick"].int)
+        }
         #expect(finalTotal == expectedTotal)
+        #expect(tick == Int64(transfers))
+        writer.close()
+        try expectFileVerified(folder.path())
     }
 
     @Test func writesFromManyThreadsAreSerializedAndNoneIsLost() throws {

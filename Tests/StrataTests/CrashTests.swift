@@ -114,13 +114,26 @@ struct KillPoint: Codable, Sendable, CustomStringConvertible {
         case asItWas, finished
     }
 
+    /// What running the work undisturbed measured, to spread kill points.
+    struct Calibration: Sendable {
+        /// From the end of the work to the end of the commit.
+        var commit: Duration
+        var objects = 0
+        var mapFulls = 0
+        /// How many times the transaction ran.
+        var runs = 1
+    }
+
     /// One kind of work killed again and again: the file before it, and
-    /// after it finished undisturbed.
-    struct Trials {
+    /// after it finished undisturbed. The files are read and written off
+    /// the cooperative pool, so that these long tests leave its threads to
+    /// the other tests; issues are recorded back in the test's task.
+    struct Trials: Sendable {
         let name: String
         let pristine: String
         let before: FileVerifier
         let after: FileVerifier
+        let calibration: Calibration
         /// The configuration that opens the file in each state unchanged.
         let opening: @Sendable (String, Outcome) -> Database.Configuration
         /// The files trials run on: two at a time, one per core.
@@ -129,16 +142,20 @@ struct KillPoint: Codable, Sendable, CustomStringConvertible {
         /// Checks that `pristine` is sound, runs the work undisturbed on a
         /// copy with `finish`, and checks that copy too.
         init(_ name: String, folder: TemporaryFolder, pristine: String, opening: @escaping @Sendable (String, Outcome) -> Database.Configuration,
-             finish: (String) throws -> Void) throws {
+             finish: @escaping @Sendable (String) throws -> Calibration) async throws {
             self.name = name
             self.pristine = pristine
             self.opening = opening
             lanes = [folder.path("lane0.strata"), folder.path("lane1.strata")]
-            before = try expectFileVerified(pristine, "\(name): the file before")
             let reference = folder.path("finished.strata")
-            try CrashTests.restore(pristine, to: reference)
-            try finish(reference)
-            after = try expectFileVerified(reference, "\(name): the file after")
+            (before, after, calibration) = try await offThePool {
+                let before = try FileVerifier.verify(pristine)
+                try CrashTests.restore(pristine, to: reference)
+                let calibration = try finish(reference)
+                return (before, try FileVerifier.verify(reference), calibration)
+            }
+            #expect(before.problems.isEmpty, "\(name): the file before: \(before.problems)")
+            #expect(after.problems.isEmpty, "\(name): the file after: \(after.problems)")
             #expect(before.digests != after.digests, "\(name): the work changed nothing")
         }
 
@@ -152,9 +169,9 @@ struct KillPoint: Codable, Sendable, CustomStringConvertible {
                         var results: [(Int, Outcome?)] = []
                         for trial in stride(from: lane, to: points.count, by: lanes.count) {
                             let label = "\(name) trial \(trial) of seed \(CrashTests.seed), killed \(points[trial])"
-                            try CrashTests.restore(pristine, to: path)
+                            try await offThePool { [pristine] in try CrashTests.restore(pristine, to: path) }
                             await child(path, points[trial], label)
-                            results.append((trial, try survivor(path, label)))
+                            results.append((trial, try await survivor(path, label)))
                         }
                         return results
                     }
@@ -179,8 +196,9 @@ struct KillPoint: Codable, Sendable, CustomStringConvertible {
 
         /// Checks the file a killed child left: verified, exactly in one of
         /// the two states, and opening without any change. Returns which.
-        func survivor(_ path: String, _ label: String) throws -> Outcome? {
-            let found = try expectFileVerified(path, label)
+        func survivor(_ path: String, _ label: String) async throws -> Outcome? {
+            let found = try await offThePool { try FileVerifier.verify(path) }
+            #expect(found.problems.isEmpty, "\(label): \(found.problems.joined(separator: "\n"))")
             let outcome: Outcome
             if found.digests == before.digests {
                 outcome = .asItWas
@@ -192,12 +210,15 @@ struct KillPoint: Codable, Sendable, CustomStringConvertible {
                 Issue.record("\(label): the file is neither as it was nor as the finished work leaves it; these differ from both: \(differing)")
                 return nil
             }
-            let db = try Database(configuration: opening(path, outcome))
-            defer { db.close() }
-            #expect(db.openingPlan.action == .open, "\(label)")
-            for (type, count) in found.objectCounts {
-                #expect(try db.read { tx in try tx.objects(type).count } == count, "\(label)")
+            let configuration = opening(path, outcome)
+            let (action, counts) = try await offThePool {
+                let db = try Database(configuration: configuration)
+                defer { db.close() }
+                let counts = try db.read { tx in try Dictionary(uniqueKeysWithValues: tx.typeNames.map { ($0, try tx.objects($0).count) }) }
+                return (db.openingPlan.action, counts)
             }
+            #expect(action == .open, "\(label)")
+            #expect(counts == found.objectCounts, "\(label)")
             return outcome
         }
     }
@@ -245,23 +266,22 @@ struct KillPoint: Codable, Sendable, CustomStringConvertible {
     func aMigrationKilledAtAnyMomentLeavesTheOldFileOrTheMigratedOne() async throws {
         let folder = try TemporaryFolder()
         let pristine = folder.path("pristine.strata")
-        try Migrations.seedPeople(pristine, count: Self.migrationObjects)
-        // The commit is what follows the last index progress report: kills
-        // of the `committing` phase are spread over twice its length.
-        let indexed = Recorder<ContinuousClock.Instant>()
-        var commit = Duration.zero
-        let trials = try Trials("migration", folder: folder, pristine: pristine, opening: { path, outcome in
+        try await offThePool { try Migrations.seedPeople(pristine, count: Self.migrationObjects) }
+        let trials = try await Trials("migration", folder: folder, pristine: pristine, opening: { path, outcome in
             outcome == .asItWas ? Migrations.configuration(path, version: 1, [Migrations.personV1]) : Self.migration(path, killingAt: nil)
         }, finish: { path in
+            // The commit is what follows the last index progress report.
+            let indexed = Recorder<ContinuousClock.Instant>()
             var config = Self.migration(path, killingAt: nil)
             config.progress = { if $0.step == .buildingIndex && $0.completed == $0.total { indexed.append(.now) } }
             _ = try Database(configuration: config)
-            commit = try #require(indexed.all.last).duration(to: .now)
+            return Calibration(commit: (indexed.all.last ?? .now).duration(to: .now))
         })
         #expect(trials.after.schemaVersion == 2 && trials.after.objectCounts == ["Person": Self.migrationObjects])
 
+        // Kills of the `committing` phase are spread over twice the commit.
         let span = KillPoint.Span(phases: [.working, .indexing, .committing, .returned], objects: Self.migrationObjects,
-                                  commitMicroseconds: 2 * Self.microseconds(commit))
+                                  commitMicroseconds: 2 * Self.microseconds(trials.calibration.commit))
         let points = KillPoint.draw(Self.trials, seed: Self.seed, span)
         let survivorCopy = folder.path("survivor.strata")
         _ = try await trials.run(points) { path, point, label in
@@ -274,8 +294,12 @@ struct KillPoint: Codable, Sendable, CustomStringConvertible {
             }
         }
         // A file that a killed migration left migrates when opened again.
-        _ = try Database(configuration: Self.migration(survivorCopy, killingAt: nil))
-        #expect(try expectFileVerified(survivorCopy).digests == trials.after.digests)
+        let migrated = try await offThePool {
+            _ = try Database(configuration: Self.migration(survivorCopy, killingAt: nil))
+            return try FileVerifier.verify(survivorCopy)
+        }
+        #expect(migrated.problems.isEmpty, "\(migrated.problems)")
+        #expect(migrated.digests == trials.after.digests)
     }
 
     // MARK: A large write transaction
@@ -312,24 +336,24 @@ struct KillPoint: Codable, Sendable, CustomStringConvertible {
     func aLargeWriteTransactionKilledAtAnyMomentIsAllOrNothing() async throws {
         let folder = try TemporaryFolder()
         let pristine = folder.path("pristine.strata")
-        try Migrations.seedPeople(pristine, count: 20_000)
-        var commit = Duration.zero
-        let trials = try Trials("large write", folder: folder, pristine: pristine, opening: { path, _ in Fixtures.configuration(path) },
-                                finish: { path in
+        try await offThePool { try Migrations.seedPeople(pristine, count: 20_000) }
+        let trials = try await Trials("large write", folder: folder, pristine: pristine, opening: { path, _ in Fixtures.configuration(path) },
+                                      finish: { path in
             let db = try Database(configuration: Self.largeWriteConfiguration(path))
+            var steps = 0
             var done = ContinuousClock.now
             try db.write { tx in
-                var steps = 0
+                steps = 0
                 try Self.largeWrite(tx) { _ in steps += 1 }
-                #expect(steps == Self.largeWriteOperations)
                 done = .now
             }
-            commit = done.duration(to: .now)
+            return Calibration(commit: done.duration(to: .now), objects: steps)
         })
+        #expect(trials.calibration.objects == Self.largeWriteOperations)
         #expect(trials.after.objectCounts == ["Person": 55_000])
 
         let span = KillPoint.Span(phases: [.working, .committing, .returned], objects: Self.largeWriteOperations,
-                                  commitMicroseconds: 2 * Self.microseconds(commit))
+                                  commitMicroseconds: 2 * Self.microseconds(trials.calibration.commit))
         let points = KillPoint.draw(Self.trials, seed: Self.seed &+ 1, span)
         _ = try await trials.run(points) { path, point, label in
             await #expect(processExitsWith: .signal(SIGKILL), "\(label)") { [path = path as String, point = point as KillPoint] in
@@ -358,8 +382,8 @@ struct KillPoint: Codable, Sendable, CustomStringConvertible {
     /// that the transaction fills the map, rolls back and runs again about
     /// six times. `step` is called before each insert of every run,
     /// `mapFull` each time an insert finds the map full, `done` when a run
-    /// has inserted everything. Returns the inserts of every run.
-    static func growingWrite(_ db: Database, step: (Int) -> Void, mapFull: (Int) -> Void, done: () -> Void) throws -> Int {
+    /// has inserted everything. Returns the inserts of every run, and the runs.
+    static func growingWrite(_ db: Database, step: (Int) -> Void, mapFull: (Int) -> Void, done: () -> Void) throws -> (inserts: Int, runs: Int) {
         var inserts = 0
         var fulls = 0
         var runs = 0
@@ -378,33 +402,33 @@ struct KillPoint: Codable, Sendable, CustomStringConvertible {
             }
             done()
         }
-        #expect(runs == fulls + 1)
-        return inserts
+        return (inserts, runs)
     }
 
     @Test(.timeLimit(.minutes(10)))
     func aTransactionKilledWhileTheMapGrowsIsAllOrNothing() async throws {
         let folder = try TemporaryFolder()
         let pristine = folder.path("pristine.strata")
-        try { () throws in
+        let initialMap = try await offThePool {
             let db = try Database(configuration: Self.growingConfiguration(pristine))
+            defer { db.close() }
             try db.write { tx in for id in 1 ... 1_000 as ClosedRange<Int64> { try tx.insert("Person", Fixtures.person(id)) } }
-            #expect(db.environment.mapSize < 1 << 20)
-        }()
-        var inserts = 0
-        var fulls = 0
-        var commit = Duration.zero
-        let trials = try Trials("map growth", folder: folder, pristine: pristine, opening: { path, _ in Fixtures.configuration(path) },
-                                finish: { path in
+            return db.environment.mapSize
+        }
+        #expect(initialMap < 1 << 20)
+        let trials = try await Trials("map growth", folder: folder, pristine: pristine, opening: { path, _ in Fixtures.configuration(path) },
+                                      finish: { path in
             let db = try Database(configuration: Self.growingConfiguration(path))
             var done = ContinuousClock.now
-            inserts = try Self.growingWrite(db, step: { _ in }, mapFull: { _ in fulls += 1 }, done: { done = .now })
-            commit = done.duration(to: .now)
+            var fulls = 0
+            let (inserts, runs) = try Self.growingWrite(db, step: { _ in }, mapFull: { _ in fulls += 1 }, done: { done = .now })
+            return Calibration(commit: done.duration(to: .now), objects: inserts, mapFulls: fulls, runs: runs)
         })
-        #expect(fulls >= 4, "the transaction should fill the map several times")
+        #expect(trials.calibration.mapFulls >= 4, "the transaction should fill the map several times")
+        #expect(trials.calibration.runs == trials.calibration.mapFulls + 1, "each map-full should run the transaction again")
 
-        let span = KillPoint.Span(phases: [.working, .growing, .committing, .returned], objects: inserts, mapFulls: fulls,
-                                  commitMicroseconds: 2 * Self.microseconds(commit))
+        let span = KillPoint.Span(phases: [.working, .growing, .committing, .returned], objects: trials.calibration.objects,
+                                  mapFulls: trials.calibration.mapFulls, commitMicroseconds: 2 * Self.microseconds(trials.calibration.commit))
         let points = KillPoint.draw(Self.trials, seed: Self.seed &+ 2, span)
         _ = try await trials.run(points) { path, point, label in
             await #expect(processExitsWith: .signal(SIGKILL), "\(label)") { [path = path as String, point = point as KillPoint] in

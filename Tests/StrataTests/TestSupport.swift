@@ -69,3 +69,30 @@ struct SplitMix64: RandomNumberGenerator {
     }
 }
 
+
+/// Runs blocking work on a Dispatch thread and waits for it without
+/// holding a thread of Swift's cooperative pool, which has one thread per
+/// core and which every other test's tasks share. Record issues after it
+/// returns, in the test's task: `work` runs outside it.
+func offThePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(with: Result { try work() }) }
+    }
+}
+
+/// The sanitizer the tests run under, if any (`make sanitize`).
+enum Sanitizer {
+    /// Whether AddressSanitizer's runtime is loaded.
+    static let address = isLoaded("__asan_init")
+    /// Whether ThreadSanitizer's runtime is loaded.
+    static let thread = isLoaded("__tsan_init")
+
+    private static func isLoaded(_ symbol: String) -> Bool {
+        #if os(Linux)
+        let everywhere: UnsafeMutableRawPointer? = nil  // RTLD_DEFAULT
+        #else
+        let everywhere = UnsafeMutableRawPointer(bitPattern: -2)  // RTLD_DEFAULT
+        #endif
+        return dlsym(everywhere, symbol) != nil
+    }
+}
