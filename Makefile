@@ -53,10 +53,10 @@ bench: bench-deps
 	cd Benchmarks && $(SWIFT) package benchmark
 
 bench-check: bench-deps
-	cd Benchmarks && $(SWIFT) package benchmark thresholds check --filter '.*migration strata.*'
+	cd Benchmarks && $(SWIFT) package benchmark thresholds check --filter '.*migration.strata.*'
 
 bench-thresholds: bench-deps
-	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark thresholds update --filter '.*migration strata.*'
+	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark thresholds update --filter '.*migration.strata.*'
 	# Keep the malloc counts only: wall clock and memory vary too much here.
 	cd Benchmarks/Thresholds && for f in *.json; do python3 -c 'import json,sys; f=sys.argv[1]; d=json.load(open(f)); json.dump({"mallocCountTotal": d["mallocCountTotal"]}, open(f, "w"), indent=2, sort_keys=True)' "$$f"; done
 

@@ -16,7 +16,9 @@ let benchmarks: @Sendable () -> Void = {
     for n in sizes {
         for scenario in Scenario.allCases {
             for engine in [Engine.strata, .lmdb] {
-                let name = "\(scenario.rawValue) \(migrationTag(scenario))\(engine.rawValue) \(n / 1000)k"
+                // No spaces: package-benchmark reads thresholds from files
+                // named after the benchmark, and writes spaces as "_".
+                let name = "\(scenario.rawValue)_\(migrationTag(scenario))\(engine.rawValue)_\(n / 1000)k"
                 let migration = [.closureMigration, .additiveMigration, .typeChange].contains(scenario)
                 var thresholds: [BenchmarkMetric: BenchmarkThresholds] = [:]
                 if migration && engine == .strata {
@@ -61,5 +63,5 @@ let benchmarks: @Sendable () -> Void = {
 /// Migration scenarios carry "migration" in their names, so that the
 /// threshold check can select them with `--filter '.*migration.*'`.
 func migrationTag(_ scenario: Scenario) -> String {
-    [.closureMigration, .additiveMigration, .typeChange].contains(scenario) ? "migration " : ""
+    [.closureMigration, .additiveMigration, .typeChange].contains(scenario) ? "migration_" : ""
 }
