@@ -324,12 +324,17 @@ struct KillPoint: Codable, Sendable, CustomStringConvertible {
 
     static let largeWriteOperations = 55_000
 
-    static func largeWriteConfiguration(_ path: String) -> Database.Configuration {
+    /// The configuration children write with: the default durability.
+    static func childConfiguration(_ path: String, initialMapSize: Int) -> Database.Configuration {
         var config = Fixtures.configuration(path)
         config.durability = .full
-        // Room for the whole transaction: growing the map is the next test's.
-        config.initialMapSize = 64 << 20
+        config.initialMapSize = initialMapSize
         return config
+    }
+
+    /// Room for the whole transaction: growing the map is the next test's.
+    static func largeWriteConfiguration(_ path: String) -> Database.Configuration {
+        childConfiguration(path, initialMapSize: 64 << 20)
     }
 
     @Test(.timeLimit(.minutes(10)))
@@ -372,10 +377,7 @@ struct KillPoint: Codable, Sendable, CustomStringConvertible {
     static let growingInserts = 20_000
 
     static func growingConfiguration(_ path: String) -> Database.Configuration {
-        var config = Fixtures.configuration(path)
-        config.durability = .full
-        config.initialMapSize = 64 << 10
-        return config
+        childConfiguration(path, initialMapSize: 64 << 10)
     }
 
     /// Inserts 20,000 people into a file whose map starts at 64 KiB, so

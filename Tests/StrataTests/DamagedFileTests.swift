@@ -2,29 +2,19 @@ import Foundation
 import Testing
 @testable import Strata
 
-/// A damage done to a sound file, and the error opening it must give.
-struct FileDamage: Sendable, CustomTestStringConvertible {
-    let name: String
-    let code: StrataError.Code
-    /// A fragment of the message, which must also name the file.
-    let fragment: String
-    let apply: @Sendable (String) throws -> Void
-    var testDescription: String { name }
+/// A damage done to a sound file (given its path), and the error opening
+/// it must give.
+typealias FileDamage = Refusal<String>
 
+extension Refusal where Subject == String {
     /// A damage done through the storage layer, past Strata's checks.
     init(_ name: String, _ code: StrataError.Code, _ fragment: String, raw: @escaping @Sendable (LMDBTransaction) throws -> Void) {
-        self.name = name
-        self.code = code
-        self.fragment = fragment
-        apply = { path in try FileOpeningTests.withRawWrite(path, raw) }
+        self.init(name, code, fragment) { path in _ = try FileOpeningTests.withRawWrite(path, raw) }
     }
 
     /// A change to the catalog's JSON.
     init(_ name: String, _ code: StrataError.Code, _ fragment: String, catalog: @escaping @Sendable (inout [String: Any]) throws -> Void) {
-        self.name = name
-        self.code = code
-        self.fragment = fragment
-        apply = { path in try FileOpeningTests.rewriteCatalog(path, catalog) }
+        self.init(name, code, fragment) { path in try FileOpeningTests.rewriteCatalog(path, catalog) }
     }
 
     static func meta(_ txn: LMDBTransaction) throws -> DatabaseHandle {
@@ -38,7 +28,7 @@ struct FileDamage: Sendable, CustomTestStringConvertible {
     }
 
     /// Damages that FileOpeningTests does not already cover.
-    static let all: [FileDamage] = [
+    static var all: [FileDamage] { [
         FileDamage("catalog with another magic", .corruptFile, "The catalog of") { $0["magic"] = "sqlite" },
         FileDamage("catalog without a format version", .corruptFile, "The catalog of") { $0["formatVersion"] = nil },
         FileDamage("catalog with an unknown mode", .corruptFile, "is damaged") { $0["mode"] = "shared" },
@@ -64,15 +54,15 @@ struct FileDamage: Sendable, CustomTestStringConvertible {
         FileDamage("index database missing", .corruptFile, "The index on 'Person.age' is missing", raw: { txn in
             try txn.empty(try #require(try txn.openDatabase("__strata.t1.i4", duplicateKeys: true, create: false)), delete: true)
         }),
-    ]
+    ] }
 
     /// An index database made again without `MDB_DUPSORT`. LMDB 0.9.24's
     /// `mdb_dbi_open` does not report the difference, so today the open
     /// succeeds and the first index lookup fails with `MDB_INCOMPATIBLE`.
-    static let indexWithOtherFlags = FileDamage("index database with other flags", .corruptFile, "'__strata.t1.i4' in", raw: { txn in
+    static var indexWithOtherFlags: FileDamage { FileDamage("index database with other flags", .corruptFile, "'__strata.t1.i4' in", raw: { txn in
         try txn.empty(try #require(try txn.openDatabase("__strata.t1.i4", duplicateKeys: true, create: false)), delete: true)
         _ = try txn.openDatabase("__strata.t1.i4", duplicateKeys: false, create: true)
-    })
+    }) }
 }
 
 /// Damaged files: each gives a StrataError that names the file and says
@@ -93,7 +83,7 @@ struct FileDamage: Sendable, CustomTestStringConvertible {
         let folder = try TemporaryFolder()
         let path = folder.path()
         try FileOpeningTests.seed(path)
-        try damage.apply(path)
+        try damage.act(path)
         let before = try FileOpeningTests.contents(path)
         let error = expectStrataError(damage.code) { _ = try Database(configuration: Fixtures.configuration(path)) }
         #expect(error?.message.contains(damage.fragment) == true, "\(error?.message ?? "")")

@@ -81,17 +81,25 @@ struct SchemaChangeCase: Sendable, CustomTestStringConvertible {
         try people(Database(configuration: configuration))
     }
 
-    /// Runs `body` in a write transaction of the storage layer alone, past
-    /// every check of Strata's. No Database may be open on `path`: the
-    /// environment is released before this returns.
-    static func withRawWrite<T>(_ path: String, _ body: (LMDBTransaction) throws -> T) throws -> T {
+    /// Runs `body` with the storage layer's environment of `path` alone,
+    /// past every check of Strata's, holding the lock that opening named
+    /// databases needs. A Database open on `path` in this process shares
+    /// the environment only if it is `.noSync` too.
+    static func withRawEnvironment<T>(_ path: String, _ body: (Environment) throws -> T) throws -> T {
         var options = EnvironmentOptions()
         options.noSync = true
         let environment = try Environment.open(path: path, options: options)
         defer { environment.release() }
         environment.setupLock.lock()
         defer { environment.setupLock.unlock() }
-        return try environment.withWriteTransaction(body)
+        return try body(environment)
+    }
+
+    /// Runs `body` in a write transaction of the storage layer alone, past
+    /// every check of Strata's. No Database may be open on `path`: the
+    /// environment is released before this returns.
+    static func withRawWrite<T>(_ path: String, _ body: (LMDBTransaction) throws -> T) throws -> T {
+        try withRawEnvironment(path) { try $0.withWriteTransaction(body) }
     }
 
     /// Rewrites the catalog's JSON through the storage layer.

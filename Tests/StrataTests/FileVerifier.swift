@@ -45,21 +45,17 @@ struct FileVerifier {
     /// Verifies the file at `path`. No `Database` of another durability may
     /// have it open in this process (the environment is shared).
     static func verify(_ path: String) throws -> FileVerifier {
-        var options = EnvironmentOptions()
-        options.noSync = true
-        let environment = try Environment.open(path: path, options: options)
-        defer { environment.release() }
-        environment.setupLock.lock()
-        defer { environment.setupLock.unlock() }
-        let txn = try environment.begin(readOnly: true)
-        defer { txn.finish() }
-        var verifier = FileVerifier()
-        try verifier.run(txn, path: path)
-        if verifier.unlisted > 0 { verifier.problems.append("... and \(verifier.unlisted) more problems") }
-        // Committed, so that named databases opened here stay open for a
-        // Database sharing the environment.
-        try txn.commit()
-        return verifier
+        try FileOpeningTests.withRawEnvironment(path) { environment in
+            let txn = try environment.begin(readOnly: true)
+            defer { txn.finish() }
+            var verifier = FileVerifier()
+            try verifier.run(txn, path: path)
+            if verifier.unlisted > 0 { verifier.problems.append("... and \(verifier.unlisted) more problems") }
+            // Committed, so that named databases opened here stay open for a
+            // Database sharing the environment.
+            try txn.commit()
+            return verifier
+        }
     }
 
     private mutating func run(_ txn: LMDBTransaction, path: String) throws {

@@ -2,28 +2,12 @@ import Foundation
 import Testing
 @testable import Strata
 
-/// A value that a write or a lookup must refuse, the code and a fragment
-/// of the message it must give, on the database `InvalidValueTests.seeded`
-/// makes.
-struct InvalidValueCase: Sendable, CustomTestStringConvertible {
-    let name: String
-    let code: StrataError.Code
-    let fragment: String
-    let attempt: @Sendable (WriteTransaction) throws -> Void
-    /// Whether the message names the file, as Strata's messages do.
-    var namesTheFile = true
-    var testDescription: String { name }
+/// A value that a write or a lookup must refuse, on the database
+/// `InvalidValueTests.seeded` makes.
+typealias InvalidValueCase = Refusal<WriteTransaction>
 
-    init(_ name: String, _ code: StrataError.Code, _ fragment: String, namesTheFile: Bool = true,
-         _ attempt: @escaping @Sendable (WriteTransaction) throws -> Void) {
-        self.name = name
-        self.code = code
-        self.fragment = fragment
-        self.namesTheFile = namesTheFile
-        self.attempt = attempt
-    }
-
-    static let all: [InvalidValueCase] = [
+extension Refusal where Subject == WriteTransaction {
+    static var all: [InvalidValueCase] { [
         .init("unknown property", .unknownProperty, "Object type 'Person' has no property 'nickname'") { tx in
             try tx.insert("Person", Fixtures.person(9).merging(["nickname": "x"]) { $1 })
         },
@@ -70,7 +54,7 @@ struct InvalidValueCase: Sendable, CustomTestStringConvertible {
         .init("unknown object type", .unknownObjectType, "has no object type 'Pet'. Its types are: Every, Note, Person, Tag") { tx in
             try tx.insert("Pet", ["name": "Rex"])
         },
-    ]
+    ] }
 }
 
 /// Every invalid value is refused with a message that names the type, the
@@ -104,7 +88,7 @@ struct InvalidValueCase: Sendable, CustomTestStringConvertible {
         let folder = try TemporaryFolder()
         let db = try Self.seeded(folder)
         let before = try Self.contents(db)
-        let error = expectStrataError(invalid.code) { try db.write { tx in try invalid.attempt(tx) } }
+        let error = expectStrataError(invalid.code) { try db.write { tx in try invalid.act(tx) } }
         #expect(error?.message.contains(invalid.fragment) == true, "\(error?.message ?? "")")
         #expect(error?.path == db.path)
         if invalid.namesTheFile { #expect(error?.message.contains(db.path) == true, "\(error?.message ?? "")") }
