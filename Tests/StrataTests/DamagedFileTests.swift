@@ -248,7 +248,7 @@ extension Refusal where Subject == String {
     /// that has the file alone. Added again before that, it must leave the
     /// list: otherwise that open deletes an index the catalog uses, and the
     /// file is refused as damaged from then on.
-    @Test(.disabled("Strata bug: MigrationRunner's buildIndex reuses an index database listed in orphanedDatabases without taking it off the list; the next exclusive open deletes it and the file is refused (\"The index on 'Person.age' is missing\")."))
+    @Test
     func anIndexDroppedAndAddedAgainWhileTheFileIsSharedSurvivesTheNextOpen() throws {
         let folder = try TemporaryFolder()
         let path = folder.path()

@@ -93,7 +93,7 @@ final class SmallDisk {
         #expect(verified.objectCounts == ["Blob": committed.count + 1])
     }
 
-    @Test(.disabled("Strata weakness: LMDB reports a commit whose pages only partly fit (a short write) as EIO, and Strata's message then says \"Input/output error (5)\" without saying the disk is full. LMDBCall.swift's lmdbError could check the file system's free space (statvfs) for EIO and ENOSPC and say so."))
+    @Test
     func aWriteThatFindsTheDiskFullSaysTheDiskIsFull() throws {
         let disk = try SmallDisk(size: "2m")
         let path = disk.path("full.strata")

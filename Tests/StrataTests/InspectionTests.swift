@@ -212,8 +212,7 @@ struct RecordingLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
-    func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
-             file: String, function: String, line: UInt) {
-        messages.append("\(level) \(message)")
+    func log(event: LogEvent) {
+        messages.append("\(event.level) \(event.message)")
     }
 }

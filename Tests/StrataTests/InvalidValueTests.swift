@@ -95,7 +95,7 @@ extension Refusal where Subject == WriteTransaction {
         #expect(try Self.contents(db) == before)
     }
 
-    @Test(.disabled("Strata weakness: ObjectCollection.where(_:equals:) throws invalidValue with a message that does not name the file (its path is only in error.path)."))
+    @Test
     func whereWithAValueOfAnotherTypeNamesTheFile() throws {
         let folder = try TemporaryFolder()
         let db = try Self.seeded(folder)

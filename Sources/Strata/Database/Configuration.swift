@@ -121,8 +121,9 @@ extension Database {
         case noMetaSync
         /// Nothing is flushed at commit; the system writes pages back when it
         /// chooses. An app crash loses nothing; a power loss or system crash
-        /// may lose recent transactions. The corresponding LMDB flag is
-        /// `MDB_NOSYNC`.
+        /// may lose recent transactions and, unless the file system keeps
+        /// writes in order, damage the file (LMDB's documented risk). The
+        /// corresponding LMDB flag is `MDB_NOSYNC`.
         case noSync
     }
 }

@@ -144,7 +144,13 @@ extension Database {
         try environment.withWriteTransaction { txn in
             guard let bytes = try txn.get(existing.meta, catalogKey) else { return }
             var catalog = try Catalog.decode(bytes, path: path)
-            for name in catalog.orphanedDatabases {
+            // Never a database the catalog still names, whatever the list says.
+            var inUse: Set<String> = []
+            for type in catalog.types {
+                inUse.insert(type.recordsDatabaseName)
+                for property in type.properties where property.hasIndex(in: type) { inUse.insert(type.indexDatabaseName(property)) }
+            }
+            for name in catalog.orphanedDatabases where !inUse.contains(name) {
                 if let dbi = try txn.openDatabase(name, duplicateKeys: name.contains(".i"), create: false) {
                     try txn.empty(dbi, delete: true)
                 }

@@ -673,6 +673,8 @@ final class MigrationRunner {
     }
 
     private func buildIndex(_ name: String, property: CatalogProperty, table: ObjectTable) throws {
+        // A database emptied earlier and listed for deletion is in use again.
+        working.orphanedDatabases.removeAll { $0 == name }
         let clock = Stopwatch()
         defer { configuration.logger?.debug("Built the index on '\(table.name).\(property.property.name)' of \(path): \(clock.milliseconds) ms") }
         guard let index = try txn.openDatabase(name, duplicateKeys: true, create: true),

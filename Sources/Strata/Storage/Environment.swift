@@ -125,6 +125,14 @@ final class Environment: @unchecked Sendable {
         }
     }
 
+    /// Whether the file system holding `path` has (almost) no free space left.
+    static func diskIsFull(_ path: String) -> Bool {
+        var info = statvfs()
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        guard statvfs(folder, &info) == 0 else { return false }
+        return UInt64(info.f_bavail) * UInt64(info.f_frsize) < 64 * 1024
+    }
+
     /// Whether this environment has one lease: no other `Database` of this
     /// process uses the file.
     var isExclusive: Bool {

@@ -33,6 +33,9 @@ func lmdbError(_ rc: Int32, _ call: StaticString, path: String) -> StrataError {
         (kind, advice) = (.storage, "The file has more object types and indexes than Strata can open (4096 named databases).")
     case .badValueSize:
         (kind, advice) = (.storage, "A key or value has a size LMDB does not accept; keys are at most 511 bytes.")
+    case LMDBResultCode(rawValue: EIO):
+        // LMDB reports a write that only partly fit on the disk as EIO.
+        (kind, advice) = (.storage, Environment.diskIsFull(path) ? "The disk is full; free some space and try again. Nothing was written." : "The disk reported an error; check it, then try again. Nothing was written.")
     case LMDBResultCode(rawValue: ENOMEM):
         (kind, advice) = (.storage, "The system is out of memory or address space; free some and try again.")
     case LMDBResultCode(rawValue: EISDIR), LMDBResultCode(rawValue: EACCES), LMDBResultCode(rawValue: EROFS):
