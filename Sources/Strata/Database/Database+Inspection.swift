@@ -81,6 +81,10 @@ extension Database {
     public func statistics() throws -> DatabaseStatistics {
         try checkOpen()
         let usage = try environment.fileUsage()
+        // Opening named databases needs the setup lock, taken before the
+        // transaction (a map resize under it waits for transactions to end).
+        environment.setupLock.lock()
+        defer { environment.setupLock.unlock() }
         let types = try environment.withReadTransaction { txn in
             let tables = try Database.openTables(txn, catalog, create: false, path: path)
             return try catalog.types.map { type in
@@ -112,6 +116,9 @@ extension Database {
     /// - Throws: ``StrataError`` only when the file cannot be read at all.
     public func verify() throws -> [String] {
         try checkOpen()
+        // Opening named databases needs the setup lock (see statistics()).
+        environment.setupLock.lock()
+        defer { environment.setupLock.unlock() }
         return try environment.withReadTransaction { txn in
             var problems: [String] = []
             guard let bytes = try txn.get(meta, Database.catalogKey) else { return ["The catalog is missing."] }
@@ -125,7 +132,7 @@ extension Database {
             do {
                 tables = try Database.openTables(txn, catalog, create: false, path: path)
             } catch let error as StrataError {
-                return problems + [error.message]
+                return [error.message]
             }
             for type in catalog.types {
                 guard let table = tables[type.id] else { continue }
@@ -239,6 +246,8 @@ extension Database {
     /// (LMDB does not merge pages whose records shrank), dropping the fields
     /// of removed properties, and rebuilds the indexes.
     private func repack() throws {
+        environment.setupLock.lock()
+        defer { environment.setupLock.unlock() }
         let tables = try environment.withReadTransaction { txn in try Database.openTables(txn, catalog, create: false, path: path) }
         try environment.withWriteTransaction { txn in
             // Begun inside the write transaction: the state before it.

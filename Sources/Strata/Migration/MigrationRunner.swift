@@ -26,14 +26,13 @@ final class MigrationRunner {
     private var encoder: ObjectEncoder
 
     private var snapshot: (txn: LMDBTransaction, context: ObjectContext)?
-    /// New-side tables opened so far, by type id. Renames of a type are
-    /// refused once it has one, since its records may then hold new ids.
+    /// New-side tables opened so far, by type id. A type with one can no
+    /// longer be renamed; renaming one of its properties moves the values
+    /// already written (``moveRenamedValues(in:to:fresh:source:)``).
     private var materialized: [UInt32: ObjectTable] = [:]
     private var enumerated: Set<UInt32> = []
     /// Whether an enumeration is running (renames are refused inside one).
     private var walking = false
-    /// Types whose records this migration wrote: their indexes are rebuilt.
-    private var written: Set<UInt32> = []
     /// Per type, the properties (by id) whose values the closure set on
     /// some object: only their indexes need rebuilding when nothing else
     /// made every index of the type stale.
@@ -108,7 +107,7 @@ final class MigrationRunner {
             let clock = Stopwatch()
             do {
                 try closure(migration, old.schemaVersion)
-                logger?.info("Migration closure of \(path) done: \(recordWrites + writeContext.recordWrites) records written, \(clock.milliseconds) ms")
+                logger?.info("Migration closure of \(path) done: \(totalRecordWrites) records written, \(clock.milliseconds) ms")
             } catch let error as StrataError {
                 throw error
             } catch {
@@ -168,11 +167,10 @@ final class MigrationRunner {
         if existed && isRekeyed(type) {
             _ = try snapshotContext()
             try txn.empty(records, delete: false)
-            written.insert(type.id)
             staleIndexes.insert(type.id)
         }
-        // No index handles: the indexes of every type written here are
-        // rebuilt once the closure is done.
+        // No index handles: the indexes that the writes made stale are
+        // rebuilt once the closure is done (finishStorage).
         let table = ObjectTable(type: type, records: records, indexes: [:], path: path)
         materialized[type.id] = table
         writeContext.tables[type.name] = table
@@ -296,7 +294,6 @@ final class MigrationRunner {
 
     /// Records which indexes the writes of a walk made stale.
     private func noteWrites(_ typeID: UInt32, _ target: Target) {
-        written.insert(typeID)
         if target.rewriteAll || target.rekey { staleIndexes.insert(typeID) }
         let changed = walkChangedPositions
         walkChangedPositions = 0
@@ -419,7 +416,6 @@ final class MigrationRunner {
             throw StrataError(.unknownObjectType, "migration.create(\"\(name)\", ...): the new schema of \(path) has no type '\(name)'. Its types are: \(configuration.schema.typeNames.joined(separator: ", ")).", path: path)
         }
         _ = try materialize(type)
-        written.insert(type.id)
         staleIndexes.insert(type.id)
         return try writeContext.insert(type.name, values)
     }
@@ -523,6 +519,8 @@ final class MigrationRunner {
         guard let oldTable = oldTables[type.id], let target = table.fields.firstIndex(where: { $0.id == source }) else { return }
         let (reader, _) = try snapshotContext()
         let storedPositions = table.fields.map { field in written.fields.firstIndex { $0.name == field.name } ?? Int.max }
+        // Each field of the new table, as the written records hold it.
+        let writtenFields = table.fields.map { field in written.fields.first { $0.name == field.name } }
         let overrides = UnsafeMutableBufferPointer<Value?>.allocate(capacity: table.fields.count)
         overrides.initialize(repeating: nil)
         defer {
@@ -539,8 +537,7 @@ final class MigrationRunner {
                     continue
                 }
                 for position in overrides.indices {
-                    let field = written.fields.first { $0.name == table.fields[position].name }
-                    overrides[position] = field.map { written.value(at: $0.position, in: view) }
+                    overrides[position] = writtenFields[position].map { written.value(at: $0.position, in: view) }
                 }
                 if let stored = try reader.get(oldTable.records, copy.key),
                    let oldView = try? RecordView(validating: stored) {
@@ -624,8 +621,10 @@ final class MigrationRunner {
     // MARK: Finishing
 
     /// Creates the tables of new types and brings every index up to date:
-    /// built when new, rebuilt when its type's records were written or its
-    /// default changed, dropped when gone.
+    /// built when new, rebuilt when the values it holds may have changed
+    /// (its property set by the closure or renamed onto, its default
+    /// changed, objects of its type created, deleted, re-keyed or rewritten
+    /// whole), emptied when gone.
     private func finishStorage() throws {
         var oldIndexes: [String: (type: CatalogType, property: CatalogProperty)] = [:]
         for type in old.types {
@@ -665,7 +664,7 @@ final class MigrationRunner {
     /// handle for the whole process at once, even if this transaction rolls
     /// back, under the feet of other `Database`s and of read transactions
     /// that began before the migration. A later open that is alone on the
-    /// file deletes it (``Database/deleteOrphanedDatabases(_:path:)``).
+    /// file deletes it (`Database.deleteOrphanedDatabases`).
     private func retire(_ name: String, duplicateKeys: Bool) throws {
         guard let dbi = try txn.openDatabase(name, duplicateKeys: duplicateKeys, create: false) else { return }
         try txn.empty(dbi, delete: false)
@@ -682,14 +681,16 @@ final class MigrationRunner {
         try txn.empty(index, delete: false)
         var progress = ProgressCounter(typeName: table.name, step: .buildingIndex, total: try txn.entryCount(table.records), handler: configuration.progress)
         var indexKey = ByteWriter(capacity: 64)
+        var objectKey = ByteWriter(capacity: 64)
         try txn.withCursor(table.records) { cursor in
             var entry = try cursor.first()
             while let (key, record) = entry {
                 let view = try writeContext.validatedView(table: table, key: key, record: record)
                 indexKey.removeAll()
                 KeyCodec.appendIndexKey(table.value(at: position, in: view), to: &indexKey)
-                // Copy the key: the put may move the page it points into.
-                let objectKey = Array(key)
+                // Copy the key: the put may spill the page it points into.
+                objectKey.removeAll()
+                objectKey.append(contentsOf: key)
                 try indexKey.withUnsafeBytes { indexBytes in
                     try objectKey.withUnsafeBytes { _ = try txn.put(index, indexBytes, $0) }
                 }
