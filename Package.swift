@@ -45,7 +45,9 @@ let package = Package(
                 "Strata",
                 "StrataTesting",
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            // Database files written by earlier versions of Strata.
+            exclude: ["Fixtures"]
         ),
     ],
     swiftLanguageModes: [.v6]
