@@ -1,6 +1,6 @@
 SWIFT ?= swift
 
-.PHONY: deps build demo test sanitize clean docs bench bench-check bench-thresholds bench-compare bench-deps
+.PHONY: deps build demo test format lint sanitize clean docs bench bench-check bench-thresholds bench-compare bench-deps
 
 deps:
 	@./scripts/install-lmdb.sh
@@ -13,6 +13,18 @@ demo: deps
 
 test: deps
 	$(SWIFT) test
+
+# swift-format (part of the toolchain) with the checked-in .swift-format:
+# `make format` rewrites the files in place, `make lint` fails on anything
+# it would change or any rule broken, then checks the layer rule of
+# DESIGN.md §1 (scripts/check-layers.sh). Neither needs the network.
+FORMAT_PATHS = Sources Tests Benchmarks/Sources Benchmarks/Benchmarks Package.swift Benchmarks/Package.swift
+format:
+	$(SWIFT) format format --in-place --recursive --parallel $(FORMAT_PATHS)
+
+lint:
+	$(SWIFT) format lint --strict --recursive --parallel $(FORMAT_PATHS)
+	./scripts/check-layers.sh
 
 # The test suite under ThreadSanitizer, then under AddressSanitizer and its
 # LeakSanitizer, each in a scratch folder of its own. Tests/Sanitizers holds

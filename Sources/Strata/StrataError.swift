@@ -20,6 +20,15 @@ public struct StrataError: Error, Sendable, CustomStringConvertible {
     public var lmdbCode: LMDBResultCode?
     /// The file the error concerns, when there is one.
     public var path: String?
+    /// The error that caused this one, when Strata reports an error of
+    /// yours: what a migration closure threw, for example. Match on its type:
+    ///
+    /// ```swift
+    /// } catch let error as StrataError where error.cause is ImportError {
+    ///     // the migration closure threw an ImportError; nothing was written
+    /// }
+    /// ```
+    public var cause: (any Error)?
 
     /// Creates an error.
     ///
@@ -28,11 +37,14 @@ public struct StrataError: Error, Sendable, CustomStringConvertible {
     ///   - message: What happened and what to do.
     ///   - path: The database file involved, if any.
     ///   - lmdbCode: The LMDB result code, if LMDB reported the failure.
-    public init(_ code: Code, _ message: String, path: String? = nil, lmdbCode: LMDBResultCode? = nil) {
+    ///   - cause: The error behind this one, if any.
+    public init(_ code: Code, _ message: String, path: String? = nil, lmdbCode: LMDBResultCode? = nil,
+                cause: (any Error)? = nil) {
         self.code = code
         self.message = message
         self.path = path
         self.lmdbCode = lmdbCode
+        self.cause = cause
     }
 
     /// The message. (It already names the LMDB result code when there is one.)
@@ -118,7 +130,8 @@ extension StrataError {
         /// Opening would need a change that the file's mode forbids: in
         /// synced mode, a migration closure or a destructive schema change.
         public static let migrationForbidden = Code(.migrationForbidden)
-        /// The migration closure threw an error of its own, broke a rule of
+        /// The migration closure threw an error of its own (kept as
+        /// ``StrataError/cause``), broke a rule of
         /// the ``Migration`` API (a rename that does not fit, deleting data of
         /// a type the schema still has, changing a primary key value the
         /// schema keeps). Nothing was written. A duplicate primary key or an

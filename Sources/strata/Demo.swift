@@ -52,7 +52,7 @@ extension StrataCommand {
                 defer { progress.finish() }
                 migrated = try Database(configuration: config)
             }
-            print("Migrated to schema version \(migrated.schemaVersion) in \(milliseconds(since: start)) ms.")
+            print("Migrated to schema version \(migrated.fileSchemaVersion) in \(milliseconds(since: start)) ms.")
             print("\nAfter:")
             try printPeople(migrated)
             migrated.close()
@@ -156,7 +156,7 @@ extension StrataCommand {
         func printPeople(_ db: Database) throws {
             defer { db.close() }
             try db.read { tx in
-                let names = tx.schemaVersion == 1 ? ["id", "firstName", "lastName", "age"] : ["id", "fullName", "age", "status"]
+                let names = tx.appSchemaVersion == 1 ? ["id", "firstName", "lastName", "age"] : ["id", "fullName", "age", "status"]
                 for person in try tx.objects("Person").map({ $0 }).prefix(3) {
                     let fields = names.map { "\($0): \(person[$0])" }.joined(separator: ", ")
                     print("  Person(\(fields)) at effective schema version \(person.schemaVersion)")
@@ -212,7 +212,7 @@ extension StrataCommand {
             defer { db.close() }
             try db.read { tx in
                 let people = try tx.objects("Person")
-                print("File schema version \(tx.schemaVersion); \(try people.count) people")
+                print("File schema version \(db.fileSchemaVersion); \(try people.count) people")
                 if let ada = try tx.object("Person", key: 1) {
                     print("Lookup by primary key 1: \(ada["firstName"].string!) \(ada["lastName"].string!), written at schema version \(ada.schemaVersion)")
                 }

@@ -41,8 +41,10 @@ extension StrataCommand {
         func run() throws {
             let db = try options.open()
             defer { db.close() }
-            guard let objectSchema = db.schema[type] else {
-                throw CommandFailure("\(options.file) has no object type '\(type)'. Its types are: \(db.schema.typeNames.joined(separator: ", ")).")
+            // Types the file keeps without its schema naming them are dumped too.
+            guard let objectSchema = try db.read({ tx in try? tx.objectSchema(type) }) else {
+                let types = try db.read { tx in tx.typeNames }
+                throw CommandFailure("\(options.file) has no object type '\(type)'. Its types are: \(types.joined(separator: ", ")).")
             }
             let names = objectSchema.properties.map(\.name)
             try db.read { tx in

@@ -25,11 +25,11 @@ extension StrataCommand {
             let db = try options.open()
             defer { db.close() }
             if json {
-                print(String(decoding: SchemaSnapshot(schemaVersion: db.schemaVersion, schema: db.schema).jsonData(), as: UTF8.self))
+                print(String(decoding: SchemaSnapshot(schemaVersion: db.fileSchemaVersion, schema: db.schema).jsonData(), as: UTF8.self))
                 return
             }
             let types = db.schema.objectSchemas.sorted { $0.name < $1.name }
-            print("Schema version \(db.schemaVersion), \(db.configuration.mode.rawValue) mode, \(types.count) \(types.count == 1 ? "type" : "types")")
+            print("Schema version \(db.fileSchemaVersion), \(db.configuration.mode.rawValue) mode, \(types.count) \(types.count == 1 ? "type" : "types")")
             for type in types {
                 print("")
                 print(type.name + (type.primaryKey.map { " (primary key: \($0))" } ?? " (no primary key: automatic ids)"))

@@ -89,26 +89,35 @@ extension Database {
             self.durability = .full
             self.initialMapSize = EnvironmentOptions.defaultInitialMapSize
         }
+
+        /// The part of the configuration that plans and runs migrations.
+        var migrationSettings: MigrationSettings {
+            MigrationSettings(path: path, schema: schema, appSchemaVersion: schemaVersion, mode: mode, migration: migration,
+                              progress: progress, logger: logger, readOnly: readOnly,
+                              deleteIfMigrationNeeded: deleteIfMigrationNeeded)
+        }
+
+        /// How the file's LMDB environment is opened.
+        var environmentOptions: EnvironmentOptions {
+            var options = EnvironmentOptions()
+            options.readOnly = readOnly
+            options.initialMapSize = initialMapSize
+            options.noMetaSync = durability == .noMetaSync
+            options.noSync = durability == .noSync
+            return options
+        }
     }
 
     /// A migration closure: the ``Migration`` to work with, and the schema
-    /// version the file had before it.
-    public typealias MigrationBlock = @Sendable (_ migration: Migration, _ oldSchemaVersion: UInt64) throws -> Void
+    /// version the file had before it (``Strata/MigrationBlock``).
+    public typealias MigrationBlock = Strata.MigrationBlock
 
-    /// A progress callback for long migrations.
-    public typealias ProgressHandler = @Sendable (MigrationProgress) -> Void
+    /// A progress callback for long migrations (``MigrationProgressHandler``).
+    public typealias ProgressHandler = MigrationProgressHandler
 
     /// Whether a file is used by one app version at a time, or shared with
-    /// older app versions that must keep reading it.
-    public enum Mode: String, Sendable, Hashable, Codable {
-        /// One app version at a time: raising the schema version migrates the
-        /// file, with the migration closure if there is one.
-        case local
-        /// Older app versions share the data: only additive changes are
-        /// allowed, removed properties stay in the file, no migration closure
-        /// runs, and the schema version never keeps a device from opening it.
-        case synced
-    }
+    /// older app versions that must keep reading it: ``DatabaseMode``.
+    public typealias Mode = DatabaseMode
 
     /// How much a commit waits for the disk.
     public enum Durability: Sendable, Hashable {

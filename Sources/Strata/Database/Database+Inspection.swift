@@ -35,7 +35,9 @@ public struct DatabaseStatistics: Sendable, Hashable {
 extension Database {
     /// Opens an existing file with the schema, schema version and mode it
     /// records, whatever they are: for tools that inspect files, such as
-    /// the `strata` command.
+    /// the `strata` command. The types the file keeps without its schema
+    /// naming them (removed types, whose objects stay in the file) are
+    /// readable too, through their last known properties.
     ///
     /// - Parameters:
     ///   - path: The database file.
@@ -67,11 +69,13 @@ extension Database {
         guard let catalog = existing?.catalog else {
             throw StrataError(.notAStrataFile, "\(path) is an empty LMDB file with no Strata catalog.", path: path)
         }
-        var configuration = Configuration(path: path, schemaVersion: catalog.schemaVersion, schema: catalog.schema)
+        var configuration = Configuration(path: path, schemaVersion: catalog.fileSchemaVersion, schema: catalog.schema)
         configuration.mode = catalog.mode
         configuration.readOnly = readOnly
         configuration.durability = options.noSync ? .noSync : options.noMetaSync ? .noMetaSync : .full
-        try self.init(configuration: configuration)
+        // Types the file keeps without the schema naming them (synced mode
+        // keeps them for other app versions) are readable too.
+        try self.init(configuration: configuration, includingKeptTypes: true)
     }
 
     /// Counts the objects of every type, and how many were last written at
@@ -86,7 +90,7 @@ extension Database {
         environment.setupLock.lock()
         defer { environment.setupLock.unlock() }
         let types = try environment.withReadTransaction { txn in
-            let tables = try Database.openTables(txn, catalog, create: false, path: path)
+            let tables = try ObjectTable.openAll(txn, catalog, create: false, path: path)
             return try catalog.types.map { type in
                 var versions: [UInt64: Int] = [:]
                 var count = 0
@@ -94,8 +98,8 @@ extension Database {
                 try txn.withCursor(table.records) { cursor in
                     var entry = try cursor.first()
                     while let (key, record) = entry {
-                        let view = try ObjectContext.validatedView(table: table, key: key, record: record)
-                        versions[view.schemaVersion, default: 0] += 1
+                        let view = try table.validatedView(key: key, record: record)
+                        versions[view.effectiveSchemaVersion, default: 0] += 1
                         count += 1
                         entry = try cursor.next()
                     }
@@ -103,7 +107,7 @@ extension Database {
                 return DatabaseStatistics.TypeStatistics(name: type.name, isKept: type.isKept, objectCount: count, objectsBySchemaVersion: versions)
             }
         }
-        return DatabaseStatistics(path: path, formatVersion: catalog.formatVersion, schemaVersion: catalog.schemaVersion, mode: catalog.mode,
+        return DatabaseStatistics(path: path, formatVersion: catalog.formatVersion, schemaVersion: catalog.fileSchemaVersion, mode: catalog.mode,
                                   types: types.sorted { $0.name < $1.name }, fileSize: usage.fileSize, usedSize: usage.usedSize)
     }
 
@@ -120,90 +124,28 @@ extension Database {
         environment.setupLock.lock()
         defer { environment.setupLock.unlock() }
         return try environment.withReadTransaction { txn in
-            var problems: [String] = []
-            guard let bytes = try txn.get(meta, Database.catalogKey) else { return ["The catalog is missing."] }
             let catalog: Catalog
             do {
-                catalog = try Catalog.decode(bytes, path: path)
+                guard let stored = try store.catalog(txn) else { return ["The catalog is missing."] }
+                catalog = stored
             } catch let error as StrataError {
                 return [error.message]
             }
-            let tables: [UInt32: ObjectTable]
+            let tables: [TypeID: ObjectTable]
             do {
-                tables = try Database.openTables(txn, catalog, create: false, path: path)
+                tables = try ObjectTable.openAll(txn, catalog, create: false, path: path)
             } catch let error as StrataError {
                 return [error.message]
             }
+            let engine = TableEngine(lmdb: txn, meta: store.meta, path: path, writingSchemaVersion: configuration.schemaVersion,
+                                     fieldCapacity: 0)
+            var problems: [String] = []
             for type in catalog.types {
                 guard let table = tables[type.id] else { continue }
-                problems += try Database.verify(table, kept: type.isKept, txn)
+                problems += try engine.verify(table, kept: type.isKept)
             }
             return problems
         }
-    }
-
-    /// The problems of one type's records and indexes.
-    private static func verify(_ table: ObjectTable, kept: Bool, _ txn: LMDBTransaction) throws -> [String] {
-        var problems: [String] = []
-        func note(_ problem: String) {
-            // A badly damaged file could list millions; the first ones tell.
-            if problems.count < 100 { problems.append(problem) } else if problems.count == 100 { problems.append("(more problems in '\(table.name)' not listed)") }
-        }
-        var indexKey = ByteWriter(capacity: 64)
-        var objects = 0
-        try txn.withCursor(table.records) { records in
-            var entry = try records.first()
-            while let (key, record) = entry {
-                objects += 1
-                let view: RecordView
-                do {
-                    view = try ObjectContext.validatedView(table: table, key: key, record: record)
-                } catch let error as StrataError {
-                    note(error.message)
-                    entry = try records.next()
-                    continue
-                }
-                if !kept {
-                    for field in table.indexedFields {
-                        indexKey.removeAll()
-                        KeyCodec.appendIndexKey(table.value(at: field.position, in: view), to: &indexKey)
-                        let found = try indexKey.withUnsafeBytes { indexBytes in
-                            try txn.withCursor(field.index!) { try $0.seek(exactly: indexBytes, value: key) != nil }
-                        }
-                        if !found {
-                            let keyText = (try? KeyCodec.decodeKey(key, type: table.primaryKey?.type)).map { "\($0)" } ?? "\(Array(key))"
-                            note("The object of '\(table.name)' with key \(keyText) is missing from the index on '\(field.name)'.")
-                        }
-                    }
-                }
-                entry = try records.next()
-            }
-        }
-        guard !kept else { return problems }
-        for field in table.indexedFields {
-            var entries = 0
-            try txn.withCursor(field.index!) { index in
-                var entry = try index.first()
-                while let (storedIndexKey, objectKey) = entry {
-                    entries += 1
-                    let keyText = (try? KeyCodec.decodeKey(objectKey, type: table.primaryKey?.type)).map { "\($0)" } ?? "\(Array(objectKey))"
-                    if let record = try txn.get(table.records, objectKey), let view = try? RecordView(validating: record) {
-                        indexKey.removeAll()
-                        KeyCodec.appendIndexKey(table.value(at: field.position, in: view), to: &indexKey)
-                        if indexKey.withUnsafeBytes({ KeyCodec.compare($0, storedIndexKey) }) != 0 {
-                            note("The index on '\(table.name).\(field.name)' files the object with key \(keyText) under another value than it has.")
-                        }
-                    } else if try txn.get(table.records, objectKey) == nil {
-                        note("The index on '\(table.name).\(field.name)' names an object with key \(keyText) that does not exist.")
-                    }
-                    entry = try index.next()
-                }
-            }
-            if entries != objects && problems.isEmpty {
-                note("The index on '\(table.name).\(field.name)' has \(entries) entries for \(objects) objects.")
-            }
-        }
-        return problems
     }
 
     /// Rewrites a file compactly: every record without the fields of
@@ -248,39 +190,16 @@ extension Database {
     private func repack() throws {
         environment.setupLock.lock()
         defer { environment.setupLock.unlock() }
-        let tables = try environment.withReadTransaction { txn in try Database.openTables(txn, catalog, create: false, path: path) }
+        let tables = try environment.withReadTransaction { txn in try ObjectTable.openAll(txn, catalog, create: false, path: path) }
         try environment.withWriteTransaction { txn in
             // Begun inside the write transaction: the state before it.
             let reader = try environment.begin(readOnly: true)
             defer { reader.finish() }
-            var encoder = ObjectEncoder(fieldCapacity: tables.values.map(\.fields.count).max() ?? 0)
-            var indexKey = ByteWriter(capacity: 64)
+            let engine = TableEngine(lmdb: txn, meta: store.meta, path: path, writingSchemaVersion: configuration.schemaVersion,
+                                     fieldCapacity: tables.values.map(\.fields.count).max() ?? 0)
             for table in tables.values.sorted(by: { $0.type.id < $1.type.id }) {
-                try txn.empty(table.records, delete: false)
-                for field in table.indexedFields { try txn.empty(field.index!, delete: false) }
-                try reader.withCursor(table.records) { cursor in
-                    var entry = try cursor.first()
-                    while let (key, record) = entry {
-                        let view = try ObjectContext.validatedView(table: table, key: key, record: record)
-                        if table.type.isKept {
-                            // Read through no schema of this app: kept as stored.
-                            _ = try txn.append(table.records, key, record)
-                        } else {
-                            try encoder.encodeFields(table: table, schemaVersion: view.schemaVersion, automaticKey: .keep, preserving: view) { field in
-                                table.value(at: field.position, in: view)
-                            }
-                            try encoder.record.withUnsafeBytes { _ = try txn.append(table.records, key, $0) }
-                            for field in table.indexedFields {
-                                indexKey.removeAll()
-                                KeyCodec.appendIndexKey(table.value(at: field.position, in: view), to: &indexKey)
-                                try indexKey.withUnsafeBytes { _ = try txn.put(field.index!, $0, key) }
-                            }
-                        }
-                        entry = try cursor.next()
-                    }
-                }
+                try engine.repack(table, from: reader)
             }
         }
     }
 }
-

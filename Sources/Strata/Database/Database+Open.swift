@@ -7,19 +7,19 @@ extension Database {
     struct Prepared {
         var catalog: Catalog
         var tables: [String: ObjectTable]
-        var meta: DatabaseHandle
+        var store: CatalogStore
         var generation: UInt64
         var plan: MigrationPlan
-        /// Records the open's migration wrote or deleted, for tests.
-        var recordWrites: Int
+        /// What a migration wrote, for ``Instrumentation``.
+        var migrationTally = Instrumentation.Tally()
     }
 
     /// The file's catalog as last committed, with every type's table open.
     struct Existing {
         var catalog: Catalog
         var generation: UInt64
-        var tables: [UInt32: ObjectTable]
-        var meta: DatabaseHandle
+        var tables: [TypeID: ObjectTable]
+        var store: CatalogStore
     }
 
     /// Another process changed the catalog between reading it and writing:
@@ -29,24 +29,17 @@ extension Database {
     /// environment lease, can do that.
     struct DeleteAndRecreate: Error {}
 
-    static let generationKey = Array("generation".utf8)
-
     /// Opens the environment and reads, creates or migrates the file.
-    static func openAndPrepare(_ configuration: Configuration) throws -> (Environment, Prepared) {
-        var options = EnvironmentOptions()
-        options.readOnly = configuration.readOnly
-        options.initialMapSize = configuration.initialMapSize
-        options.noMetaSync = configuration.durability == .noMetaSync
-        options.noSync = configuration.durability == .noSync
+    static func openAndPrepare(_ configuration: Configuration, includingKeptTypes: Bool) throws -> (Environment, Prepared) {
         var deleted = false
         while true {
-            let environment = try Environment.open(path: configuration.path, options: options)
+            let environment = try Environment.open(path: configuration.path, options: configuration.environmentOptions)
             do {
                 environment.setupLock.lock()
                 defer { environment.setupLock.unlock() }
                 let clock = Stopwatch()
-                let prepared = try prepare(environment, configuration)
-                configuration.logger?.info("Opened \(configuration.path): \(prepared.plan.action.rawValue), schema version \(prepared.catalog.schemaVersion), \(prepared.plan.steps.count) schema changes, \(clock.milliseconds) ms")
+                let prepared = try prepare(environment, configuration, includingKeptTypes: includingKeptTypes)
+                configuration.logger?.info("Opened \(configuration.path): \(prepared.plan.action.rawValue), schema version \(prepared.catalog.fileSchemaVersion), \(prepared.plan.steps.count) schema changes, \(clock.milliseconds) ms")
                 return (environment, prepared)
             } catch is DeleteAndRecreate where !deleted {
                 environment.release()
@@ -64,26 +57,34 @@ extension Database {
     /// Works out the plan for the file as it is and carries it out. Called
     /// with the environment's setup lock held, since it opens named
     /// databases.
-    static func prepare(_ environment: Environment, _ configuration: Configuration) throws -> Prepared {
+    static func prepare(_ environment: Environment, _ configuration: Configuration, includingKeptTypes: Bool) throws -> Prepared {
+        let settings = configuration.migrationSettings
+        func visible(_ tables: [TypeID: ObjectTable]) -> [String: ObjectTable] {
+            visibleTables(tables, configuration, includingKeptTypes: includingKeptTypes)
+        }
         for _ in 0 ..< 16 {
             let existing = try readExisting(environment, path: configuration.path)
             if let existing, !existing.catalog.orphanedDatabases.isEmpty, !configuration.readOnly, environment.isExclusive {
                 try deleteOrphanedDatabases(environment, existing)
                 continue
             }
-            let plan = MigrationPlan(catalog: existing?.catalog, configuration: configuration)
+            let plan = MigrationPlan(catalog: existing?.catalog, settings: settings)
             if let error = plan.error { throw error }
             do {
                 switch plan.action {
                 case .open:
                     guard let existing else { break }
-                    return Prepared(catalog: existing.catalog, tables: visibleTables(existing.tables, configuration),
-                                    meta: existing.meta, generation: existing.generation, plan: plan, recordWrites: 0)
+                    return Prepared(catalog: existing.catalog, tables: visible(existing.tables), store: existing.store,
+                                    generation: existing.generation, plan: plan)
                 case .createFile:
-                    return try create(environment, configuration, plan)
+                    var prepared = try create(environment, configuration, plan)
+                    prepared.tables = visible(try readExisting(environment, path: configuration.path)?.tables ?? [:])
+                    return prepared
                 case .updateCatalog, .migrate:
                     guard let existing else { break }
-                    return try migrate(environment, configuration, existing, plan)
+                    var prepared = try migrate(environment, settings, existing, plan)
+                    prepared.tables = visible(try readExisting(environment, path: configuration.path)?.tables ?? [:])
+                    return prepared
                 case .deleteAndRecreate:
                     throw DeleteAndRecreate()
                 case .refuse:
@@ -104,34 +105,33 @@ extension Database {
         // named databases the transaction opened.
         defer { txn.finish() }
         let main = try txn.openMainDatabase()
-        guard let meta = try txn.openDatabase(metaDatabaseName, create: false) else {
+        guard let meta = try CatalogStore.openMeta(txn, create: false) else {
             if try txn.entryCount(main) > 0 {
                 throw StrataError(.notAStrataFile, "\(path) is an LMDB database without a Strata catalog, not a Strata database. Check the path; Strata leaves the file as it is.", path: path)
             }
             return nil
         }
-        guard let bytes = try txn.get(meta, catalogKey) else {
+        let store = CatalogStore(meta: meta, path: path)
+        guard let catalog = try store.catalog(txn) else {
             throw StrataError(.corruptFile, "\(path) has Strata's metadata but no catalog; the file is damaged. Restore it from a backup.", path: path)
         }
-        let catalog = try Catalog.decode(bytes, path: path)
-        let existing = Existing(catalog: catalog, generation: try generation(txn, meta: meta, path: path),
-                                tables: try openTables(txn, catalog, create: false, path: path), meta: meta)
+        let existing = Existing(catalog: catalog, generation: try store.generation(txn),
+                                tables: try ObjectTable.openAll(txn, catalog, create: false, path: path), store: store)
         try txn.commit()
         return existing
     }
 
     private static func create(_ environment: Environment, _ configuration: Configuration, _ plan: MigrationPlan) throws -> Prepared {
         try environment.withWriteTransaction { txn in
-            let meta = try txn.openDatabase(metaDatabaseName, create: true)!
+            let store = CatalogStore(meta: try CatalogStore.openMeta(txn, create: true)!, path: configuration.path)
             // Another process may have created the file since it was read.
-            if try txn.get(meta, catalogKey) != nil { throw CatalogMoved() }
+            if try store.hasCatalog(txn) { throw CatalogMoved() }
             let catalog = Catalog(schema: configuration.schema, schemaVersion: configuration.schemaVersion, mode: configuration.mode)
-            try txn.put(meta, catalogKey, catalog.encoded())
-            try txn.put(meta, schemaKey(catalog.schemaVersion), Array(SchemaSnapshot(schemaVersion: catalog.schemaVersion, schema: configuration.schema).jsonData()))
-            try txn.put(meta, generationKey, encodeGeneration(1))
-            let tables = try openTables(txn, catalog, create: true, path: configuration.path)
-            return Prepared(catalog: catalog, tables: visibleTables(tables, configuration), meta: meta,
-                            generation: 1, plan: plan, recordWrites: 0)
+            try store.write(catalog, txn)
+            try store.writeSnapshot(configuration.schema, version: catalog.fileSchemaVersion, replacing: true, txn)
+            try store.setGeneration(1, txn)
+            _ = try ObjectTable.openAll(txn, catalog, create: true, path: configuration.path)
+            return Prepared(catalog: catalog, tables: [:], store: store, generation: 1, plan: plan)
         }
     }
 
@@ -140,93 +140,48 @@ extension Database {
     /// handles cannot disturb anyone. Other processes keep their own
     /// handles and find the databases gone only after they reopen.
     private static func deleteOrphanedDatabases(_ environment: Environment, _ existing: Existing) throws {
-        let path = environment.path
         try environment.withWriteTransaction { txn in
-            guard let bytes = try txn.get(existing.meta, catalogKey) else { return }
-            var catalog = try Catalog.decode(bytes, path: path)
+            guard var catalog = try existing.store.catalog(txn) else { return }
             // Never a database the catalog still names, whatever the list says.
-            var inUse: Set<String> = []
-            for type in catalog.types {
-                inUse.insert(type.recordsDatabaseName)
-                for property in type.properties where property.hasIndex(in: type) { inUse.insert(type.indexDatabaseName(property)) }
-            }
-            for name in catalog.orphanedDatabases where !inUse.contains(name) {
-                if let dbi = try txn.openDatabase(name, duplicateKeys: name.contains(".i"), create: false) {
-                    try txn.empty(dbi, delete: true)
+            let inUse = Set(catalog.types.flatMap(\.databases))
+            for name in catalog.orphanedDatabases {
+                guard let database = FileLayout.database(named: name), !inUse.contains(database) else { continue }
+                if let handle = try txn.openDatabase(database, create: false) {
+                    try txn.empty(handle, delete: true)
                 }
             }
             catalog.orphanedDatabases = []
-            try txn.put(existing.meta, catalogKey, catalog.encoded())
+            try existing.store.write(catalog, txn)
         }
     }
 
-    private static func migrate(_ environment: Environment, _ configuration: Configuration, _ existing: Existing, _ plan: MigrationPlan) throws -> Prepared {
+    private static func migrate(_ environment: Environment, _ settings: MigrationSettings, _ existing: Existing,
+                                _ plan: MigrationPlan) throws -> Prepared {
         guard let evolved = plan.evolved else { preconditionFailure("A migration plan without a catalog") }
-        let path = configuration.path
         // A migration rewrites pages copy-on-write: make room first, so that
         // it rarely has to roll back, grow the map and run again.
-        try environment.growMapIfIdle(toAtLeast: 2 * environment.fileUsage().usedSize + 16 << 20)
+        try environment.map.growIfIdle(toAtLeast: 2 * environment.fileUsage().usedSize + 16 << 20)
         return try environment.withWriteTransaction { txn in
-            guard try generation(txn, meta: existing.meta, path: path) == existing.generation else { throw CatalogMoved() }
-            let runner = MigrationRunner(configuration: configuration, environment: environment, txn: txn, meta: existing.meta,
+            guard try existing.store.generation(txn) == existing.generation else { throw CatalogMoved() }
+            let runner = MigrationRunner(settings: settings, environment: environment, txn: txn, store: existing.store,
                                          old: existing.catalog, oldTables: existing.tables, evolved: evolved)
-            let catalog = try runner.run(closure: plan.runsMigrationClosure ? configuration.migration : nil)
-            let tables = try openTables(txn, catalog, create: false, path: path)
-            return Prepared(catalog: catalog, tables: visibleTables(tables, configuration), meta: existing.meta,
-                            generation: existing.generation &+ 1, plan: plan, recordWrites: runner.totalRecordWrites)
+            let catalog = try runner.run(closure: plan.runsMigrationClosure ? settings.migration : nil)
+            let prepared = Prepared(catalog: catalog, tables: [:], store: existing.store,
+                                    generation: existing.generation &+ 1, plan: plan, migrationTally: runner.tally)
+            return prepared
         }
     }
 
     /// The tables of the types the configuration names: a read-only open
-    /// may leave some of the file's types out.
-    private static func visibleTables(_ tables: [UInt32: ObjectTable], _ configuration: Configuration) -> [String: ObjectTable] {
+    /// may leave some of the file's types out. Kept types are left out too,
+    /// unless the file is opened for inspection.
+    private static func visibleTables(_ tables: [TypeID: ObjectTable], _ configuration: Configuration,
+                                      includingKeptTypes: Bool) -> [String: ObjectTable] {
         var visible: [String: ObjectTable] = [:]
-        for table in tables.values where !table.type.isKept && configuration.schema[table.name] != nil {
+        for table in tables.values where configuration.schema[table.name] != nil || (includingKeptTypes && table.type.isKept) {
+            if table.type.isKept && !includingKeptTypes { continue }
             visible[table.name] = table
         }
         return visible
-    }
-
-    /// Every type's table, kept types included, by type id.
-    static func openTables(_ txn: LMDBTransaction, _ catalog: Catalog, create: Bool, path: String) throws -> [UInt32: ObjectTable] {
-        var tables: [UInt32: ObjectTable] = [:]
-        for type in catalog.types {
-            guard let records = try txn.openDatabase(type.recordsDatabaseName, create: create) else {
-                throw StrataError(.corruptFile, "The records of '\(type.name)' are missing from \(path); the file is damaged. Restore it from a backup.", path: path)
-            }
-            var indexes: [UInt32: DatabaseHandle] = [:]
-            for property in type.properties where property.hasIndex(in: type) {
-                guard let index = try txn.openDatabase(type.indexDatabaseName(property), duplicateKeys: true, create: create) else {
-                    throw StrataError(.corruptFile, "The index on '\(type.name).\(property.property.name)' is missing from \(path); the file is damaged. Restore it from a backup.", path: path)
-                }
-                indexes[property.id] = index
-            }
-            tables[type.id] = ObjectTable(type: type, records: records, indexes: indexes, path: path)
-        }
-        return tables
-    }
-
-    /// The catalog's generation: raised by every change of the catalog, so
-    /// that a `Database` notices that another one changed the schema.
-    static func generation(_ txn: LMDBTransaction, meta: DatabaseHandle, path: String) throws -> UInt64 {
-        guard let bytes = try txn.get(meta, generationKey) else { return 0 }
-        guard bytes.count == 8 else {
-            throw StrataError(.corruptFile, "The catalog generation of \(path) is damaged (\(bytes.count) bytes instead of 8). Restore the file from a backup.", path: path)
-        }
-        return UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self))
-    }
-
-    static func encodeGeneration(_ generation: UInt64) -> [UInt8] {
-        withUnsafeBytes(of: generation.bigEndian) { Array($0) }
-    }
-}
-
-/// Measures elapsed time for log messages.
-struct Stopwatch {
-    private let start = DispatchTime.now().uptimeNanoseconds
-
-    /// Milliseconds since the stopwatch was made, with one decimal.
-    var milliseconds: String {
-        String(format: "%.1f", Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6)
     }
 }

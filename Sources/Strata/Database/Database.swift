@@ -24,18 +24,11 @@ public final class Database: Sendable {
     let environment: Environment
     let catalog: Catalog
     let tables: [String: ObjectTable]
-    let meta: DatabaseHandle
+    let store: CatalogStore
     /// The catalog generation this database was opened at.
     let generation: UInt64
     /// What opening did.
     let openingPlan: MigrationPlan
-    /// Records the opening migration wrote or deleted; tests use it to
-    /// prove which changes rewrite records.
-    let migrationRecordWrites: Int
-
-    static let metaDatabaseName = "__strata.meta"
-    static let catalogKey = Array("catalog".utf8)
-    static func schemaKey(_ version: UInt64) -> [UInt8] { Array("schema.v\(version)".utf8) }
 
     /// Opens the database file, creating it when it does not exist, and
     /// migrating it when its schema version is lower than the configured one.
@@ -51,7 +44,13 @@ public final class Database: Sendable {
     ///   a Strata database or is damaged, the schema change is not allowed
     ///   (a lower version, a change that needs a higher version, a
     ///   destructive change in synced mode), or the migration fails.
-    public init(configuration: Configuration) throws {
+    public convenience init(configuration: Configuration) throws {
+        try self.init(configuration: configuration, includingKeptTypes: false)
+    }
+
+    /// Opens the database; with `includingKeptTypes`, the types the file
+    /// keeps without the schema naming them are readable too (inspection).
+    init(configuration: Configuration, includingKeptTypes: Bool) throws {
         let path = configuration.path
         let problems = configuration.schema.validationProblems()
         guard problems.isEmpty else {
@@ -59,16 +58,16 @@ public final class Database: Sendable {
         }
         // Checked before the file is opened, so that a refused new file is
         // not left behind.
-        if let problem = MigrationPlan.configurationProblem(configuration) { throw problem }
-        let (environment, prepared) = try Database.openAndPrepare(configuration)
+        if let problem = MigrationPlan.configurationProblem(configuration.migrationSettings) { throw problem }
+        let (environment, prepared) = try Database.openAndPrepare(configuration, includingKeptTypes: includingKeptTypes)
         self.configuration = configuration
         self.environment = environment
         self.catalog = prepared.catalog
         self.tables = prepared.tables
-        self.meta = prepared.meta
+        self.store = prepared.store
         self.generation = prepared.generation
         self.openingPlan = prepared.plan
-        self.migrationRecordWrites = prepared.recordWrites
+        Instrumentation.opened(path, migration: prepared.migrationTally)
     }
 
     /// What opening the file with `configuration` would do — the schema
@@ -92,18 +91,16 @@ public final class Database: Sendable {
             throw StrataError(.invalidSchema, "The schema for \(path) is invalid:\n" + problems.map { "- " + $0 }.joined(separator: "\n"), path: path)
         }
         guard FileManager.default.fileExists(atPath: path) else {
-            return MigrationPlan(catalog: nil, configuration: configuration)
+            return MigrationPlan(catalog: nil, settings: configuration.migrationSettings)
         }
-        var options = EnvironmentOptions()
+        var options = configuration.environmentOptions
         options.readOnly = true
-        options.noMetaSync = configuration.durability == .noMetaSync
-        options.noSync = configuration.durability == .noSync
         let environment = try Environment.open(path: path, options: options)
         defer { environment.release() }
         environment.setupLock.lock()
         defer { environment.setupLock.unlock() }
         let existing = try readExisting(environment, path: path)
-        return MigrationPlan(catalog: existing?.catalog, configuration: configuration)
+        return MigrationPlan(catalog: existing?.catalog, settings: configuration.migrationSettings)
     }
 
     /// Opens a database on a thread of its own, so that a long open never
@@ -122,8 +119,16 @@ public final class Database: Sendable {
     /// The database file's path.
     public var path: String { configuration.path }
 
+    /// The schema version recorded in the file when this database opened
+    /// it. In local mode it equals the configuration's
+    /// ``Configuration/schemaVersion``, the app's; in synced mode a newer app
+    /// may have raised it, and this app's objects are still stamped with
+    /// the configuration's.
+    public var fileSchemaVersion: UInt64 { catalog.fileSchemaVersion }
+
     /// The schema version recorded in the file.
-    public var schemaVersion: UInt64 { catalog.schemaVersion }
+    @available(*, deprecated, renamed: "fileSchemaVersion", message: "Use fileSchemaVersion (the file's) or configuration.schemaVersion (the app's).")
+    public var schemaVersion: UInt64 { fileSchemaVersion }
 
     /// The schema recorded in the file.
     public var schema: Schema { catalog.schema }
@@ -200,14 +205,16 @@ public final class Database: Sendable {
         guard !configuration.readOnly else {
             throw StrataError(.readOnly, "\(path) was opened read-only; open it without readOnly to write.", path: path)
         }
-        return try environment.withWriteTransaction { lmdb in
+        let (result, tally) = try environment.withWriteTransaction { lmdb in
             try checkGeneration(lmdb)
             let transaction = WriteTransaction(context: makeContext(lmdb))
             defer { transaction.context.end() }
             let result = try body(transaction)
-            try transaction.context.flush()
-            return result
+            try transaction.context.engine.flush()
+            return (result, transaction.context.engine.tally)
         }
+        Instrumentation.report(tally, path: path)
+        return result
     }
 
     /// Runs `body` in a read transaction on a thread of its own.
@@ -236,20 +243,20 @@ public final class Database: Sendable {
     private func makeContext(_ lmdb: LMDBTransaction) -> ObjectContext {
         // In synced mode the file's version may be another app version's;
         // objects are stamped with this app's.
-        ObjectContext(lmdb: lmdb, tables: tables, meta: meta, path: path, schemaVersion: configuration.schemaVersion)
+        ObjectContext(lmdb: lmdb, tables: tables, meta: store.meta, path: path, writingSchemaVersion: configuration.schemaVersion)
     }
 
     /// Refuses a transaction when another `Database` or process changed the
     /// catalog since this one was opened: its tables may be gone, and its
     /// idea of the schema is.
     private func checkGeneration(_ lmdb: LMDBTransaction) throws {
-        let current = try Database.generation(lmdb, meta: meta, path: path)
+        let current = try store.generation(lmdb)
         guard current != generation else { return }
         var now = ""
-        if let bytes = try lmdb.get(meta, Database.catalogKey), let catalog = try? Catalog.decode(bytes, path: path) {
-            now = ", and it is now at schema version \(catalog.schemaVersion)"
+        if let catalog = try? store.catalog(lmdb) {
+            now = ", and it is now at schema version \(catalog.fileSchemaVersion)"
         }
-        throw StrataError(.schemaChanged, "The schema of \(path) was changed by another Database or process after this one was opened (at schema version \(catalog.schemaVersion))\(now). Open the file again.", path: path)
+        throw StrataError(.schemaChanged, "The schema of \(path) was changed by another Database or process after this one was opened (at schema version \(catalog.fileSchemaVersion))\(now). Open the file again.", path: path)
     }
 }
 

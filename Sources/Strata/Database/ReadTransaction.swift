@@ -10,11 +10,25 @@ public class ReadTransaction {
         self.context = context
     }
 
-    /// The schema version the app opened the file with: objects written in
-    /// this transaction are stamped with it. In local mode it is the file's
-    /// version; in synced mode the file may have been opened by a newer app
-    /// version (see ``Database/schemaVersion``).
-    public var schemaVersion: UInt64 { context.schemaVersion }
+    /// The schema version the app opened the file with
+    /// (``Database/Configuration/schemaVersion``): objects written in this
+    /// transaction are stamped with it. In local mode it is the file's
+    /// version; in synced mode a newer app version may have raised the
+    /// file's (see ``Database/fileSchemaVersion``).
+    public var appSchemaVersion: UInt64 { context.writingSchemaVersion }
+
+    /// The schema version the app opened the file with.
+    @available(*, deprecated, renamed: "appSchemaVersion")
+    public var schemaVersion: UInt64 { appSchemaVersion }
+
+    /// The schema of an object type as this transaction reads it: for a
+    /// database opened with ``Database/init(inspecting:readOnly:)``, also a
+    /// type the file keeps without its schema naming it.
+    ///
+    /// - Throws: ``StrataError`` with code ``StrataError/Code/unknownObjectType``.
+    public func objectSchema(_ type: String) throws -> ObjectSchema {
+        try context.table(type).type.objectSchema
+    }
 
     /// The names of the object types, sorted.
     public var typeNames: [String] { context.tables.keys.sorted() }

@@ -67,8 +67,4 @@ public final class WriteTransaction: ReadTransaction {
     public func deleteAll(_ type: String) throws {
         try context.deleteAll(type)
     }
-
-    /// The number of record writes this transaction has made: lets tests
-    /// prove which operations rewrite records.
-    var recordWrites: Int { context.recordWrites }
 }

@@ -19,9 +19,17 @@ import Foundation
 enum RecordCodec {
     static let layoutVersion: UInt8 = 1
 
+    /// The tag byte of a field: stored on disk, so a value never changes.
     enum Tag: UInt8 {
-        case null = 0, falseValue = 1, trueValue = 2, int = 3, double = 4
-        case string = 5, data = 6, date = 7, uuid = 8
+        case null = 0
+        case falseValue = 1
+        case trueValue = 2
+        case int = 3
+        case double = 4
+        case string = 5
+        case data = 6
+        case date = 7
+        case uuid = 8
     }
 
     /// Whether a stored value with `tag` may be read as a property of
@@ -49,8 +57,8 @@ enum RecordCodec {
 
     /// Appends one field. Fields must be appended in increasing id order.
     @inline(__always)
-    static func appendField(_ writer: inout ByteWriter, id: UInt32, value: Value) {
-        writer.appendVarint(UInt64(id))
+    static func appendField(_ writer: inout ByteWriter, id: PropertyID, value: Value) {
+        writer.appendVarint(UInt64(id.rawValue))
         switch value {
         case .null:
             writer.append(Tag.null.rawValue)
@@ -86,8 +94,8 @@ enum RecordCodec {
 /// without copying. The view is valid as long as the bytes are.
 struct RecordView {
     let bytes: UnsafeRawBufferPointer
-    /// The schema version the object was last written under.
-    let schemaVersion: UInt64
+    /// The object's effective schema version: the one it was last written under.
+    let effectiveSchemaVersion: UInt64
     /// Kept as 32-bit numbers so that a view, and the object holding it,
     /// stay small enough to copy cheaply (records over 4 GiB are refused).
     private let storedFieldCount: UInt32
@@ -122,7 +130,7 @@ struct RecordView {
             throw DecodingFailure(reason: "field count exceeds what the record can hold", offset: p)
         }
         self.bytes = bytes
-        self.schemaVersion = version
+        self.effectiveSchemaVersion = version
         guard end <= Int(UInt32.max) else {
             throw DecodingFailure(reason: "a record of \(end) bytes is larger than Strata writes", offset: 0)
         }
@@ -181,9 +189,25 @@ struct RecordView {
         self.fieldStarts = starts
     }
 
+    /// A view of a record that this transaction already validated or wrote
+    /// itself: reads the header only. Field reads stay bounds-checked; they
+    /// walk the fields instead of jumping to a remembered start.
+    init(trusting bytes: UnsafeRawBufferPointer) throws(DecodingFailure) {
+        guard let base = bytes.baseAddress, bytes.count >= 3, base.load(as: UInt8.self) == RecordCodec.layoutVersion else {
+            throw DecodingFailure(reason: "a record without a valid header", offset: 0)
+        }
+        var p = 1
+        guard let version = RecordView.varint(base, &p, bytes.count), let count = RecordView.varint(base, &p, bytes.count),
+            count <= UInt64(bytes.count)
+        else {
+            throw DecodingFailure(reason: "a record without a valid header", offset: p)
+        }
+        self.init(bytes: bytes, schemaVersion: version, fieldCount: Int(count), fieldsOffset: p, fieldStarts: 0)
+    }
+
     private init(bytes: UnsafeRawBufferPointer, schemaVersion: UInt64, fieldCount: Int, fieldsOffset: Int, fieldStarts: UInt64) {
         self.bytes = bytes
-        self.schemaVersion = schemaVersion
+        self.effectiveSchemaVersion = schemaVersion
         self.storedFieldCount = UInt32(fieldCount)
         self.storedFieldsOffset = UInt32(fieldsOffset)
         self.fieldStarts = fieldStarts
@@ -192,7 +216,7 @@ struct RecordView {
     /// The same view over an identical copy of the bytes.
     func rebased(onto copy: UnsafeRawBufferPointer) -> RecordView {
         precondition(copy.count == bytes.count)
-        return RecordView(bytes: copy, schemaVersion: schemaVersion, fieldCount: fieldCount, fieldsOffset: fieldsOffset, fieldStarts: fieldStarts)
+        return RecordView(bytes: copy, schemaVersion: effectiveSchemaVersion, fieldCount: fieldCount, fieldsOffset: fieldsOffset, fieldStarts: fieldStarts)
     }
 
     /// Reads a varint at `p`, advancing it; nil when it runs past `end` or
@@ -260,10 +284,10 @@ struct RecordView {
     /// field. `position` is where the field would be in a record written
     /// under the current schema: tried first, before walking the fields.
     @inline(__always)
-    func value(forField id: UInt32, expectedAt position: Int) -> Value? {
+    func value(forField id: PropertyID, expectedAt position: Int) -> Value? {
         guard let base = bytes.baseAddress else { return nil }
         let end = bytes.count
-        let wanted = UInt64(id)
+        let wanted = UInt64(id.rawValue)
         if position < 8 && position < fieldCount {
             var p = Int(truncatingIfNeeded: (fieldStarts >> (8 * UInt64(position))) & 0xFF)
             if p != 0, RecordView.varint(base, &p, end) == wanted {
@@ -288,10 +312,10 @@ struct RecordView {
     /// The encoded bytes of field `id` (its id, tag and payload, as a
     /// record stores them) and its tag, or nil when the record has no such
     /// field: what a rewrite copies when a value does not change.
-    func encodedField(_ id: UInt32, expectedAt position: Int) -> (tag: UInt8, bytes: UnsafeRawBufferPointer)? {
+    func encodedField(_ id: PropertyID, expectedAt position: Int) -> (tag: UInt8, bytes: UnsafeRawBufferPointer)? {
         guard let base = bytes.baseAddress else { return nil }
         let end = bytes.count
-        let wanted = UInt64(id)
+        let wanted = UInt64(id.rawValue)
         var start = fieldsOffset
         if position < 8 && position < fieldCount {
             let guess = Int(truncatingIfNeeded: (fieldStarts >> (8 * UInt64(position))) & 0xFF)
@@ -313,13 +337,13 @@ struct RecordView {
     }
 
     /// Calls `body` with every field's id and value, in id order.
-    func forEachField(_ body: (UInt32, Value) throws -> Void) rethrows {
+    func forEachField(_ body: (PropertyID, Value) throws -> Void) rethrows {
         guard let base = bytes.baseAddress else { return }
         let end = bytes.count
         var p = fieldsOffset
         for _ in 0 ..< fieldCount {
             guard let id = RecordView.varint(base, &p, end), let value = RecordView.read(base, &p, end) else { return }
-            try body(UInt32(truncatingIfNeeded: id), value)
+            try body(PropertyID(UInt32(truncatingIfNeeded: id)), value)
         }
     }
 

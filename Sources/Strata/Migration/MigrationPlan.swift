@@ -61,7 +61,7 @@ public struct MigrationPlan: Sendable, CustomStringConvertible {
     /// The database file.
     public let path: String
     /// The configured mode.
-    public let mode: Database.Mode
+    public let mode: DatabaseMode
     /// The file's schema version, or nil when the file does not exist yet.
     public let fileSchemaVersion: UInt64?
     /// The configured schema version.
@@ -102,22 +102,22 @@ public struct MigrationPlan: Sendable, CustomStringConvertible {
 
 extension MigrationPlan {
     /// Works out the plan for opening a file whose catalog is `catalog`
-    /// (nil for a new file) with `configuration`. Shared by
+    /// (nil for a new file) with `settings`. Shared by
     /// ``Database/migrationPlan(for:)`` and every open.
-    init(catalog: Catalog?, configuration: Database.Configuration) {
-        path = configuration.path
-        mode = configuration.mode
-        schemaVersion = configuration.schemaVersion
-        fileSchemaVersion = catalog?.schemaVersion
+    init(catalog: Catalog?, settings: MigrationSettings) {
+        path = settings.path
+        mode = settings.mode
+        schemaVersion = settings.appSchemaVersion
+        fileSchemaVersion = catalog?.fileSchemaVersion
         self.catalog = catalog
         guard let catalog else {
             steps = []
             runsMigrationClosure = false
             evolved = nil
-            if configuration.readOnly {
+            if settings.readOnly {
                 action = .refuse
                 error = StrataError(.fileSystem, "\(path) does not exist; a database opened read-only must already exist.", path: path)
-            } else if let problem = MigrationPlan.configurationProblem(configuration) {
+            } else if let problem = MigrationPlan.configurationProblem(settings) {
                 action = .refuse
                 error = problem
             } else {
@@ -126,52 +126,52 @@ extension MigrationPlan {
             }
             return
         }
-        let steps = MigrationPlan.steps(from: catalog, configuration: configuration)
+        let steps = MigrationPlan.steps(from: catalog, settings: settings)
         self.steps = steps
-        let decision = MigrationPlan.decide(catalog: catalog, steps: steps, configuration: configuration)
+        let decision = MigrationPlan.decide(catalog: catalog, steps: steps, settings: settings)
         error = decision.error
         var action = decision.action
         var evolved: Catalog?
-        if (action == .open && !configuration.readOnly) || action == .migrate {
-            let next = catalog.evolved(to: configuration.schema, schemaVersion: configuration.schemaVersion, mode: configuration.mode)
+        if (action == .open && !settings.readOnly) || action == .migrate {
+            let next = catalog.evolved(to: settings.schema, schemaVersion: settings.appSchemaVersion, mode: settings.mode)
             if action == .open && !next.isEquivalent(to: catalog) { action = .updateCatalog }
             evolved = next
         }
         self.action = action
         self.evolved = evolved
-        runsMigrationClosure = action == .migrate && configuration.migration != nil
+        runsMigrationClosure = action == .migrate && settings.migration != nil
     }
 
     /// Options that cannot be combined, checked before the file is touched.
-    static func configurationProblem(_ configuration: Database.Configuration) -> StrataError? {
-        let path = configuration.path
-        if configuration.deleteIfMigrationNeeded && configuration.mode == .synced {
+    static func configurationProblem(_ settings: MigrationSettings) -> StrataError? {
+        let path = settings.path
+        if settings.deleteIfMigrationNeeded && settings.mode == .synced {
             return StrataError(.invalidConfiguration, "deleteIfMigrationNeeded cannot be used in synced mode (\(path)): deleting the file would lose data that older app versions share. Turn it off.", path: path)
         }
-        if configuration.deleteIfMigrationNeeded && configuration.readOnly {
+        if settings.deleteIfMigrationNeeded && settings.readOnly {
             return StrataError(.invalidConfiguration, "deleteIfMigrationNeeded cannot be combined with readOnly (\(path)): a read-only open never deletes the file. Turn one of them off.", path: path)
         }
-        if configuration.mode == .synced && configuration.migration != nil {
+        if settings.mode == .synced && settings.migration != nil {
             return StrataError(.migrationForbidden, "\(path) is opened in synced mode, where older app versions share the data, so a migration closure cannot run. Remove Configuration.migration: synced mode allows only additive changes, which need no closure.", path: path)
         }
         return nil
     }
 
     /// Every change, classified for the mode and version jump.
-    private static func steps(from catalog: Catalog, configuration: Database.Configuration) -> [Step] {
-        let raised = configuration.schemaVersion > catalog.schemaVersion
+    private static func steps(from catalog: Catalog, settings: MigrationSettings) -> [Step] {
+        let raised = settings.appSchemaVersion > catalog.fileSchemaVersion
         // A type the schema names again after leaving it out still has its
         // objects in the file: its changes count against what they store.
         // In synced mode, kept types and properties are part of the file for
         // older app versions, so naming one again must agree with it too.
-        let returning = catalog.types.filter { $0.isKept && configuration.schema[$0.name] != nil }
-        let stored = Schema(catalog.types.filter { !$0.isKept || configuration.schema[$0.name] != nil }.map { type in
-            let properties = configuration.mode == .synced ? type.properties + type.keptProperties : type.properties
+        let returning = catalog.types.filter { $0.isKept && settings.schema[$0.name] != nil }
+        let stored = Schema(catalog.types.filter { !$0.isKept || settings.schema[$0.name] != nil }.map { type in
+            let properties = settings.mode == .synced ? type.properties + type.keptProperties : type.properties
             return ObjectSchema(type.name, primaryKey: type.primaryKey, properties: properties.map(\.property))
         })
-        var changes = schemaChanges(from: stored, to: configuration.schema).filter { change in
+        var changes = schemaChanges(from: stored, to: settings.schema).filter { change in
             // What synced mode already keeps is not removed again.
-            guard configuration.mode == .synced, change.kind == .propertyRemoved, let name = change.propertyName else { return true }
+            guard settings.mode == .synced, change.kind == .propertyRemoved, let name = change.propertyName else { return true }
             return catalog[type: change.typeName]?.keptProperties.contains { $0.property.name == name } != true
         }
         for type in returning {
@@ -179,12 +179,12 @@ extension MigrationPlan {
             changes.insert(SchemaChange(kind: .typeAdded, typeName: type.name, description: "Object type '\(type.name)' has been added."), at: position)
         }
         return changes.map { change in
-            let property = change.propertyName.flatMap { configuration.schema[change.typeName]?[property: $0] }
+            let property = change.propertyName.flatMap { settings.schema[change.typeName]?[property: $0] }
             if change.kind == .typeAdded, returning.contains(where: { $0.name == change.typeName }) {
-                let kept = configuration.mode == .synced ? "for older app versions" : "since the type was removed"
+                let kept = settings.mode == .synced ? "for older app versions" : "since the type was removed"
                 return Step(change: change, handling: .automatic, effect: "Its objects, kept in the file \(kept), come back.")
             }
-            switch configuration.mode {
+            switch settings.mode {
             case .local: return localStep(change, raised: raised, property: property)
             case .synced: return syncedStep(change, property: property)
             }
@@ -259,21 +259,21 @@ extension MigrationPlan {
         [.typeRemoved, .indexAdded, .indexRemoved].contains(step.change.kind)
     }
 
-    private static func decide(catalog: Catalog, steps: [Step], configuration: Database.Configuration) -> (action: Action, error: StrataError?) {
-        let path = configuration.path
-        let version = configuration.schemaVersion
-        let fileVersion = catalog.schemaVersion
+    private static func decide(catalog: Catalog, steps: [Step], settings: MigrationSettings) -> (action: Action, error: StrataError?) {
+        let path = settings.path
+        let version = settings.appSchemaVersion
+        let fileVersion = catalog.fileSchemaVersion
         let list = { (steps: [Step]) in steps.map { "- \($0.change.description)" }.joined(separator: "\n") }
-        if let problem = configurationProblem(configuration) {
+        if let problem = configurationProblem(settings) {
             return (.refuse, problem)
         }
-        if catalog.mode != configuration.mode {
-            return (.refuse, StrataError(.modeMismatch, "\(path) is a \(catalog.mode.rawValue)-mode file, but the configuration opens it in \(configuration.mode.rawValue) mode. Set Configuration.mode to .\(catalog.mode.rawValue): a file's mode is chosen when it is created and never changes.", path: path))
+        if catalog.mode != settings.mode {
+            return (.refuse, StrataError(.modeMismatch, "\(path) is a \(catalog.mode.rawValue)-mode file, but the configuration opens it in \(settings.mode.rawValue) mode. Set Configuration.mode to .\(catalog.mode.rawValue): a file's mode is chosen when it is created and never changes.", path: path))
         }
-        if configuration.mode == .local && version < fileVersion {
+        if settings.mode == .local && version < fileVersion {
             return (.refuse, StrataError(.schemaVersionTooLow, "Schema version \(version) is lower than the file's version \(fileVersion) (\(path)). Open it with version \(fileVersion) or later.", path: path))
         }
-        if configuration.readOnly {
+        if settings.readOnly {
             if version != fileVersion {
                 return (.refuse, StrataError(.migrationRequired, "\(path) is at schema version \(fileVersion), but the read-only open asks for version \(version). A read-only open needs the file's exact version, since it cannot migrate; open it once without readOnly.", path: path))
             }
@@ -284,17 +284,17 @@ extension MigrationPlan {
             return (.open, nil)
         }
         let forbidden = steps.filter { $0.handling == .forbidden }
-        switch configuration.mode {
+        switch settings.mode {
         case .synced:
             if !forbidden.isEmpty {
                 return (.refuse, StrataError(.migrationForbidden, "These changes to the schema of \(path) are not allowed in synced mode, where older app versions still read the data:\n\(list(forbidden))\nKeep existing properties and types as they are, and add new ones instead.", path: path))
             }
         case .local:
             if version > fileVersion {
-                return (configuration.deleteIfMigrationNeeded ? .deleteAndRecreate : .migrate, nil)
+                return (settings.deleteIfMigrationNeeded ? .deleteAndRecreate : .migrate, nil)
             }
             if !forbidden.isEmpty {
-                if configuration.deleteIfMigrationNeeded { return (.deleteAndRecreate, nil) }
+                if settings.deleteIfMigrationNeeded { return (.deleteAndRecreate, nil) }
                 return (.refuse, StrataError(.migrationRequired, "The schema of \(path) differs from the configured one at the same schema version \(version):\n\(list(steps))\nRaise the schema version to \(version + 1) to migrate the file.", path: path))
             }
         }

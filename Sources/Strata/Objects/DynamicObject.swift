@@ -38,7 +38,7 @@ public struct DynamicObject {
     /// effective schema version.
     public var schemaVersion: UInt64 {
         lifetime.check()
-        return record.schemaVersion
+        return record.effectiveSchemaVersion
     }
 
     /// The object's primary key, or its automatic id (as ``Value/int(_:)``)

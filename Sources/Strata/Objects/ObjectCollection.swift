@@ -45,7 +45,7 @@ public struct ObjectCollection {
     /// // Objects not rewritten since version 6 was introduced:
     /// let stale = try tx.objects("Issue").whereSchemaVersion(..<6).count
     /// // Objects written by a newer app version than this one (synced mode):
-    /// let newer = try tx.objects("Issue").whereSchemaVersion((tx.schemaVersion + 1)...).count
+    /// let newer = try tx.objects("Issue").whereSchemaVersion((tx.appSchemaVersion + 1)...).count
     /// ```
     public func whereSchemaVersion(_ versions: some RangeExpression<UInt64>) -> ObjectCollection {
         filter { versions.contains($0.schemaVersion) }
@@ -164,13 +164,13 @@ public struct ObjectCollection {
             while let (key, record) = entry {
                 if let end, KeyCodec.compare(key, end) > 0 { return }
                 if copies {
-                    let emptied = context.tablesEmptied
+                    let emptied = context.engine.tablesEmptied
                     guard try body(try context.object(table: table, key: key, record: record)),
-                          context.tablesEmptied == emptied else { return }
+                          context.engine.tablesEmptied == emptied else { return }
                 } else {
                     // Built here rather than by `context.object`, which makes
                     // the compiler copy the object once more on its way to `body`.
-                    let view = try context.validatedView(table: table, key: key, record: record)
+                    let view = try table.validatedView(key: key, record: record)
                     guard try body(DynamicObject(table: table, key: key, record: view, lifetime: token, copy: nil)) else { return }
                 }
                 entry = try cursor.next()
@@ -180,7 +180,7 @@ public struct ObjectCollection {
 
     private func indexLookup(index: DatabaseHandle, field: ObjectTable.Field, value: Value, _ body: (DynamicObject) throws -> Bool) throws {
         var writer = ByteWriter(capacity: 64)
-        let truncated = KeyCodec.appendIndexKey(value, to: &writer)
+        let truncated = FileLayout.appendIndexKey(value, to: &writer)
         try writer.withUnsafeBytes { indexKey in
             try context.lmdb.withCursor(index) { indexCursor in
                 try context.lmdb.withCursor(table.records) { records in
@@ -197,8 +197,8 @@ public struct ObjectCollection {
                         let object = try context.object(table: table, key: key, record: record)
                         // A cut key matches every value with the same prefix.
                         if !truncated || object.value(of: field).isStored(identicallyTo: value) {
-                            let emptied = context.tablesEmptied
-                            guard try body(object), context.tablesEmptied == emptied else { return }
+                            let emptied = context.engine.tablesEmptied
+                            guard try body(object), context.engine.tablesEmptied == emptied else { return }
                         }
                         entry = try indexCursor.nextDuplicate()
                     }

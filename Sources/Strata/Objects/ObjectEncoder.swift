@@ -45,8 +45,8 @@ struct ObjectEncoder {
 
     /// Checks `given` against the table's fields and encodes the record and
     /// the key. Properties not given take their default, or null when
-    /// optional. Kept fields (synced mode) take their value in `preserving`,
-    /// the record being replaced, or their empty value.
+    /// optional. Kept fields (synced mode) keep their state in `preserving`,
+    /// the record being replaced; a new object stores their empty value.
     mutating func encode(_ given: [String: Value], table: ObjectTable, schemaVersion: UInt64,
                          automaticKey: AutomaticKey, preserving: RecordView? = nil) throws {
         // One pass over the dictionary matches names to fields without
@@ -74,7 +74,12 @@ struct ObjectEncoder {
         record.removeAll()
         if table.primaryKey != nil { key.removeAll() }
         let hidden = table.keptFields
-        RecordCodec.beginRecord(&record, schemaVersion: schemaVersion, fieldCount: table.fields.count + hidden.count)
+        var keptCount = hidden.count
+        if let preserving {
+            keptCount = 0
+            for field in hidden where preserving.value(forField: field.id, expectedAt: Int.max) != nil { keptCount += 1 }
+        }
+        RecordCodec.beginRecord(&record, schemaVersion: schemaVersion, fieldCount: table.fields.count + keptCount)
         var next = 0
         for field in table.fields {
             while next < hidden.count && hidden[next].id < field.id {
@@ -147,9 +152,18 @@ struct ObjectEncoder {
         return keyEncoded
     }
 
+    /// A property this app's schema does not declare (synced mode) keeps
+    /// its stored state when a record is replaced: a stored value stays, an
+    /// absent field stays absent (so the app that declares it still reads
+    /// its own default). A new object stores the empty value.
     private mutating func appendKept(_ field: ObjectTable.KeptField, preserving: RecordView?) {
-        let stored = preserving?.value(forField: field.id, expectedAt: Int.max)
-        RecordCodec.appendField(&record, id: field.id, value: stored ?? field.emptyValue)
+        guard let preserving else {
+            RecordCodec.appendField(&record, id: field.id, value: field.emptyValue)
+            return
+        }
+        if let stored = preserving.value(forField: field.id, expectedAt: Int.max) {
+            RecordCodec.appendField(&record, id: field.id, value: stored)
+        }
     }
 
     /// The value encoded for `field` by the last ``encode(_:table:schemaVersion:automaticKey:)``

@@ -9,7 +9,7 @@ final class ObjectTable: @unchecked Sendable {
     /// A class, so that walking the fields in the write path passes one
     /// reference around instead of copying strings and values.
     final class Field: Sendable {
-        let id: UInt32
+        let id: PropertyID
         /// The field's place in ``ObjectTable/fields`` (and in records
         /// written under the current schema).
         let position: Int
@@ -22,7 +22,7 @@ final class ObjectTable: @unchecked Sendable {
         /// The property's index database, when it is indexed.
         let index: DatabaseHandle?
 
-        init(id: UInt32, position: Int, property: Property, isPrimaryKey: Bool, index: DatabaseHandle?) {
+        init(id: PropertyID, position: Int, property: Property, isPrimaryKey: Bool, index: DatabaseHandle?) {
             self.id = id
             self.position = position
             self.name = property.name
@@ -39,7 +39,7 @@ final class ObjectTable: @unchecked Sendable {
     /// versions still read (synced mode): written as its empty value in new
     /// records, carried over when a record is replaced, never read.
     struct KeptField: Sendable {
-        let id: UInt32
+        let id: PropertyID
         let emptyValue: Value
     }
 
@@ -58,17 +58,17 @@ final class ObjectTable: @unchecked Sendable {
     let readInfo: UnsafeMutableBufferPointer<ReadInfo>
 
     struct ReadInfo: Sendable {
-        let id: UInt32
+        let id: PropertyID
         let type: PropertyType
         let isOptional: Bool
     }
     /// The meta key under which the last automatic id is kept.
-    let sequenceKey: [UInt8]
+    var sequenceKey: [UInt8] { FileLayout.MetaKey.sequence(type.id) }
 
     /// The database file, for error messages.
     let path: String
 
-    init(type: CatalogType, records: DatabaseHandle, indexes: [UInt32: DatabaseHandle], path: String) {
+    init(type: CatalogType, records: DatabaseHandle, indexes: [PropertyID: DatabaseHandle], path: String) {
         self.type = type
         self.path = path
         self.name = type.name
@@ -86,7 +86,6 @@ final class ObjectTable: @unchecked Sendable {
         }
         self.readInfo = .allocate(capacity: fields.count)
         _ = self.readInfo.initialize(from: fields.map { ReadInfo(id: $0.id, type: $0.type, isOptional: $0.isOptional) })
-        self.sequenceKey = Array("seq.t\(type.id)".utf8)
     }
 
     deinit {
@@ -114,6 +113,14 @@ final class ObjectTable: @unchecked Sendable {
         return fields[position].valueWhenAbsent
     }
 
+    /// Every current property's value in a record of this type, by name.
+    func values(in record: RecordView) -> [String: Value] {
+        var result: [String: Value] = [:]
+        result.reserveCapacity(fields.count)
+        for field in fields { result[field.name] = value(at: field.position, in: record) }
+        return result
+    }
+
     /// The field named `name`, or an error listing the type's properties.
     func field(named name: String) throws -> Field {
         guard let field = field(name) else { throw unknownProperty(name) }
@@ -125,83 +132,48 @@ final class ObjectTable: @unchecked Sendable {
         return StrataError(.unknownProperty, "Object type '\(self.name)' has no property '\(name)' (in \(path)). Its properties are: \(known).", path: path)
     }
 
+    /// Checks a key and its record, and returns a view of the record: the
+    /// one validation every reader and writer of this type's records uses.
+    @inline(__always)
+    func validatedView(key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer) throws -> RecordView {
+        do throws(DecodingFailure) {
+            try KeyCodec.validateKey(key, type: primaryKey?.type)
+            return try RecordView(validating: record)
+        } catch {
+            throw corruptRecord(error, key: key)
+        }
+    }
+
     /// The error for bytes of this type's records that do not decode.
     func corruptRecord(_ failure: DecodingFailure, key: UnsafeRawBufferPointer) -> StrataError {
-        let keyText = (try? KeyCodec.decodeKey(key, type: primaryKey?.type)).map { "\($0)" } ?? "\(Array(key.prefix(16)))"
+        let keyText = describeKey(key)
         return StrataError(.corruptFile, "The record of '\(name)' with key \(keyText) in \(path) is damaged: \(failure.reason) at byte \(failure.offset). Restore the file from a backup.", path: path)
     }
-}
 
-// @unchecked: the buffers are written once in init and only read afterwards.
-/// Finds a field by name faster than a `Dictionary<String, _>`, whose
-/// SipHash dominates the cost of reading one property: an open-addressing
-/// table keyed by a cheap hash of the name's length and end bytes, checked
-/// with `==` (which is one comparison when both sides are the same literal).
-///
-/// Its storage is raw memory that the owning ``ObjectTable`` frees, so that
-/// a lookup touches no reference count.
-struct FieldLookup: @unchecked Sendable {
-    private let slots: UnsafeMutableBufferPointer<Int32>
-    private let names: UnsafeMutableBufferPointer<String>
-    /// The UTF-8 length of each name: for a small type, a lookup compares
-    /// lengths first and calls `==` only on a name of the right length.
-    private let lengths: UnsafeMutableBufferPointer<Int>
-    private let mask: Int
-    /// Up to this many fields, a linear search by length beats hashing.
-    private static let linearLimit = 16
-
-    init(names: [String]) {
-        var capacity = 8
-        while capacity < names.count * 2 { capacity *= 2 }
-        slots = .allocate(capacity: capacity)
-        slots.initialize(repeating: -1)
-        for (position, name) in names.enumerated() {
-            var slot = FieldLookup.hash(name) & (capacity - 1)
-            while slots[slot] >= 0 { slot = (slot + 1) & (capacity - 1) }
-            slots[slot] = Int32(position)
-        }
-        self.names = .allocate(capacity: names.count)
-        _ = self.names.initialize(from: names)
-        lengths = .allocate(capacity: names.count)
-        _ = lengths.initialize(from: names.map(\.utf8.count))
-        mask = capacity - 1
+    /// A record key of this type as a person reads it: the primary key or
+    /// automatic id, or its first bytes when it does not decode.
+    func describeKey(_ key: UnsafeRawBufferPointer) -> String {
+        (try? KeyCodec.decodeKey(key, type: primaryKey?.type)).map { "\($0)" } ?? "\(Array(key.prefix(16)))"
     }
 
-    /// Frees the storage; called once, by the owning table's `deinit`.
-    func deallocate() {
-        names.deinitialize()
-        names.deallocate()
-        lengths.deallocate()
-        slots.deallocate()
-    }
-
-    @inline(__always)
-    private static func hash(_ name: String) -> Int {
-        let hash = name.utf8.withContiguousStorageIfAvailable { bytes -> Int in
-            guard let first = bytes.first, let last = bytes.last else { return 0 }
-            return bytes.count &* 31 &+ Int(first) &* 131 &+ Int(last) &* 7
-        }
-        if let hash { return hash }
-        let utf8 = name.utf8
-        guard let first = utf8.first else { return 0 }
-        return utf8.count &* 31 &+ Int(first) &* 131 &+ Int(utf8[utf8.index(before: utf8.endIndex)]) &* 7
-    }
-
-    @inline(__always)
-    func position(of name: String) -> Int? {
-        if names.count <= FieldLookup.linearLimit {
-            let length = name.utf8.count
-            for position in 0 ..< names.count where lengths[position] == length && names[position] == name {
-                return position
+    /// Opens the tables of every type of `catalog`, kept types included,
+    /// by type id: their records and index databases, as the file layout
+    /// declares them.
+    static func openAll(_ txn: LMDBTransaction, _ catalog: Catalog, create: Bool, path: String) throws -> [TypeID: ObjectTable] {
+        var tables: [TypeID: ObjectTable] = [:]
+        for type in catalog.types {
+            guard let records = try txn.openDatabase(type.recordsDatabase, create: create) else {
+                throw StrataError(.corruptFile, "The records of '\(type.name)' are missing from \(path); the file is damaged. Restore it from a backup.", path: path)
             }
-            return nil
+            var indexes: [PropertyID: DatabaseHandle] = [:]
+            for property in type.properties where property.hasIndex(in: type) {
+                guard let index = try txn.openDatabase(type.indexDatabase(property), create: create) else {
+                    throw StrataError(.corruptFile, "The index on '\(type.name).\(property.property.name)' is missing from \(path); the file is damaged. Restore it from a backup.", path: path)
+                }
+                indexes[property.id] = index
+            }
+            tables[type.id] = ObjectTable(type: type, records: records, indexes: indexes, path: path)
         }
-        var slot = FieldLookup.hash(name) & mask
-        while true {
-            let position = Int(slots[slot])
-            if position < 0 { return nil }
-            if names[position] == name { return position }
-            slot = (slot + 1) & mask
-        }
+        return tables
     }
 }

@@ -8,9 +8,9 @@ extension Catalog {
     /// values are retired, and the new property starts at its default). A
     /// property missing from `schema` is retired in local mode and kept in
     /// synced mode; a type missing from `schema` is kept in both.
-    func evolved(to schema: Schema, schemaVersion: UInt64, mode: Mode) -> Catalog {
+    func evolved(to schema: Schema, schemaVersion: UInt64, mode: DatabaseMode) -> Catalog {
         var next = self
-        next.schemaVersion = mode == .local ? schemaVersion : Swift.max(self.schemaVersion, schemaVersion)
+        next.fileSchemaVersion = mode == .local ? schemaVersion : Swift.max(self.fileSchemaVersion, schemaVersion)
         var types: [CatalogType] = []
         for objectSchema in schema.objectSchemas {
             if var type = self[type: objectSchema.name] {
@@ -31,17 +31,17 @@ extension Catalog {
     /// A type new to the file, with new ids for it and its properties.
     mutating func newType(_ objectSchema: ObjectSchema) -> CatalogType {
         var type = CatalogType(id: nextTypeID, name: objectSchema.name, primaryKey: objectSchema.primaryKey, properties: [])
-        nextTypeID += 1
+        nextTypeID = nextTypeID.successor
         for property in objectSchema.properties {
             type.properties.append(CatalogProperty(id: nextPropertyID, property: property.normalized(isPrimaryKey: property.name == objectSchema.primaryKey)))
-            nextPropertyID += 1
+            nextPropertyID = nextPropertyID.successor
         }
         return type
     }
 
     /// Matches the properties of `type` (an entry of this catalog, possibly
     /// under another name after a rename) to those of `objectSchema`.
-    mutating func rebind(_ type: inout CatalogType, to objectSchema: ObjectSchema, mode: Mode) {
+    mutating func rebind(_ type: inout CatalogType, to objectSchema: ObjectSchema, mode: DatabaseMode) {
         var available = type.properties + type.keptProperties
         var properties: [CatalogProperty] = []
         for property in objectSchema.properties {
@@ -55,7 +55,7 @@ extension Catalog {
                 type.retiredProperties.append(existing)
             }
             properties.append(CatalogProperty(id: nextPropertyID, property: normalized))
-            nextPropertyID += 1
+            nextPropertyID = nextPropertyID.successor
         }
         switch mode {
         case .local:

@@ -10,31 +10,31 @@ import Foundation
 /// `__strata.meta` database (see docs/FileFormat.md).
 struct Catalog: Codable, Equatable, Sendable {
     /// The newest file format this version of Strata reads and writes.
-    static let currentFormatVersion: UInt32 = 1
+    static let currentFormatVersion = FileLayout.formatVersion
     /// The marker that tells a Strata catalog from any other JSON.
     static let magic = "strata"
 
-    typealias Mode = Database.Mode
-
     var magic: String
     var formatVersion: UInt32
-    var schemaVersion: UInt64
-    var mode: Mode
-    var nextTypeID: UInt32
-    var nextPropertyID: UInt32
+    /// The schema version the file is at: the version of the app that last
+    /// migrated it (local mode), or the highest that opened it (synced mode).
+    var fileSchemaVersion: UInt64
+    var mode: DatabaseMode
+    var nextTypeID: TypeID
+    var nextPropertyID: PropertyID
     var types: [CatalogType]
     /// Named databases a migration emptied and no longer uses, deleted by
     /// the next open that has the file to itself.
     var orphanedDatabases: [String]
 
     /// A catalog for a new file, with ids given in declaration order.
-    init(schema: Schema, schemaVersion: UInt64, mode: Mode = .local) {
+    init(schema: Schema, schemaVersion: UInt64, mode: DatabaseMode = .local) {
         magic = Catalog.magic
         formatVersion = Catalog.currentFormatVersion
-        self.schemaVersion = schemaVersion
+        self.fileSchemaVersion = schemaVersion
         self.mode = mode
-        nextTypeID = 1
-        nextPropertyID = 1
+        nextTypeID = TypeID(1)
+        nextPropertyID = PropertyID(1)
         types = []
         orphanedDatabases = []
         for objectSchema in schema.objectSchemas { addType(objectSchema) }
@@ -42,13 +42,7 @@ struct Catalog: Codable, Equatable, Sendable {
 
     /// Adds an object type, giving it and its properties new ids.
     mutating func addType(_ objectSchema: ObjectSchema) {
-        var type = CatalogType(id: nextTypeID, name: objectSchema.name, primaryKey: objectSchema.primaryKey, properties: [])
-        nextTypeID += 1
-        for property in objectSchema.properties {
-            type.properties.append(CatalogProperty(id: nextPropertyID, property: property.normalized(isPrimaryKey: property.name == objectSchema.primaryKey)))
-            nextPropertyID += 1
-        }
-        types.append(type)
+        types.append(newType(objectSchema))
     }
 
     /// The schema the file was last opened with: every type but the kept ones.
@@ -57,17 +51,18 @@ struct Catalog: Codable, Equatable, Sendable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case magic, formatVersion, schemaVersion, mode, nextTypeID, nextPropertyID, types, orphanedDatabases
+        case magic, formatVersion, mode, nextTypeID, nextPropertyID, types, orphanedDatabases
+        case fileSchemaVersion = "schemaVersion"
     }
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         magic = try container.decode(String.self, forKey: .magic)
         formatVersion = try container.decode(UInt32.self, forKey: .formatVersion)
-        schemaVersion = try container.decode(UInt64.self, forKey: .schemaVersion)
-        mode = try container.decode(Mode.self, forKey: .mode)
-        nextTypeID = try container.decode(UInt32.self, forKey: .nextTypeID)
-        nextPropertyID = try container.decode(UInt32.self, forKey: .nextPropertyID)
+        fileSchemaVersion = try container.decode(UInt64.self, forKey: .fileSchemaVersion)
+        mode = try container.decode(DatabaseMode.self, forKey: .mode)
+        nextTypeID = try container.decode(TypeID.self, forKey: .nextTypeID)
+        nextPropertyID = try container.decode(PropertyID.self, forKey: .nextPropertyID)
         types = try container.decode([CatalogType].self, forKey: .types)
         orphanedDatabases = try container.decodeIfPresent([String].self, forKey: .orphanedDatabases) ?? []
     }
@@ -92,7 +87,7 @@ struct Catalog: Codable, Equatable, Sendable {
     subscript(type name: String) -> CatalogType? { types.first { $0.name == name } }
 
     /// The type with the stable id `id`.
-    subscript(typeID id: UInt32) -> CatalogType? { types.first { $0.id == id } }
+    subscript(typeID id: TypeID) -> CatalogType? { types.first { $0.id == id } }
 
     func encoded() -> [UInt8] { Catalog.json(self) }
 
@@ -129,8 +124,8 @@ struct Catalog: Codable, Equatable, Sendable {
     /// Checks what a damaged catalog could get wrong and that decoding would
     /// otherwise trust: unique ids below the counters, a valid schema.
     func consistencyProblem() -> String? {
-        var typeIDs: Set<UInt32> = []
-        var propertyIDs: Set<UInt32> = []
+        var typeIDs: Set<TypeID> = []
+        var propertyIDs: Set<PropertyID> = []
         for type in types {
             guard type.id < nextTypeID, typeIDs.insert(type.id).inserted else { return "type id \(type.id) of '\(type.name)' is repeated or out of range" }
             for property in type.properties + type.retiredProperties + type.keptProperties {
@@ -146,7 +141,7 @@ struct Catalog: Codable, Equatable, Sendable {
 
 /// An object type as the catalog records it.
 struct CatalogType: Codable, Equatable, Sendable {
-    var id: UInt32
+    var id: TypeID
     var name: String
     var primaryKey: String?
     /// The properties of the schema the file was last opened with.
@@ -163,7 +158,7 @@ struct CatalogType: Codable, Equatable, Sendable {
     /// `deleteData(forType:)` or a schema names the type again.
     var isKept: Bool
 
-    init(id: UInt32, name: String, primaryKey: String?, properties: [CatalogProperty],
+    init(id: TypeID, name: String, primaryKey: String?, properties: [CatalogProperty],
          retiredProperties: [CatalogProperty] = [], keptProperties: [CatalogProperty] = [], isKept: Bool = false) {
         self.id = id
         self.name = name
@@ -180,7 +175,7 @@ struct CatalogType: Codable, Equatable, Sendable {
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        id = try container.decode(UInt32.self, forKey: .id)
+        id = try container.decode(TypeID.self, forKey: .id)
         name = try container.decode(String.self, forKey: .name)
         primaryKey = try container.decodeIfPresent(String.self, forKey: .primaryKey)
         properties = try container.decode([CatalogProperty].self, forKey: .properties)
@@ -190,10 +185,15 @@ struct CatalogType: Codable, Equatable, Sendable {
     }
 
     /// The named database holding the type's records.
-    var recordsDatabaseName: String { "__strata.t\(id)" }
+    var recordsDatabase: NamedDatabase { FileLayout.records(id) }
 
     /// The named database holding the index on one of the type's properties.
-    func indexDatabaseName(_ property: CatalogProperty) -> String { "__strata.t\(id).i\(property.id)" }
+    func indexDatabase(_ property: CatalogProperty) -> NamedDatabase { FileLayout.index(id, property.id) }
+
+    /// Every named database the type uses: its records and its indexes.
+    var databases: [NamedDatabase] {
+        [recordsDatabase] + properties.filter { $0.hasIndex(in: self) }.map(indexDatabase)
+    }
 
     /// The type's object schema, as the catalog records it.
     var objectSchema: ObjectSchema {
@@ -206,7 +206,7 @@ struct CatalogType: Codable, Equatable, Sendable {
 
 /// A property as the catalog records it.
 struct CatalogProperty: Codable, Equatable, Sendable {
-    var id: UInt32
+    var id: PropertyID
     var property: Property
 
     /// Whether the property has an index database (a primary key never

@@ -1,20 +1,60 @@
 import CLMDB
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
 
-/// Turns an LMDB return code into a ``StrataError`` that names the call
-/// that failed and the file it failed on. Every `mdb_*` call whose failure
+/// Throws a ``StrataError`` that names the call that failed and the file it
+/// failed on, unless `rc` is `MDB_SUCCESS`. Every `mdb_*` call whose failure
 /// is an error goes through here.
+///
+/// LMDB refuses every further write in a transaction that ran out of map
+/// space, so a call made in `transaction` marks it before throwing: the
+/// caller must grow the map and start over even if the error is caught and
+/// ignored on the way up.
+///
+/// `path` and `context` are autoclosures so that a successful call, the hot
+/// path, does not pay for building them.
 @inline(__always)
-func check(_ rc: Int32, _ call: StaticString, path: String) throws {
-    guard rc == MDB_SUCCESS else { throw lmdbError(rc, call, path: path) }
+func check(_ rc: Int32, _ call: StaticString, path: @autoclosure () -> String,
+           in transaction: LMDBTransaction? = nil, context: @autoclosure () -> LMDBCallContext? = nil) throws {
+    guard rc != MDB_SUCCESS else { return }
+    if rc == MDB_MAP_FULL { transaction?.noteRanOutOfMapSpace() }
+    throw lmdbError(rc, call, path: path(), context: context())
 }
 
-func lmdbError(_ rc: Int32, _ call: StaticString, path: String) -> StrataError {
+/// What Strata was doing when an LMDB call failed, where that changes what
+/// the failure means to the user.
+enum LMDBCallContext {
+    /// Opening the data file: a missing folder or a foreign file is the
+    /// user's to fix, not a storage failure.
+    case openingFile
+    /// Growing the memory map; LMDB unmaps the file before it fails.
+    case growingMap(from: Int, to: Int)
+    /// Opening a named database, whose flags must match what Strata declares.
+    case openingNamedDatabase(String)
+}
+
+/// The one place that turns an LMDB return code into a ``StrataError``:
+/// its ``StrataError/Code`` and the advice that says what to do.
+func lmdbError(_ rc: Int32, _ call: StaticString, path: String, context: LMDBCallContext? = nil) -> StrataError {
     let code = LMDBResultCode(rawValue: rc)
+    switch (context, code) {
+    case (.openingFile, LMDBResultCode(rawValue: ENOENT)), (.openingFile, LMDBResultCode(rawValue: EACCES)),
+         (.openingFile, LMDBResultCode(rawValue: EROFS)), (.openingFile, LMDBResultCode(rawValue: ENOTDIR)),
+         (.openingFile, LMDBResultCode(rawValue: EISDIR)):
+        return StrataError(.fileSystem, "Cannot open \(path): \(String(cString: strerror(rc))). Check that the folder exists and is writable.", path: path, lmdbCode: code)
+    case (.openingFile, .invalid), (.openingFile, .versionMismatch):
+        return StrataError(.notAStrataFile, "\(path) is not a Strata database (it is not an LMDB file of a supported version). Check the path; Strata leaves the file as it is.", path: path, lmdbCode: code)
+    case let (.growingMap(from, to), _):
+        return StrataError(.storage, "Could not grow the memory map of \(path) from \(from) to \(to) bytes: \(code). Nothing was written and the file is intact; free memory or address space, then release every Database for this file and open it again.", path: path, lmdbCode: code)
+    case let (.openingNamedDatabase(name), .incompatible):
+        return StrataError(.corruptFile, "The named database '\(name)' in \(path) has unexpected flags; the file was not written by this version of Strata.", path: path, lmdbCode: code)
+    default:
+        break
+    }
     let (kind, advice): (StrataError.Code, String)
     switch code {
     case .noSpace:
@@ -35,7 +75,7 @@ func lmdbError(_ rc: Int32, _ call: StaticString, path: String) -> StrataError {
         (kind, advice) = (.storage, "A key or value has a size LMDB does not accept; keys are at most 511 bytes.")
     case LMDBResultCode(rawValue: EIO):
         // LMDB reports a write that only partly fit on the disk as EIO.
-        (kind, advice) = (.storage, Environment.diskIsFull(path) ? "The disk is full; free some space and try again. Nothing was written." : "The disk reported an error; check it, then try again. Nothing was written.")
+        (kind, advice) = (.storage, diskIsFull(path) ? "The disk is full; free some space and try again. Nothing was written." : "The disk reported an error; check it, then try again. Nothing was written.")
     case LMDBResultCode(rawValue: ENOMEM):
         (kind, advice) = (.storage, "The system is out of memory or address space; free some and try again.")
     case LMDBResultCode(rawValue: EISDIR), LMDBResultCode(rawValue: EACCES), LMDBResultCode(rawValue: EROFS):
@@ -46,4 +86,12 @@ func lmdbError(_ rc: Int32, _ call: StaticString, path: String) -> StrataError {
     var message = "\(call) failed on \(path): \(code)."
     if !advice.isEmpty { message += " " + advice }
     return StrataError(kind, message, path: path, lmdbCode: code)
+}
+
+/// Whether the file system holding `path` has (almost) no free space left.
+private func diskIsFull(_ path: String) -> Bool {
+    var info = statvfs()
+    let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+    guard statvfs(folder, &info) == 0 else { return false }
+    return UInt64(info.f_bavail) * UInt64(info.f_frsize) < 64 * 1024
 }

@@ -1,8 +1,5 @@
 import CLMDB
 
-/// A named database (LMDB's `MDB_dbi`) inside an environment.
-typealias DatabaseHandle = MDB_dbi
-
 /// An LMDB transaction. Not thread-safe: begun, used and ended on one
 /// thread. Byte buffers it returns point into the memory map and stay valid
 /// until the transaction ends or, in a write transaction, until the next
@@ -28,11 +25,10 @@ final class LMDBTransaction {
     /// ignored on the way up.
     private(set) var ranOutOfMapSpace = false
 
-    @inline(__always)
-    func verify(_ rc: Int32, _ call: StaticString) throws {
-        guard rc != MDB_SUCCESS else { return }
-        if rc == MDB_MAP_FULL { ranOutOfMapSpace = true }
-        try check(rc, call, path: path)
+    /// Called by ``check(_:_:path:in:context:)`` when a call in this
+    /// transaction returned `MDB_MAP_FULL`.
+    func noteRanOutOfMapSpace() {
+        ranOutOfMapSpace = true
     }
 
     private var path: String { environment.path }
@@ -48,7 +44,7 @@ final class LMDBTransaction {
         let txn = self.txn
         handle = nil
         defer { environment.transactionEnded(readOnly: isReadOnly) }
-        try verify(mdb_txn_commit(txn), "mdb_txn_commit")
+        try check(mdb_txn_commit(txn), "mdb_txn_commit", path: path, in: self)
     }
 
     /// Aborts the transaction if it is still active.
@@ -61,29 +57,49 @@ final class LMDBTransaction {
 
     // MARK: Named databases
 
-    /// Opens the named database `name`, creating it when `create` is true.
-    /// Returns nil when it does not exist and `create` is false.
+    /// Opens a named database, creating it when `create` is true.
+    /// Returns nil when it does not exist and `create` is false; throws when
+    /// it exists with other flags than `database` declares.
     /// Call only while holding ``Environment/setupLock``.
-    func openDatabase(_ name: String, duplicateKeys: Bool = false, create: Bool) throws -> DatabaseHandle? {
+    func openDatabase(_ database: NamedDatabase, create: Bool) throws -> DatabaseHandle? {
         var flags: UInt32 = 0
-        if duplicateKeys { flags |= UInt32(MDB_DUPSORT) }
+        if database.duplicateKeys { flags |= UInt32(MDB_DUPSORT) }
         if create { flags |= UInt32(MDB_CREATE) }
         var dbi: MDB_dbi = 0
-        let rc = mdb_dbi_open(txn, name, flags, &dbi)
+        let rc = mdb_dbi_open(txn, database.name, flags, &dbi)
         if rc == MDB_NOTFOUND && !create { return nil }
-        if rc == MDB_INCOMPATIBLE {
-            throw StrataError(.corruptFile, "The named database '\(name)' in \(path) has unexpected flags; the file was not written by this version of Strata.", path: path, lmdbCode: .incompatible)
-        }
-        try verify(rc, "mdb_dbi_open")
+        try check(rc, "mdb_dbi_open", path: path, in: self, context: .openingNamedDatabase(database.name))
+        let handle = DatabaseHandle(rawValue: dbi)
         // mdb_dbi_open does not compare an existing database's flags with
         // the ones asked for; a database with other flags would take writes
         // the wrong way (replacing index entries instead of adding them).
-        var stored: UInt32 = 0
-        try verify(mdb_dbi_flags(txn, dbi, &stored), "mdb_dbi_flags")
-        if (stored & UInt32(MDB_DUPSORT) != 0) != duplicateKeys {
-            throw StrataError(.corruptFile, "The named database '\(name)' in \(path) has unexpected flags; the file was not written by this version of Strata.", path: path, lmdbCode: .incompatible)
+        if try isDuplicateSorted(handle) != database.duplicateKeys {
+            throw lmdbError(MDB_INCOMPATIBLE, "mdb_dbi_flags", path: path, context: .openingNamedDatabase(database.name))
         }
-        return dbi
+        return handle
+    }
+
+    /// Whether a named database keeps several sorted values per key, as
+    /// stored in the file (`MDB_DUPSORT`).
+    func isDuplicateSorted(_ dbi: DatabaseHandle) throws -> Bool {
+        var stored: UInt32 = 0
+        try check(mdb_dbi_flags(txn, dbi.rawValue, &stored), "mdb_dbi_flags", path: path, in: self)
+        return stored & UInt32(MDB_DUPSORT) != 0
+    }
+
+    /// The names of every named database in the file: LMDB keeps each as a
+    /// key of the unnamed main database. Call only while holding
+    /// ``Environment/setupLock``.
+    func namedDatabases() throws -> [String] {
+        try withCursor(openMainDatabase()) { cursor in
+            var names: [String] = []
+            var entry = try cursor.first()
+            while let (key, _) = entry {
+                names.append(String(decoding: key, as: UTF8.self))
+                entry = try cursor.next()
+            }
+            return names
+        }
     }
 
     /// The number of pages on LMDB's free list, which the file holds but no
@@ -92,7 +108,7 @@ final class LMDBTransaction {
     /// with its length.
     func freePageCount() throws -> Int {
         var cursor: OpaquePointer?
-        try verify(mdb_cursor_open(txn, 0, &cursor), "mdb_cursor_open")
+        try check(mdb_cursor_open(txn, 0, &cursor), "mdb_cursor_open", path: path, in: self)
         defer { mdb_cursor_close(cursor) }
         var key = MDB_val(), value = MDB_val()
         var free = 0
@@ -103,27 +119,27 @@ final class LMDBTransaction {
             }
             rc = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)
         }
-        if rc != MDB_NOTFOUND { try verify(rc, "mdb_cursor_get") }
+        if rc != MDB_NOTFOUND { try check(rc, "mdb_cursor_get", path: path, in: self) }
         return free
     }
 
     /// Opens the unnamed main database, which lists the named ones.
     func openMainDatabase() throws -> DatabaseHandle {
         var dbi: MDB_dbi = 0
-        try verify(mdb_dbi_open(txn, nil, 0, &dbi), "mdb_dbi_open")
-        return dbi
+        try check(mdb_dbi_open(txn, nil, 0, &dbi), "mdb_dbi_open", path: path, in: self)
+        return DatabaseHandle(rawValue: dbi)
     }
 
     /// Removes every entry of a named database, and the database itself when
     /// `delete` is true.
     func empty(_ dbi: DatabaseHandle, delete: Bool) throws {
-        try verify(mdb_drop(txn, dbi, delete ? 1 : 0), "mdb_drop")
+        try check(mdb_drop(txn, dbi.rawValue, delete ? 1 : 0), "mdb_drop", path: path, in: self)
     }
 
     /// The number of entries in a named database: O(1).
     func entryCount(_ dbi: DatabaseHandle) throws -> Int {
         var stat = MDB_stat()
-        try verify(mdb_stat(txn, dbi, &stat), "mdb_stat")
+        try check(mdb_stat(txn, dbi.rawValue, &stat), "mdb_stat", path: path, in: self)
         return stat.ms_entries
     }
 
@@ -132,9 +148,9 @@ final class LMDBTransaction {
     func get(_ dbi: DatabaseHandle, _ key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val()
-        let rc = mdb_get(txn, dbi, &k, &v)
+        let rc = mdb_get(txn, dbi.rawValue, &k, &v)
         if rc == MDB_NOTFOUND { return nil }
-        try verify(rc, "mdb_get")
+        try check(rc, "mdb_get", path: path, in: self)
         return UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
     }
 
@@ -152,9 +168,9 @@ final class LMDBTransaction {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
         let flags = noOverwrite ? UInt32(MDB_NOOVERWRITE) : 0
-        let rc = mdb_put(txn, dbi, &k, &v, flags)
+        let rc = mdb_put(txn, dbi.rawValue, &k, &v, flags)
         if rc == MDB_KEYEXIST && noOverwrite { return false }
-        try verify(rc, "mdb_put")
+        try check(rc, "mdb_put", path: path, in: self)
         return true
     }
 
@@ -164,9 +180,9 @@ final class LMDBTransaction {
     func append(_ dbi: DatabaseHandle, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
-        let rc = mdb_put(txn, dbi, &k, &v, UInt32(MDB_APPEND))
+        let rc = mdb_put(txn, dbi.rawValue, &k, &v, UInt32(MDB_APPEND))
         if rc == MDB_KEYEXIST { return false }
-        try verify(rc, "mdb_put")
+        try check(rc, "mdb_put", path: path, in: self)
         return true
     }
 
@@ -190,12 +206,12 @@ final class LMDBTransaction {
         let rc: Int32
         if let value {
             var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
-            rc = mdb_del(txn, dbi, &k, &v)
+            rc = mdb_del(txn, dbi.rawValue, &k, &v)
         } else {
-            rc = mdb_del(txn, dbi, &k, nil)
+            rc = mdb_del(txn, dbi.rawValue, &k, nil)
         }
         if rc == MDB_NOTFOUND { return false }
-        try verify(rc, "mdb_del")
+        try check(rc, "mdb_del", path: path, in: self)
         return true
     }
 
@@ -209,71 +225,9 @@ final class LMDBTransaction {
     /// Runs `body` with a cursor over `dbi`, closed when `body` returns.
     func withCursor<T>(_ dbi: DatabaseHandle, _ body: (LMDBCursor) throws -> T) throws -> T {
         var cursor: OpaquePointer?
-        try verify(mdb_cursor_open(txn, dbi, &cursor), "mdb_cursor_open")
+        try check(mdb_cursor_open(txn, dbi.rawValue, &cursor), "mdb_cursor_open", path: path, in: self)
         let wrapper = LMDBCursor(handle: cursor!, transaction: self)
         defer { wrapper.close() }
         return try body(wrapper)
-    }
-}
-
-/// A position in a named database. Only reachable inside
-/// ``LMDBTransaction/withCursor(_:_:)``.
-final class LMDBCursor {
-    typealias Entry = (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)
-
-    private var handle: OpaquePointer?
-    private unowned let transaction: LMDBTransaction
-    private var path: String { transaction.environment.path }
-
-    init(handle: OpaquePointer, transaction: LMDBTransaction) {
-        self.handle = handle
-        self.transaction = transaction
-    }
-
-    deinit {
-        precondition(handle == nil, "An LMDB cursor on \(path) was not closed.")
-    }
-
-    func close() {
-        if let handle { mdb_cursor_close(handle) }
-        handle = nil
-    }
-
-    @inline(__always)
-    private func get(_ op: MDB_cursor_op, key: UnsafeRawBufferPointer? = nil, value: UnsafeRawBufferPointer? = nil) throws -> Entry? {
-        var k = MDB_val(mv_size: key?.count ?? 0, mv_data: UnsafeMutableRawPointer(mutating: key?.baseAddress))
-        var v = MDB_val(mv_size: value?.count ?? 0, mv_data: UnsafeMutableRawPointer(mutating: value?.baseAddress))
-        let rc = mdb_cursor_get(handle, &k, &v, op)
-        if rc == MDB_NOTFOUND { return nil }
-        if rc != MDB_SUCCESS { try check(rc, "mdb_cursor_get", path: path) }
-        return (UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size),
-                UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
-    }
-
-    func first() throws -> Entry? { try get(MDB_FIRST) }
-    func last() throws -> Entry? { try get(MDB_LAST) }
-    func next() throws -> Entry? { try get(MDB_NEXT) }
-    /// Moves to `key` exactly; in a duplicate-key database, to its first value.
-    func seek(exactly key: UnsafeRawBufferPointer) throws -> Entry? { try get(MDB_SET_KEY, key: key) }
-    /// Moves to the entry with exactly this key and value, in a
-    /// duplicate-key database.
-    func seek(exactly key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws -> Entry? {
-        try get(MDB_GET_BOTH, key: key, value: value)
-    }
-    /// The first value of the current key in a duplicate-key database.
-    func firstDuplicate() throws -> Entry? { try get(MDB_FIRST_DUP) }
-    /// The last value of the current key in a duplicate-key database.
-    func lastDuplicate() throws -> Entry? { try get(MDB_LAST_DUP) }
-    /// The next value of the current key in a duplicate-key database.
-    func nextDuplicate() throws -> Entry? { try get(MDB_NEXT_DUP) }
-
-    /// Replaces the value of the entry the cursor is at (`MDB_CURRENT`),
-    /// without searching the tree again; `key` must be that entry's key,
-    /// in memory that the put cannot move (not LMDB's copy). The value may
-    /// change size.
-    func replaceCurrent(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws {
-        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
-        var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
-        try transaction.verify(mdb_cursor_put(handle, &k, &v, UInt32(MDB_CURRENT)), "mdb_cursor_put")
     }
 }

@@ -67,9 +67,16 @@ final class TransactionGate: @unchecked Sendable {
         defer { endResize() }
         return try body()
     }
+
+    /// Whether the current thread has a transaction open behind this gate:
+    /// waiting for the gate to empty would then wait for the thread itself.
+    var isHeldByCurrentThread: Bool {
+        ThreadTransactions.current.hasAny(on: ObjectIdentifier(self))
+    }
 }
 
-/// The transactions the current thread has open, per environment.
+/// The transactions the current thread has open, per environment (keyed by
+/// the environment's ``TransactionGate``).
 ///
 /// Used to trap nested write transactions on one thread (LMDB would
 /// deadlock on its own writer lock) and to refuse a map resize that would

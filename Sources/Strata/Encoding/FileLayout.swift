@@ -1,0 +1,110 @@
+/// The one owner of how Strata lays a database out in an LMDB file: the
+/// named databases and their flags, the keys of the meta database, and the
+/// layout of record, index and counter keys and values.
+///
+/// Every other file asks this type; none spells a database name or a meta
+/// key itself. docs/FileFormat.md describes the same layout for people.
+///
+/// | named database | flags | keys → values |
+/// |---|---|---|
+/// | `__strata.meta` | — | meta key → catalog JSON, schema snapshot JSON, counters |
+/// | `__strata.t<type>` | — | record key → record |
+/// | `__strata.t<type>.i<property>` | `MDB_DUPSORT` | index key → record key, one pair per object |
+enum FileLayout {
+    /// The newest file format this version of Strata reads and writes,
+    /// recorded in the catalog.
+    static let formatVersion: UInt32 = 1
+
+    private static let prefix = "__strata."
+
+    // MARK: Named databases
+
+    /// The meta database: the catalog, the schema snapshots, the catalog
+    /// generation and the automatic-id counters.
+    static let meta = NamedDatabase(name: prefix + "meta", duplicateKeys: false)
+
+    /// The records of one object type, by record key.
+    static func records(_ type: TypeID) -> NamedDatabase {
+        NamedDatabase(name: "\(prefix)t\(type.rawValue)", duplicateKeys: false)
+    }
+
+    /// The index on one property of a type: each index key holds the record
+    /// keys of every object with that value, so it allows duplicate keys.
+    static func index(_ type: TypeID, _ property: PropertyID) -> NamedDatabase {
+        NamedDatabase(name: "\(prefix)t\(type.rawValue).i\(property.rawValue)", duplicateKeys: true)
+    }
+
+    /// The database a name denotes, with the flags the layout declares for
+    /// it, or nil for a name this layout does not use (catalog lists of
+    /// emptied databases are read through this, not guessed from the name).
+    static func database(named name: String) -> NamedDatabase? {
+        if name == meta.name { return meta }
+        guard name.hasPrefix(prefix + "t") else { return nil }
+        let parts = name.dropFirst(prefix.count + 1).split(separator: ".", omittingEmptySubsequences: false)
+        guard let type = parts.first.flatMap({ UInt32($0) }) else { return nil }
+        switch parts.count {
+        case 1:
+            return records(TypeID(type))
+        case 2 where parts[1].hasPrefix("i"):
+            guard let property = UInt32(parts[1].dropFirst()) else { return nil }
+            return index(TypeID(type), PropertyID(property))
+        default:
+            return nil
+        }
+    }
+
+    // MARK: Meta keys
+
+    /// The keys of the meta database.
+    enum MetaKey {
+        /// The catalog: JSON with the format and schema versions, the mode,
+        /// and every type and property with its id.
+        static let catalog = Array("catalog".utf8)
+        /// The catalog generation, a counter raised by every catalog change.
+        static let generation = Array("generation".utf8)
+
+        /// The schema snapshot (JSON) of one schema version.
+        static func schemaSnapshot(_ version: UInt64) -> [UInt8] { Array("schema.v\(version)".utf8) }
+
+        /// The last automatic id given to an object of a type without a
+        /// primary key.
+        static func sequence(_ type: TypeID) -> [UInt8] { Array("seq.t\(type.rawValue)".utf8) }
+    }
+
+    // MARK: Keys and values
+
+    /// Appends the record key of an object with a primary key: the key's
+    /// order-preserving encoding. Returns false when `value` is not of
+    /// `type`.
+    @inline(__always)
+    static func appendRecordKey(primaryKey value: Value, type: PropertyType, to writer: inout ByteWriter) -> Bool {
+        KeyCodec.appendPrimaryKey(value, type: type, to: &writer)
+    }
+
+    /// Appends the record key of an object without a primary key: its
+    /// automatic id.
+    @inline(__always)
+    static func appendRecordKey(automaticID id: UInt64, to writer: inout ByteWriter) {
+        KeyCodec.appendAutomaticID(id, to: &writer)
+    }
+
+    /// Appends the index key of a value; the entry's value is the object's
+    /// record key. Long strings and data are cut, so a lookup re-checks the
+    /// record.
+    /// Returns whether the key was cut.
+    @inline(__always) @discardableResult
+    static func appendIndexKey(_ value: Value, to writer: inout ByteWriter) -> Bool {
+        KeyCodec.appendIndexKey(value, to: &writer)
+    }
+
+    /// The bytes of a counter (generation, automatic id): 8 bytes, big-endian.
+    static func counterBytes(_ value: UInt64) -> [UInt8] {
+        withUnsafeBytes(of: value.bigEndian) { Array($0) }
+    }
+
+    /// A counter read back, or nil when the bytes are not 8 long.
+    static func counter(_ bytes: UnsafeRawBufferPointer) -> UInt64? {
+        guard bytes.count == 8 else { return nil }
+        return UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self))
+    }
+}

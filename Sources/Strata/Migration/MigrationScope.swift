@@ -1,0 +1,97 @@
+/// What every part of a running migration shares: the write transaction
+/// and its table engine, the file's catalog and tables as they were, the
+/// snapshot the `old` side is read from, and the settings.
+final class MigrationScope {
+    let settings: MigrationSettings
+    let environment: Environment
+    let txn: LMDBTransaction
+    let store: CatalogStore
+    /// The file's catalog before the migration, and its tables (every type,
+    /// kept ones too) opened by an earlier, committed read transaction.
+    let old: Catalog
+    let oldTables: [TypeID: ObjectTable]
+    /// The schema version the file moves to (in synced mode, never lower
+    /// than the file's).
+    let newVersion: UInt64
+    /// Writes the objects the closure creates, through the new schema, and
+    /// every record, index entry and counter the migration changes.
+    let writeContext: ObjectContext
+    private var snapshot: (txn: LMDBTransaction, context: ObjectContext)?
+
+    var path: String { settings.path }
+    var engine: TableEngine { writeContext.engine }
+
+    init(settings: MigrationSettings, environment: Environment, txn: LMDBTransaction, store: CatalogStore,
+         old: Catalog, oldTables: [TypeID: ObjectTable], evolved: Catalog) {
+        self.settings = settings
+        self.environment = environment
+        self.txn = txn
+        self.store = store
+        self.old = old
+        self.oldTables = oldTables
+        self.newVersion = settings.mode == .local ? settings.appSchemaVersion : evolved.fileSchemaVersion
+        let widest = (evolved.types + old.types).map(\.properties.count).max() ?? 0
+        self.writeContext = ObjectContext(lmdb: txn, tables: [:], meta: store.meta, path: settings.path,
+                                          writingSchemaVersion: settings.appSchemaVersion, fieldCapacity: widest)
+    }
+
+    /// Ends the snapshot and the write context; the caller commits or
+    /// aborts the write transaction.
+    func end() {
+        snapshot?.context.end()
+        snapshot?.txn.finish()
+        snapshot = nil
+        writeContext.end()
+    }
+
+    /// A read transaction on the state before the migration, and objects
+    /// read through the old catalog.
+    func snapshotContext() throws -> (txn: LMDBTransaction, context: ObjectContext) {
+        if let snapshot { return snapshot }
+        // Begun while this thread holds the write transaction, and writers
+        // are serialized: it sees exactly the state before the migration.
+        let reader = try environment.begin(readOnly: true)
+        let tables = Dictionary(oldTables.values.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        let context = ObjectContext(lmdb: reader, tables: tables, meta: store.meta, path: path,
+                                    writingSchemaVersion: old.fileSchemaVersion)
+        snapshot = (reader, context)
+        return (reader, context)
+    }
+
+    /// "from schema version 1 to 3": the step a message is about.
+    var step: String { "from schema version \(old.fileSchemaVersion) to \(newVersion)" }
+
+    /// An error raised while migrating one object or calling one operation,
+    /// restated so that it names the file, the version step and where it
+    /// happened, says that nothing was written, and keeps the original as
+    /// its cause. A `StrataError` keeps its code.
+    func failure(_ error: any Error, at place: String, advice: String? = nil) -> StrataError {
+        let nothingWritten = "Nothing was written; the file is still at version \(old.fileSchemaVersion)."
+        guard let strata = error as? StrataError else {
+            return StrataError(
+                .migrationFailed,
+                "The migration closure threw an error \(place) in the migration of \(path) \(step): \(error). \(nothingWritten)",
+                path: path, cause: error)
+        }
+        var detail = strata.message
+        for ending in [" Nothing was written.", " (in \(path))", " in \(path)"] where detail.hasSuffix(ending) {
+            detail.removeLast(ending.count)
+        }
+        var message = "The migration of \(path) \(step) failed \(place): \(detail)"
+        if let advice { message += " " + advice }
+        return StrataError(strata.code, message + " " + nothingWritten, path: path, lmdbCode: strata.lmdbCode,
+                           cause: strata.cause)
+    }
+
+    /// A record key of `table` as a person reads it; `oldKey` when the key
+    /// was written under the old catalog, whose primary key may differ.
+    func describeKey(_ key: UnsafeRawBufferPointer, of table: ObjectTable, oldKey: Bool) -> String {
+        let keyType: PropertyType?
+        if oldKey, let before = old[typeID: table.type.id] {
+            keyType = before.primaryKeyProperty?.property.type
+        } else {
+            keyType = table.primaryKey?.type
+        }
+        return (try? KeyCodec.decodeKey(key, type: keyType)).map { "\($0)" } ?? "\(Array(key))"
+    }
+}

@@ -1,0 +1,279 @@
+/// Walks the records of one type at a time through a migration: reads each
+/// object's old side from the snapshot, hands both sides to the closure,
+/// and writes back what changed, through the table engine and a write
+/// cursor that follows the walk.
+///
+/// It owns the new-side tables: a type whose objects get new keys starts
+/// empty, and every object is inserted again under its new key, so a clash
+/// is a real duplicate.
+final class RecordRewriter: MigrationRecords {
+    typealias Body = (DynamicObject?, MutableObject?) throws -> Void
+
+    /// Set right after init; the rewriter and the catalog refer to each other.
+    unowned var catalog: MigrationCatalog!
+    var indexes = MigrationIndexes()
+    var encoder: ObjectEncoder
+    /// New-side tables opened so far, by type id.
+    private(set) var tables: [TypeID: ObjectTable] = [:]
+    private var enumerated: Set<TypeID> = []
+    private var removedWalks: Set<TypeID> = []
+    private(set) var isWalking = false
+    private var rekeyed: [TypeID: Bool] = [:]
+    private var rewritesAll: [TypeID: Bool] = [:]
+    /// Positions of the fields set on the objects written by the current
+    /// walk, one bit each (all bits once a position passes 63), and whether
+    /// it wrote anything.
+    var walkChangedPositions: UInt64 = 0
+    var walkWrote = false
+
+    let scope: MigrationScope
+    var path: String { scope.path }
+    var old: Catalog { scope.old }
+    var txn: LMDBTransaction { scope.txn }
+
+    init(scope: MigrationScope) {
+        self.scope = scope
+        let widest = (scope.old.types.map(\.properties.count) + [0]).max() ?? 0
+        self.encoder = ObjectEncoder(fieldCapacity: max(widest, scope.settings.schema.objectSchemas.map(\.properties.count).max() ?? 0))
+    }
+
+    // MARK: MigrationRecords
+
+    func hasWritten(_ type: TypeID) -> Bool { tables[type] != nil }
+    func walkedAsRemoved(_ type: TypeID) -> Bool { removedWalks.contains(type) }
+
+    func getsNewKeys(_ type: CatalogType) -> Bool {
+        if let known = rekeyed[type.id] { return known }
+        let value = old[typeID: type.id].map { type.needsNewKeys(comparedTo: $0) } ?? false
+        rekeyed[type.id] = value
+        return value
+    }
+
+    func typeRebound(_ type: TypeID) {
+        rekeyed[type] = nil
+        rewritesAll[type] = nil
+    }
+
+    private func rewritesEveryRecord(_ type: CatalogType) -> Bool {
+        if let known = rewritesAll[type.id] { return known }
+        let value = old[typeID: type.id].map { type.needsRewrite(comparedTo: $0) } ?? false
+        rewritesAll[type.id] = value
+        return value
+    }
+
+    // MARK: Tables
+
+    /// The table through which objects of a new-schema type are written.
+    func table(for type: CatalogType) throws -> ObjectTable {
+        if let table = tables[type.id] { return table }
+        let existed = old[typeID: type.id] != nil
+        guard let records = try txn.openDatabase(type.recordsDatabase, create: !existed) else {
+            throw StrataError(.corruptFile, "The records of '\(type.name)' are missing from \(path); the file is damaged. Restore it from a backup.", path: path)
+        }
+        // No index handles: the indexes that the writes made stale are
+        // rebuilt once the closure is done.
+        let table = ObjectTable(type: type, records: records, indexes: [:], path: path)
+        if existed && getsNewKeys(type) {
+            _ = try scope.snapshotContext()
+            try scope.engine.emptyRecords(table)
+            indexes.markStale(type.id)
+        }
+        install(table)
+        return table
+    }
+
+    func install(_ table: ObjectTable) {
+        tables[table.type.id] = table
+        scope.writeContext.tables[table.name] = table
+    }
+
+    /// Notes objects created through the write context: every index of
+    /// their type must be rebuilt.
+    func created(in type: TypeID) { indexes.markStale(type) }
+
+    /// Notes the type's data deleted: its index databases go with it.
+    func dropped(_ database: NamedDatabase) { indexes.markDropped(database) }
+
+    // MARK: Walking
+
+    /// Walks the objects of the type known as `name` in this migration.
+    func enumerate(_ name: String, _ body: Body) throws {
+        if catalog.wasDeleted(name) { return }
+        if let index = catalog.typeIndex(name) {
+            let type = catalog.working.types[index]
+            if catalog.isNew(type) {
+                if enumerated.contains(type.id) && getsNewKeys(type) {
+                    throw StrataError(.migrationFailed, "enumerateObjects(ofType: \"\(name)\") was called twice in the migration of \(path) \(scope.step), but '\(type.name)' gets new primary keys in it, so it can be walked only once. Do all the work for '\(type.name)' in one enumeration. Nothing was written.", path: path)
+                }
+                try withoutActuallyEscaping(body) { try walk(oldType: old[typeID: type.id], newType: type, body: $0) }
+                return
+            }
+            if let oldType = old[typeID: type.id] {
+                // A type the new schema no longer has: `new` is nil.
+                removedWalks.insert(oldType.id)
+                try withoutActuallyEscaping(body) { try walk(oldType: oldType, newType: nil, body: $0) }
+                return
+            }
+        }
+        let oldNames = old.types.map(\.name).sorted().joined(separator: ", ")
+        let newNames = scope.settings.schema.typeNames.joined(separator: ", ")
+        throw StrataError(.unknownObjectType, "enumerateObjects(ofType: \"\(name)\") in the migration of \(path) \(scope.step): neither the old nor the new schema has that type. Old types: \(oldNames). New types: \(newNames). Nothing was written.", path: path)
+    }
+
+    /// Rewrites every record of a type whose keys or value types changed
+    /// and that the closure did not walk.
+    func rewriteUnwalked() throws {
+        for type in catalog.working.types where !type.isKept && !enumerated.contains(type.id) {
+            guard let before = old[typeID: type.id], type.needsRewrite(comparedTo: before) else { continue }
+            try walk(oldType: before, newType: type, body: nil)
+        }
+    }
+
+    /// Where and how the objects of one walk are written back, worked out
+    /// once per walk rather than per object.
+    struct Target {
+        let table: ObjectTable
+        /// The type's objects get new keys: every one is inserted again.
+        let rekey: Bool
+        /// Every record is rewritten, changed by the closure or not.
+        let rewriteAll: Bool
+        /// Per field of the new table, where records written under the old
+        /// schema keep it: a hint that saves walking their fields.
+        let storedPositions: [Int]
+    }
+
+    private func target(_ type: CatalogType) throws -> Target {
+        let table = try table(for: type)
+        let oldIDs = (old[typeID: type.id]?.properties.map(\.id) ?? []).sorted()
+        let stored = table.fields.map { field in oldIDs.firstIndex(of: field.id) ?? Int.max }
+        return Target(table: table, rekey: getsNewKeys(type), rewriteAll: rewritesEveryRecord(type), storedPositions: stored)
+    }
+
+    /// Walks the old objects of a type (or, for a type new in this
+    /// version, the objects created so far), hands each to `body`, and
+    /// writes back what changed. With no `body`, rewrites every object.
+    ///
+    /// In a later walk of a type, an object deleted by an earlier one is
+    /// skipped, as Realm does: `body` never sees a deleted object again.
+    private func walk(oldType: CatalogType?, newType: CatalogType?, body: Body?) throws {
+        isWalking = true
+        defer { isWalking = false }
+        let target = try newType.map { try self.target($0) }
+        let object = target.map { MutableObject(table: $0.table) }
+        let secondPass = newType.map { enumerated.contains($0.id) } ?? false
+        if let newType { enumerated.insert(newType.id) }
+        walkChangedPositions = 0
+        walkWrote = false
+        guard let oldType, let oldTable = scope.oldTables[oldType.id] else {
+            if let target, let object { try walkCreated(target, object, body) }
+            return
+        }
+        let (reader, context) = try scope.snapshotContext()
+        let name = newType?.name ?? oldType.name
+        var progress = ProgressCounter(typeName: name, step: .migratingObjects, total: try reader.entryCount(oldTable.records),
+                                       handler: scope.settings.progress)
+        let clock = Stopwatch()
+        let writesBefore = scope.engine.tally.recordWrites
+        defer {
+            let written = scope.engine.tally.recordWrites - writesBefore
+            scope.settings.logger?.debug("Walked '\(name)' of \(path): \(progress.completedCount) objects, \(written) written, \(clock.milliseconds) ms")
+        }
+        try reader.withCursor(oldTable.records) { cursor in
+            try txn.withCursor(target?.table.records ?? oldTable.records) { writer in
+                var entry = try cursor.first()
+                while let (key, record) = entry {
+                    let oldObject = try context.object(table: oldTable, key: key, record: record)
+                    if let target, let object {
+                        if !secondPass {
+                            object.reset(key: key, base: oldObject.record, storage: nil)
+                            try visit(object, old: oldObject, target, writer, body)
+                        } else if let current = try txn.get(target.table.records, key) {
+                            // Start from what the first pass wrote.
+                            let copy = CopiedBytes(key: key, record: current)
+                            let view = try target.table.validatedView(key: copy.key, record: copy.record)
+                            object.reset(key: key, base: view, storage: copy)
+                            try visit(object, old: oldObject, target, writer, body)
+                        }
+                    } else {
+                        try call(body, oldObject, nil, table: oldTable, key: key)
+                    }
+                    progress.advance()
+                    entry = try cursor.next()
+                }
+            }
+        }
+        progress.finish()
+        if let newType, let target {
+            indexes.markTrusted(newType.id)
+            if walkWrote { noteWrites(newType.id, target) }
+        }
+    }
+
+    /// Records which indexes the writes of a walk made stale.
+    private func noteWrites(_ type: TypeID, _ target: Target) {
+        if target.rewriteAll || target.rekey { indexes.markStale(type) }
+        for field in target.table.fields where walkChangedPositions & (1 << UInt64(min(field.position, 63))) != 0 {
+            indexes.markChanged(field.id, of: type)
+        }
+        walkChangedPositions = 0
+    }
+
+    /// For a type new in this version: the objects the closure created.
+    private func walkCreated(_ target: Target, _ object: MutableObject, _ body: Body?) throws {
+        let table = target.table
+        var keys: [[UInt8]] = []
+        try txn.withCursor(table.records) { cursor in
+            var entry = try cursor.first()
+            while let (key, _) = entry {
+                keys.append(Array(key))
+                entry = try cursor.next()
+            }
+        }
+        var progress = ProgressCounter(typeName: table.name, step: .migratingObjects, total: keys.count, handler: scope.settings.progress)
+        try txn.withCursor(table.records) { writer in
+            for key in keys {
+                try key.withUnsafeBytes { keyBytes in
+                    guard let record = try txn.get(table.records, keyBytes) else { return }
+                    let copy = CopiedBytes(key: keyBytes, record: record)
+                    let view = try table.validatedView(key: copy.key, record: copy.record)
+                    object.reset(key: keyBytes, base: view, storage: copy)
+                    try visit(object, old: nil, target, writer, body)
+                }
+                progress.advance()
+            }
+        }
+        progress.finish()
+        indexes.markTrusted(table.type.id)
+        if walkWrote { noteWrites(table.type.id, target) }
+    }
+
+    /// Calls the closure's body with one object, restating what it throws
+    /// so that the error names the object and the version step.
+    @inline(__always)
+    private func call(_ body: Body?, _ old: DynamicObject?, _ new: MutableObject?, table: ObjectTable,
+                      key: UnsafeRawBufferPointer) throws {
+        guard let body else { return }
+        do {
+            try body(old, new)
+        } catch let error as StrataError where error.message.contains("migration of \(path)") {
+            // Raised by the Migration API, which names the place already.
+            throw error
+        } catch {
+            throw scope.failure(error, at: "on the '\(table.name)' object \(scope.describeKey(key, of: table, oldKey: true))")
+        }
+    }
+
+    @inline(__always)
+    private func visit(_ object: MutableObject, old: DynamicObject?, _ target: Target, _ writer: LMDBCursor, _ body: Body?) throws {
+        if body != nil {
+            object.isActive = true
+            defer { object.isActive = false }
+            try call(body, old, object, table: target.table, key: object.key)
+        }
+        if let error = object.pendingError {
+            throw scope.failure(error, at: "on the '\(target.table.name)' object \(scope.describeKey(object.key, of: target.table, oldKey: true))",
+                                advice: "Set only properties of the new schema, with values of their type.")
+        }
+        try write(object, target, writer)
+    }
+}

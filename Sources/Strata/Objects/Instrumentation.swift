@@ -1,0 +1,48 @@
+import Foundation
+
+/// Counters that tests read to prove what an operation wrote, for example
+/// that an additive migration rewrites no record. The one place such
+/// counters live: production types hold at most a ``Tally`` that they
+/// report here once, when their transaction is done.
+enum Instrumentation {
+    /// Record puts and deletes counted by one table engine.
+    struct Tally {
+        private(set) var recordWrites = 0
+
+        @inline(__always)
+        mutating func recordWritten() { recordWrites += 1 }
+    }
+
+    private static let lock = NSLock()
+    // nonisolated(unsafe): only read and written while holding `lock`.
+    nonisolated(unsafe) private static var recordWritesByPath: [String: Int] = [:]
+    // nonisolated(unsafe): only read and written while holding `lock`.
+    nonisolated(unsafe) private static var lastOpenByPath: [String: Int] = [:]
+
+    /// Adds a finished transaction's tally to the file's count.
+    static func report(_ tally: Tally, path: String) {
+        guard tally.recordWrites > 0 else { return }
+        lock.withLock { recordWritesByPath[path, default: 0] += tally.recordWrites }
+    }
+
+    /// Notes a successful open of the file at `path`, with what its
+    /// migration wrote (an empty tally when it did not migrate).
+    static func opened(_ path: String, migration tally: Tally) {
+        report(tally, path: path)
+        lock.withLock { lastOpenByPath[path] = tally.recordWrites }
+    }
+
+    /// Records the last successful open of the file at `path` wrote or
+    /// deleted: 0 unless it migrated the file and rewrote records.
+    static func recordWritesOfLastOpen(_ path: String) -> Int {
+        lock.withLock { lastOpenByPath[path, default: 0] }
+    }
+
+    /// Records written or deleted in the file at `path` (as the
+    /// configuration spells it) by committed transactions of this process:
+    /// ordinary writes and migrations alike. Tests compare it before and
+    /// after an operation.
+    static func recordWrites(in path: String) -> Int {
+        lock.withLock { recordWritesByPath[path, default: 0] }
+    }
+}

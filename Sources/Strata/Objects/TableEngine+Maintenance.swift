@@ -1,0 +1,106 @@
+extension TableEngine {
+    /// The problems of one type's records and indexes: records and keys
+    /// that do not decode, objects missing from an index, index entries
+    /// that name no object or file one under another value. A kept type's
+    /// indexes are not checked (nothing keeps them up to date).
+    func verify(_ table: ObjectTable, kept: Bool) throws -> [String] {
+        var problems: [String] = []
+        func note(_ problem: String) {
+            // A badly damaged file could list millions; the first ones tell.
+            if problems.count < 100 {
+                problems.append(problem)
+            } else if problems.count == 100 {
+                problems.append("(more problems in '\(table.name)' not listed)")
+            }
+        }
+        var indexKey = ByteWriter(capacity: 64)
+        var objects = 0
+        try lmdb.withCursor(table.records) { records in
+            var entry = try records.first()
+            while let (key, record) = entry {
+                objects += 1
+                let view: RecordView
+                do {
+                    view = try table.validatedView(key: key, record: record)
+                } catch let error as StrataError {
+                    note(error.message)
+                    entry = try records.next()
+                    continue
+                }
+                if !kept {
+                    for field in table.indexedFields {
+                        indexKey.removeAll()
+                        FileLayout.appendIndexKey(table.value(at: field.position, in: view), to: &indexKey)
+                        let found = try indexKey.withUnsafeBytes { indexBytes in
+                            try lmdb.withCursor(field.index!) { try $0.seek(exactly: indexBytes, value: key) != nil }
+                        }
+                        if !found {
+                            note("The object of '\(table.name)' with key \(table.describeKey(key)) is missing from the index on '\(field.name)'.")
+                        }
+                    }
+                }
+                entry = try records.next()
+            }
+        }
+        guard !kept else { return problems }
+        for field in table.indexedFields {
+            var entries = 0
+            try lmdb.withCursor(field.index!) { index in
+                var entry = try index.first()
+                while let (storedIndexKey, objectKey) = entry {
+                    entries += 1
+                    if let record = try lmdb.get(table.records, objectKey) {
+                        if let view = try? RecordView(validating: record) {
+                            indexKey.removeAll()
+                            FileLayout.appendIndexKey(table.value(at: field.position, in: view), to: &indexKey)
+                            if indexKey.withUnsafeBytes({ KeyCodec.compare($0, storedIndexKey) }) != 0 {
+                                note("The index on '\(table.name).\(field.name)' files the object with key \(table.describeKey(objectKey)) under another value than it has.")
+                            }
+                        }
+                    } else {
+                        note("The index on '\(table.name).\(field.name)' names an object with key \(table.describeKey(objectKey)) that does not exist.")
+                    }
+                    entry = try index.next()
+                }
+            }
+            if entries != objects && problems.isEmpty {
+                note("The index on '\(table.name).\(field.name)' has \(entries) entries for \(objects) objects.")
+            }
+        }
+        return problems
+    }
+
+    /// Writes a table's records again in key order into the emptied table,
+    /// reading them from `source` (a read transaction begun before this
+    /// one), without the fields of removed properties, and rebuilds its
+    /// indexes. Each object keeps its effective schema version; a kept
+    /// type's records, which no schema of this app reads, are copied as
+    /// they are.
+    func repack(_ table: ObjectTable, from source: LMDBTransaction) throws {
+        try emptyRecords(table)
+        for field in table.indexedFields { try lmdb.empty(field.index!, delete: false) }
+        var encoder = self.encoder
+        var indexKey = ByteWriter(capacity: 64)
+        try source.withCursor(table.records) { cursor in
+            var entry = try cursor.first()
+            while let (key, record) = entry {
+                let view = try table.validatedView(key: key, record: record)
+                tally.recordWritten()
+                if table.type.isKept {
+                    _ = try lmdb.append(table.records, key, record)
+                } else {
+                    try encoder.encodeFields(table: table, schemaVersion: view.effectiveSchemaVersion, automaticKey: .keep, preserving: view) { field in
+                        table.value(at: field.position, in: view)
+                    }
+                    try encoder.record.withUnsafeBytes { _ = try lmdb.append(table.records, key, $0) }
+                    for field in table.indexedFields {
+                        indexKey.removeAll()
+                        FileLayout.appendIndexKey(table.value(at: field.position, in: view), to: &indexKey)
+                        try indexKey.withUnsafeBytes { _ = try lmdb.put(field.index!, $0, key) }
+                    }
+                }
+                entry = try cursor.next()
+            }
+        }
+    }
+}

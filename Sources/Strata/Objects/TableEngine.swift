@@ -1,0 +1,260 @@
+/// The one engine that writes object tables: records, their indexes and the
+/// automatic-id counters, with every value validated on the way in.
+///
+/// Ordinary write transactions, migrations (objects the closure creates,
+/// records it rewrites, index builds), `verify` and `compact` all go
+/// through it, so that a record and its index entries can only be written
+/// one way. One engine serves one LMDB transaction.
+final class TableEngine {
+    let lmdb: LMDBTransaction
+    let meta: DatabaseHandle
+    /// The database file, for messages.
+    let path: String
+    /// The schema version stamped on every record this engine writes: the
+    /// app's, which in synced mode may differ from the file's.
+    let writingSchemaVersion: UInt64
+
+    /// Made on first use: most read transactions never encode anything. A
+    /// copy shares its buffers, so a method takes a local copy, uses it and
+    /// needs not put it back.
+    private(set) lazy var encoder = ObjectEncoder(fieldCapacity: fieldCapacity)
+    private let fieldCapacity: Int
+    /// Last automatic id per type, written back by ``flush()``.
+    private var sequences: [TypeID: (table: ObjectTable, last: UInt64)] = [:]
+    /// The largest key known to be in the last table written, so that keys
+    /// written in ascending order (automatic ids, sequential primary keys)
+    /// go in with `MDB_APPEND` instead of a search of the tree.
+    private var frontierTable: ObjectTable?
+    private var frontierKey: [UInt8] = []
+    /// Reported to ``Instrumentation`` when the transaction commits.
+    var tally = Instrumentation.Tally()
+
+    /// How many times a table was emptied in this transaction. Emptying a
+    /// table (`mdb_drop`) unpositions every cursor on it, and the next step
+    /// of such a cursor starts over at the first entry, so a walk in
+    /// progress stops when this changes.
+    private(set) var tablesEmptied = 0
+
+    /// - Parameter fieldCapacity: The largest number of fields of any table
+    ///   the engine will write.
+    init(lmdb: LMDBTransaction, meta: DatabaseHandle, path: String, writingSchemaVersion: UInt64, fieldCapacity: Int) {
+        self.lmdb = lmdb
+        self.meta = meta
+        self.path = path
+        self.writingSchemaVersion = writingSchemaVersion
+        self.fieldCapacity = fieldCapacity
+    }
+
+    // MARK: Objects
+
+    /// Inserts a new object; returns its primary key or automatic id.
+    func insert(_ table: ObjectTable, _ values: [String: Value]) throws -> Value {
+        var encoder = self.encoder
+        try encoder.encode(values, table: table, schemaVersion: writingSchemaVersion, automaticKey: newID(table))
+        guard try putRecord(table, encoder, noOverwrite: true) else {
+            let key = encoder.decodedKey(table)
+            if table.primaryKey == nil {
+                throw StrataError(.corruptFile, "The automatic-id counter of '\(table.name)' in \(path) is behind its objects: id \(key) is taken. Restore the file from a backup.", path: path)
+            }
+            throw StrataError(.duplicatePrimaryKey, "An object of type '\(table.name)' with primary key \(key) already exists in \(path). Use upsert to replace it or update to change it.", path: path)
+        }
+        for field in table.indexedFields {
+            try indexEntry(field, value: encoder.resolved(field, from: values), &encoder, add: true)
+        }
+        return encoder.decodedKey(table)
+    }
+
+    /// Replaces the object with the same primary key, or inserts it.
+    ///
+    /// The stored object, if any, is read once: for its index entries and,
+    /// in synced mode, for the properties this app's schema does not
+    /// declare, which the new record keeps as they are stored.
+    func upsert(_ table: ObjectTable, _ values: [String: Value]) throws -> Value {
+        guard let primaryKey = table.primaryKey else { return try insert(table, values) }
+        var encoder = self.encoder
+        let needsStored = !table.indexedFields.isEmpty || !table.keptFields.isEmpty
+        // The key alone first: when it cannot be encoded, the full encoding
+        // below throws the error that explains why.
+        if needsStored, let given = values[primaryKey.name] ?? primaryKey.defaultValue, (try? encoder.encodeKey(given, table: table)) != nil {
+            let key = encoder.key.bytes
+            return try key.withUnsafeBytes { keyBytes in
+                let stored = try storedView(table, key: keyBytes)
+                try encoder.encode(values, table: table, schemaVersion: writingSchemaVersion, automaticKey: .keep, preserving: stored)
+                // Read before the put, which may move the stored bytes.
+                let old = stored.map { indexedValues(table, $0) }
+                _ = try putRecord(table, encoder, noOverwrite: false)
+                try reindex(table, old: old, new: values, &encoder)
+                return encoder.decodedKey(table)
+            }
+        }
+        try encoder.encode(values, table: table, schemaVersion: writingSchemaVersion, automaticKey: .keep)
+        _ = try putRecord(table, encoder, noOverwrite: false)
+        try reindex(table, old: nil, new: values, &encoder)
+        return encoder.decodedKey(table)
+    }
+
+    /// Changes some properties of an existing object.
+    func update(_ table: ObjectTable, key: Value, _ changes: [String: Value]) throws {
+        var encoder = self.encoder
+        try encoder.encodeKey(key, table: table)
+        let keyBytes = encoder.key.bytes
+        try keyBytes.withUnsafeBytes { keyBytes in
+            guard let stored = try storedView(table, key: keyBytes) else {
+                throw StrataError(.objectNotFound, "There is no '\(table.name)' with key \(key) in \(path) to update. Use insert or upsert to create it.", path: path)
+            }
+            let old = table.values(in: stored)
+            var new = old
+            for (name, value) in changes {
+                let field = try table.field(named: name)
+                if field.isPrimaryKey, let current = old[name], !value.coerced(to: field.type).isStored(identicallyTo: current) {
+                    guard value.coerced(to: field.type).fits(field.type, optional: false) else {
+                        throw StrataError(.invalidValue, "The primary key '\(table.name).\(name)' is \(field.type), but \(value) was given (in \(path)). Nothing was written.", path: path)
+                    }
+                    throw StrataError(.invalidValue, "The primary key '\(table.name).\(name)' cannot be changed by an update (in \(path)); delete the object and insert it with the new key.", path: path)
+                }
+                new[name] = value
+            }
+            try encoder.encode(new, table: table, schemaVersion: writingSchemaVersion, automaticKey: .keep, preserving: stored)
+            let oldIndexed = indexedValues(table, stored)
+            _ = try putRecord(table, encoder, noOverwrite: false)
+            try reindex(table, old: oldIndexed, new: new, &encoder)
+        }
+    }
+
+    /// Deletes one object; returns false when there was none.
+    func delete(_ table: ObjectTable, key: Value) throws -> Bool {
+        var encoder = self.encoder
+        try encoder.encodeKey(key, table: table)
+        let keyBytes = encoder.key.bytes
+        return try keyBytes.withUnsafeBytes { keyBytes in
+            let stored = table.indexedFields.isEmpty ? nil : try storedView(table, key: keyBytes)
+            let old = stored.map { indexedValues(table, $0) }
+            guard try deleteRecord(table, key: keyBytes) else { return false }
+            if let old {
+                for (field, value) in zip(table.indexedFields, old) {
+                    try indexEntry(field, value: value, &encoder, add: false)
+                }
+            }
+            return true
+        }
+    }
+
+    /// Deletes every object of a type, and its index entries.
+    func deleteAll(_ table: ObjectTable) throws {
+        tablesEmptied += 1
+        if frontierTable === table { frontierTable = nil }
+        try lmdb.empty(table.records, delete: false)
+        for field in table.indexedFields { try lmdb.empty(field.index!, delete: false) }
+    }
+
+    // MARK: Records
+
+    /// The stored record with `key`, validated, or nil when there is none.
+    /// Valid until the next write.
+    func storedView(_ table: ObjectTable, key: UnsafeRawBufferPointer) throws -> RecordView? {
+        guard let record = try lmdb.get(table.records, key) else { return nil }
+        return try table.validatedView(key: key, record: record)
+    }
+
+    /// Stores the record and key in `encoder`. With `noOverwrite`, returns
+    /// false and writes nothing when the key exists.
+    func putRecord(_ table: ObjectTable, _ encoder: ObjectEncoder, noOverwrite: Bool) throws -> Bool {
+        tally.recordWritten()
+        return try encoder.key.withUnsafeBytes { key in
+            let appendable = try sortsLast(key, in: table)
+            return try encoder.record.withUnsafeBytes { record in
+                if appendable, try lmdb.append(table.records, key, record) { return true }
+                return try lmdb.put(table.records, key, record, noOverwrite: noOverwrite)
+            }
+        }
+    }
+
+    /// Replaces the record with `key` through a cursor that walks the table
+    /// in key order: the entry after the last one replaced is usually the
+    /// one to replace, and replacing it in place skips a search of the tree.
+    /// `key` must not point into the map (a put may move those bytes).
+    func replaceRecord(_ table: ObjectTable, key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer, walking cursor: LMDBCursor) throws {
+        tally.recordWritten()
+        let found: Bool
+        if let next = try cursor.next(), KeyCodec.compare(next.key, key) == 0 {
+            found = true
+        } else {
+            found = try cursor.seek(exactly: key) != nil
+        }
+        if found {
+            try cursor.replaceCurrent(key: key, value: record)
+        } else {
+            try lmdb.put(table.records, key, record)
+        }
+    }
+
+    /// Deletes the record with `key`, leaving index entries to the caller;
+    /// returns false when there was none.
+    func deleteRecord(_ table: ObjectTable, key: UnsafeRawBufferPointer) throws -> Bool {
+        guard try lmdb.delete(table.records, key) else { return false }
+        tally.recordWritten()
+        return true
+    }
+
+    /// Empties a table's records without touching its indexes, for a
+    /// migration that inserts every object again under new keys.
+    func emptyRecords(_ table: ObjectTable) throws {
+        tablesEmptied += 1
+        if frontierTable === table { frontierTable = nil }
+        try lmdb.empty(table.records, delete: false)
+    }
+
+    /// Whether `key` sorts after every key of `table`; moves the frontier to
+    /// `key` when it does, as the caller is about to write it.
+    private func sortsLast(_ key: UnsafeRawBufferPointer, in table: ObjectTable) throws -> Bool {
+        if frontierTable !== table {
+            frontierKey = try lmdb.lastKey(table.records) ?? []
+            frontierTable = table
+        }
+        guard KeyCodec.compare(key, frontierKey) > 0 else { return false }
+        frontierKey.removeAll(keepingCapacity: true)
+        frontierKey.append(contentsOf: key)
+        return true
+    }
+
+    // MARK: Automatic ids
+
+    /// Where a new object of `table` gets its key when it has no primary key.
+    func newID(_ table: ObjectTable) -> ObjectEncoder.AutomaticKey {
+        .new { try self.nextAutomaticID(table) }
+    }
+
+    /// The next automatic id of a type without a primary key.
+    func nextAutomaticID(_ table: ObjectTable) throws -> UInt64 {
+        var last = sequences[table.type.id]?.last
+        if last == nil {
+            if let bytes = try lmdb.get(meta, table.sequenceKey) {
+                guard let stored = FileLayout.counter(bytes) else {
+                    throw StrataError(.corruptFile, "The automatic-id counter of '\(table.name)' in \(path) is damaged (\(bytes.count) bytes instead of 8). Restore the file from a backup.", path: path)
+                }
+                last = stored
+            } else {
+                last = 0
+            }
+        }
+        guard let current = last, current < UInt64(Int64.max) else {
+            throw StrataError(.corruptFile, "The automatic-id counter of '\(table.name)' in \(path) is damaged (it is at its maximum). Restore the file from a backup.", path: path)
+        }
+        sequences[table.type.id] = (table, current + 1)
+        return current + 1
+    }
+
+    /// Writes back the automatic-id counters; called before commit.
+    func flush() throws {
+        for (table, last) in sequences.values {
+            try lmdb.put(meta, table.sequenceKey, FileLayout.counterBytes(last))
+        }
+        sequences.removeAll()
+    }
+
+    /// Forgets the counter of a type whose data is deleted.
+    func deleteSequence(of type: TypeID) throws {
+        sequences[type] = nil
+        _ = try lmdb.delete(meta, FileLayout.MetaKey.sequence(type))
+    }
+}

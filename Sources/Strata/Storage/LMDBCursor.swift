@@ -1,0 +1,63 @@
+import CLMDB
+
+/// A position in a named database. Only reachable inside
+/// ``LMDBTransaction/withCursor(_:_:)``.
+final class LMDBCursor {
+    typealias Entry = (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)
+
+    private var handle: OpaquePointer?
+    private unowned let transaction: LMDBTransaction
+    private var path: String { transaction.environment.path }
+
+    init(handle: OpaquePointer, transaction: LMDBTransaction) {
+        self.handle = handle
+        self.transaction = transaction
+    }
+
+    deinit {
+        precondition(handle == nil, "An LMDB cursor on \(path) was not closed.")
+    }
+
+    func close() {
+        if let handle { mdb_cursor_close(handle) }
+        handle = nil
+    }
+
+    @inline(__always)
+    private func get(_ op: MDB_cursor_op, key: UnsafeRawBufferPointer? = nil, value: UnsafeRawBufferPointer? = nil) throws -> Entry? {
+        var k = MDB_val(mv_size: key?.count ?? 0, mv_data: UnsafeMutableRawPointer(mutating: key?.baseAddress))
+        var v = MDB_val(mv_size: value?.count ?? 0, mv_data: UnsafeMutableRawPointer(mutating: value?.baseAddress))
+        let rc = mdb_cursor_get(handle, &k, &v, op)
+        if rc == MDB_NOTFOUND { return nil }
+        try check(rc, "mdb_cursor_get", path: path, in: transaction)
+        return (UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size),
+                UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
+    }
+
+    func first() throws -> Entry? { try get(MDB_FIRST) }
+    func last() throws -> Entry? { try get(MDB_LAST) }
+    func next() throws -> Entry? { try get(MDB_NEXT) }
+    /// Moves to `key` exactly; in a duplicate-key database, to its first value.
+    func seek(exactly key: UnsafeRawBufferPointer) throws -> Entry? { try get(MDB_SET_KEY, key: key) }
+    /// Moves to the entry with exactly this key and value, in a
+    /// duplicate-key database.
+    func seek(exactly key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws -> Entry? {
+        try get(MDB_GET_BOTH, key: key, value: value)
+    }
+    /// The first value of the current key in a duplicate-key database.
+    func firstDuplicate() throws -> Entry? { try get(MDB_FIRST_DUP) }
+    /// The last value of the current key in a duplicate-key database.
+    func lastDuplicate() throws -> Entry? { try get(MDB_LAST_DUP) }
+    /// The next value of the current key in a duplicate-key database.
+    func nextDuplicate() throws -> Entry? { try get(MDB_NEXT_DUP) }
+
+    /// Replaces the value of the entry the cursor is at (`MDB_CURRENT`),
+    /// without searching the tree again; `key` must be that entry's key,
+    /// in memory that the put cannot move (not LMDB's copy). The value may
+    /// change size.
+    func replaceCurrent(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws {
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+        try check(mdb_cursor_put(handle, &k, &v, UInt32(MDB_CURRENT)), "mdb_cursor_put", path: path, in: transaction)
+    }
+}

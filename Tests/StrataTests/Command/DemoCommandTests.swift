@@ -1,0 +1,77 @@
+import Foundation
+import Testing
+import Strata
+
+/// Runs the built `strata` binary, as `make demo` does.
+@Suite(.temporaryFolder) struct DemoCommandTests {
+    /// The running test's own folder, removed when it ends.
+    let folder = TemporaryFolder.current
+
+    @Test func demoTellsItsStoryAndLeavesAWorkingFile() throws {
+        let path = folder.path("demo.strata")
+        let result = try StrataBinary.run(["demo", "--path", path, "--objects", "200"])
+        #expect(result.status == 0, "stderr: \(result.error)")
+        #expect(result.output.contains("Wrote 205 people in one transaction"))
+        #expect(result.output.contains("File schema version 1; 205 people"))
+        #expect(result.output.contains("Lookup by primary key 1: Ada Lovelace"))
+        #expect(result.output.contains("Index lookup (age == 41)"))
+        // The migration story: the plan, before, progress, after.
+        #expect(result.output.contains("- Property 'Person.fullName' has been added."))
+        #expect(result.output.contains("- Property 'Person.lastName' has been removed."))
+        #expect(result.output.contains("migrate, running the migration closure."))
+        #expect(result.output.contains("Person(id: 1, firstName: \"Ada\", lastName: \"Lovelace\", age: 36) at effective schema version 1"))
+        #expect(result.output.contains("\n  Person: migratingObjects 205/205\n"))
+        #expect(!result.output.contains("\r"), "no progress bar when stdout is not a terminal")
+        #expect(result.output.contains("Migrated to schema version 2"))
+        #expect(result.output.contains("Person(id: 1, fullName: \"Ada Lovelace\", age: 36, status: \"active\") at effective schema version 2"))
+        // Synced mode: the other mode, a closure and destructive changes are refused.
+        #expect(result.output.contains("Refused (modeMismatch)"))
+        #expect(result.output.contains("Refused (migrationForbidden)"))
+        #expect(result.output.contains("- Property 'Person.age' has been changed from 'int' to 'string'."))
+        #expect(result.output.contains("Katherine's (written by version 2) is \"\" at effective version 2"))
+        #expect(FileManager.default.fileExists(atPath: path))
+        // The file the demo leaves is at version 2 and opens with the v2 schema.
+        let v2 = Schema([
+            ObjectSchema("Person", primaryKey: "id") {
+                Property("id", .int)
+                Property("fullName", .string)
+                Property("age", .int, default: 0, indexed: true)
+                Property("email", .string, optional: true)
+                Property("status", .string, default: "active")
+            },
+        ])
+        let db = try Database(configuration: Database.Configuration(path: path, schemaVersion: 2, schema: v2))
+        #expect(try db.read { tx in try tx.object("Person", key: 2)?["fullName"] } == "Charles Babbage")
+    }
+
+    @Test func demoDrawsAProgressBarOnATerminal() throws {
+        let script = URL(fileURLWithPath: "/usr/bin/script")
+        try #require(FileManager.default.isExecutableFile(atPath: script.path), "script (util-linux) gives the demo a terminal")
+        let strata = try #require(StrataBinary.binary)
+        let command = [strata.path, "demo", "--objects", "3000", "--path", folder.path("bar.strata")]
+        #if os(Linux)
+        let arguments = ["-qec", command.map { "'\($0)'" }.joined(separator: " "), "/dev/null"]
+        #else
+        let arguments = ["-q", "/dev/null"] + command
+        #endif
+        let result = try StrataBinary.run(arguments, executable: script)
+        #expect(result.status == 0, "\(result.output)")
+        // The terminal turns each "\n" into "\r\n".
+        #expect(result.output.contains("\r\n\r[..............................] 0% Person: migratingObjects 0/3005\r["), "\(result.output)")
+        #expect(result.output.contains("\r[###############...............] 50% Person: migratingObjects "), "\(result.output)")
+        // The closure leaves the indexed age alone: its index is not rebuilt.
+        #expect(result.output.contains("\r[##############################] 100% Person: migratingObjects 3005/3005\r\nMigrated to schema version 2"), "\(result.output)")
+        #expect(!result.output.contains("buildingIndex"), "\(result.output)")
+        #expect(!result.output.contains("  Person: migratingObjects"), "no plain progress lines on a terminal")
+    }
+
+    @Test func demoRefusesAnExistingPathWithAOneLineError() throws {
+        let path = folder.path("taken.strata")
+        #expect(FileManager.default.createFile(atPath: path, contents: Data("keep me".utf8)))
+        let result = try StrataBinary.run(["demo", "--path", path])
+        #expect(result.status != 0)
+        #expect(result.error.hasPrefix("Error: \(path) already exists"), "\(result.error)")
+        #expect(result.error.filter { $0 == "\n" }.count == 1, "one line: \(result.error)")
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "keep me")
+    }
+}
