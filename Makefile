@@ -11,7 +11,7 @@ build: deps
 demo: deps
 	$(SWIFT) run strata demo
 
-test: deps
+test: deps lint
 	$(SWIFT) test
 
 # swift-format (part of the toolchain) with the checked-in .swift-format:

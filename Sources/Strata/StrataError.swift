@@ -38,8 +38,10 @@ public struct StrataError: Error, Sendable, CustomStringConvertible {
     ///   - path: The database file involved, if any.
     ///   - lmdbCode: The LMDB result code, if LMDB reported the failure.
     ///   - cause: The error behind this one, if any.
-    public init(_ code: Code, _ message: String, path: String? = nil, lmdbCode: LMDBResultCode? = nil,
-                cause: (any Error)? = nil) {
+    public init(
+        _ code: Code, _ message: String, path: String? = nil, lmdbCode: LMDBResultCode? = nil,
+        cause: (any Error)? = nil
+    ) {
         self.code = code
         self.message = message
         self.path = path

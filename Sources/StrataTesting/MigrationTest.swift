@@ -49,7 +49,8 @@ public struct MigrationFixture: Sendable {
         guard !FileManager.default.fileExists(atPath: path) else {
             throw StrataError(.fileSystem, "\(path) already exists; a fixture writes a new file.", path: path)
         }
-        var configuration = Database.Configuration(path: path, schemaVersion: snapshot.schemaVersion, schema: snapshot.schema)
+        var configuration = Database.Configuration(
+            path: path, schemaVersion: snapshot.schemaVersion, schema: snapshot.schema)
         configuration.mode = mode
         configuration.durability = .noSync
         let db = try Database(configuration: configuration)
@@ -81,7 +82,8 @@ public final class MigrationTest {
 
     /// Creates a temporary folder for the test.
     public init() throws {
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent("strata-migration-test-\(UUID().uuidString)")
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "strata-migration-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     }
 

@@ -7,11 +7,11 @@ extension StrataCommand {
         static let configuration = CommandConfiguration(
             abstract: "Rewrite a database compactly, dropping the bytes of removed properties.",
             discussion: """
-            Rewrites every record that still holds values of removed properties (each \
-            object keeps its effective schema version), then replaces the file with a copy \
-            without free pages (LMDB's copy with compaction). No other process may have the \
-            file open meanwhile. If anything fails, the file is left as it was.
-            """
+                Rewrites every record that still holds values of removed properties (each \
+                object keeps its effective schema version), then replaces the file with a copy \
+                without free pages (LMDB's copy with compaction). No other process may have the \
+                file open meanwhile. If anything fails, the file is left as it was.
+                """
         )
 
         @OptionGroup var options: FileOptions
@@ -19,7 +19,9 @@ extension StrataCommand {
         func run() throws {
             try options.requireExisting()
             let sizes = try Database.compact(path: options.file)
-            let change = sizes.before == 0 ? "" : String(format: " (%+.1f%%)", Double(sizes.after - sizes.before) * 100 / Double(sizes.before))
+            let change =
+                sizes.before == 0
+                ? "" : String(format: " (%+.1f%%)", Double(sizes.after - sizes.before) * 100 / Double(sizes.before))
             print("Compacted \(options.file): \(sizes.before) bytes before, \(sizes.after) bytes after\(change).")
         }
     }

@@ -7,12 +7,12 @@ extension StrataCommand {
         static let configuration = CommandConfiguration(
             abstract: "Tell the migration story on a sample database.",
             discussion: """
-            Creates a file at schema version 1 with sample people, reopens it at version 2 \
-            (firstName + lastName become fullName, a new property gets its default) and shows \
-            the objects before and after, with the migration's progress (a bar redrawn in \
-            place when standard output is a terminal, a few plain lines otherwise); then shows \
-            what synced mode refuses. Try --objects 1000000 to watch a long migration.
-            """
+                Creates a file at schema version 1 with sample people, reopens it at version 2 \
+                (firstName + lastName become fullName, a new property gets its default) and shows \
+                the objects before and after, with the migration's progress (a bar redrawn in \
+                place when standard output is a terminal, a few plain lines otherwise); then shows \
+                what synced mode refuses. Try --objects 1000000 to watch a long migration.
+                """
         )
 
         @Option(help: "Where to create the database file (default: a new temporary folder).")
@@ -36,14 +36,17 @@ extension StrataCommand {
             print("\nReopening \(file)")
             try report(Database(configuration: config))
 
-            print("\nThe next app version (schema version 2): firstName + lastName become fullName, and a new property 'status' defaults to \"active\".")
+            print(
+                "\nThe next app version (schema version 2): firstName + lastName become fullName, and a new property 'status' defaults to \"active\"."
+            )
             config.schemaVersion = 2
             config.schema = Demo.schemaV2
             config.migration = Demo.migrationV2
             let plan = try Database.migrationPlan(for: config)
             print("Plan: \(plan)")
             print("\nBefore:")
-            try printPeople(Database(configuration: Database.Configuration(path: file, schemaVersion: 1, schema: Demo.schema)))
+            try printPeople(
+                Database(configuration: Database.Configuration(path: file, schemaVersion: 1, schema: Demo.schema)))
             let progress = ProgressReporter()
             config.progress = { progress.report($0) }
             let start = Date()
@@ -87,9 +90,10 @@ extension StrataCommand {
                     Property("lastName", .string)
                     Property("age", .string, default: "unknown", indexed: true)
                     Property("email", .string)
-                },
+                }
             ])
-            print("\nOpening it with a destructive schema version 2 (new primary key, age as a string, email required):")
+            print(
+                "\nOpening it with a destructive schema version 2 (new primary key, age as a string, email required):")
             showRefusal { _ = try Database(configuration: config) }
             config.schema = Schema([
                 ObjectSchema("Person", primaryKey: "id") {
@@ -98,7 +102,7 @@ extension StrataCommand {
                     Property("age", .int, default: 0, indexed: true)
                     Property("email", .string, optional: true)
                     Property("status", .string, default: "active")
-                },
+                }
             ])
             print("\nOpening it with an additive schema version 2 (lastName left out, status added):")
             let db = try Database(configuration: config)
@@ -109,15 +113,19 @@ extension StrataCommand {
             }
             print("Opened. lastName stays in the file for older app versions; new objects store it empty.")
             db.close()
-            let older = try Database(configuration: {
-                var old = config
-                old.schemaVersion = 1
-                old.schema = Demo.schema
-                return old
-            }())
+            let older = try Database(
+                configuration: {
+                    var old = config
+                    old.schemaVersion = 1
+                    old.schema = Demo.schema
+                    return old
+                }())
             try older.read { tx in
-                if let katherine = try tx.object("Person", key: katherineID), let ada = try tx.object("Person", key: 1) {
-                    print("The version-1 app still opens it: Ada's lastName is \"\(ada["lastName"].string!)\", Katherine's (written by version 2) is \"\(katherine["lastName"].string!)\" at effective version \(katherine.schemaVersion).")
+                if let katherine = try tx.object("Person", key: katherineID), let ada = try tx.object("Person", key: 1)
+                {
+                    print(
+                        "The version-1 app still opens it: Ada's lastName is \"\(ada["lastName"].string!)\", Katherine's (written by version 2) is \"\(katherine["lastName"].string!)\" at effective version \(katherine.schemaVersion)."
+                    )
                 }
             }
         }
@@ -141,7 +149,7 @@ extension StrataCommand {
                 Property("age", .int, default: 0, indexed: true)
                 Property("email", .string, optional: true)
                 Property("status", .string, default: "active")
-            },
+            }
         ])
 
         static let migrationV2: Database.MigrationBlock = { migration, oldVersion in
@@ -156,7 +164,9 @@ extension StrataCommand {
         func printPeople(_ db: Database) throws {
             defer { db.close() }
             try db.read { tx in
-                let names = tx.appSchemaVersion == 1 ? ["id", "firstName", "lastName", "age"] : ["id", "fullName", "age", "status"]
+                let names =
+                    tx.appSchemaVersion == 1
+                    ? ["id", "firstName", "lastName", "age"] : ["id", "fullName", "age", "status"]
                 for person in try tx.objects("Person").map({ $0 }).prefix(3) {
                     let fields = names.map { "\($0): \(person[$0])" }.joined(separator: ", ")
                     print("  Person(\(fields)) at effective schema version \(person.schemaVersion)")
@@ -171,11 +181,12 @@ extension StrataCommand {
                 Property("lastName", .string)
                 Property("age", .int, default: 0, indexed: true)
                 Property("email", .string, optional: true)
-            },
+            }
         ])
 
         static func temporaryFile() throws -> String {
-            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("strata-demo-\(UUID().uuidString)")
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "strata-demo-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             return folder.appendingPathComponent("people.strata").path
         }
@@ -194,13 +205,21 @@ extension StrataCommand {
             let start = Date()
             try db.write { tx in
                 for (i, person) in named.enumerated() {
-                    try tx.insert("Person", ["id": .int(Int64(i + 1)), "firstName": .string(person.0), "lastName": .string(person.1),
-                                             "age": .int(person.2), "email": person.3.map(Value.string) ?? .null])
+                    try tx.insert(
+                        "Person",
+                        [
+                            "id": .int(Int64(i + 1)), "firstName": .string(person.0), "lastName": .string(person.1),
+                            "age": .int(person.2), "email": person.3.map(Value.string) ?? .null,
+                        ])
                 }
                 for i in 0 ..< objects {
                     let id = Int64(named.count + i + 1)
-                    try tx.insert("Person", ["id": .int(id), "firstName": .string(firstNames[i % firstNames.count]),
-                                             "lastName": .string(lastNames[i % lastNames.count]), "age": .int(id % 90)])
+                    try tx.insert(
+                        "Person",
+                        [
+                            "id": .int(id), "firstName": .string(firstNames[i % firstNames.count]),
+                            "lastName": .string(lastNames[i % lastNames.count]), "age": .int(id % 90),
+                        ])
                 }
             }
             if !quietly {
@@ -214,11 +233,15 @@ extension StrataCommand {
                 let people = try tx.objects("Person")
                 print("File schema version \(db.fileSchemaVersion); \(try people.count) people")
                 if let ada = try tx.object("Person", key: 1) {
-                    print("Lookup by primary key 1: \(ada["firstName"].string!) \(ada["lastName"].string!), written at schema version \(ada.schemaVersion)")
+                    print(
+                        "Lookup by primary key 1: \(ada["firstName"].string!) \(ada["lastName"].string!), written at schema version \(ada.schemaVersion)"
+                    )
                 }
                 let adults = try people.filter { $0["age"].int! >= 18 }.count
                 print("Query (filter age >= 18): \(adults) adults")
-                let aged41 = try people.where("age", equals: 41).map { "\($0["firstName"].string!) \($0["lastName"].string!)" }
+                let aged41 = try people.where("age", equals: 41).map {
+                    "\($0["firstName"].string!) \($0["lastName"].string!)"
+                }
                 print("Index lookup (age == 41): \(aged41.count) people, first: \(aged41.first ?? "none")")
                 let withEmail = try people.filter { !$0["email"].isNull }.map { $0["email"].string! }
                 print("People with an email: \(withEmail.joined(separator: ", "))")

@@ -7,18 +7,18 @@ extension StrataCommand {
         static let configuration = CommandConfiguration(
             abstract: "Print the objects of one type, as a table or as JSON lines.",
             discussion: """
-            Objects come in primary-key order. The table has one column per property and \
-            a last column, _schemaVersion, with each object's effective schema version (the \
-            version under which it was last written). Cells are written as in JSON (strings \
-            quoted), except data, which shows its size; columns are as wide as the first \
-            1000 rows need.
+                Objects come in primary-key order. The table has one column per property and \
+                a last column, _schemaVersion, with each object's effective schema version (the \
+                version under which it was last written). Cells are written as in JSON (strings \
+                quoted), except data, which shows its size; columns are as wide as the first \
+                1000 rows need.
 
-            With --json, each object is one line of JSON: its properties by name, then \
-            "_schemaVersion". Values are plain JSON: strings, numbers, true/false and null; \
-            data is a base64 string, a date an ISO-8601 string in UTC with milliseconds \
-            (2024-05-01T12:00:00.000Z), a UUID its string, and a double that is NaN or \
-            infinite the string "NaN", "Infinity" or "-Infinity".
-            """
+                With --json, each object is one line of JSON: its properties by name, then \
+                "_schemaVersion". Values are plain JSON: strings, numbers, true/false and null; \
+                data is a base64 string, a date an ISO-8601 string in UTC with milliseconds \
+                (2024-05-01T12:00:00.000Z), a UUID its string, and a double that is NaN or \
+                infinite the string "NaN", "Infinity" or "-Infinity".
+                """
         )
 
         @OptionGroup var options: FileOptions
@@ -44,7 +44,8 @@ extension StrataCommand {
             // Types the file keeps without its schema naming them are dumped too.
             guard let objectSchema = try db.read({ tx in try? tx.objectSchema(type) }) else {
                 let types = try db.read { tx in tx.typeNames }
-                throw CommandFailure("\(options.file) has no object type '\(type)'. Its types are: \(types.joined(separator: ", ")).")
+                throw CommandFailure(
+                    "\(options.file) has no object type '\(type)'. Its types are: \(types.joined(separator: ", ")).")
             }
             let names = objectSchema.properties.map(\.name)
             try db.read { tx in
@@ -59,7 +60,10 @@ extension StrataCommand {
                     printed += 1
                     let values = try names.map { try object.value($0) }
                     if json {
-                        let fields = zip(names, values).map { "\($0.jsonQuoted):\($1.json)" } + ["\"_schemaVersion\":\(object.schemaVersion)"]
+                        let fields =
+                            zip(names, values).map { "\($0.jsonQuoted):\($1.json)" } + [
+                                "\"_schemaVersion\":\(object.schemaVersion)"
+                            ]
                         print("{" + fields.joined(separator: ",") + "}")
                     } else {
                         let row = values.map(\.cell) + [String(object.schemaVersion)]
@@ -75,7 +79,9 @@ extension StrataCommand {
                 guard !json else { return }
                 if table == nil { table = printTable(header: names, pending) }
                 let total = try objects.count
-                print(printed == total ? "(\(total) \(total == 1 ? "object" : "objects"))" : "(\(printed) of \(total) objects)")
+                print(
+                    printed == total
+                        ? "(\(total) \(total == 1 ? "object" : "objects"))" : "(\(printed) of \(total) objects)")
             }
         }
 

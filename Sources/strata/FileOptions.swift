@@ -4,7 +4,9 @@ import Strata
 
 /// The database file every inspecting subcommand takes.
 struct FileOptions: ParsableArguments {
-    @Argument(help: "The Strata database file (its lock file, FILE-lock, sits beside it).", completion: .file(extensions: ["strata"]))
+    @Argument(
+        help: "The Strata database file (its lock file, FILE-lock, sits beside it).",
+        completion: .file(extensions: ["strata"]))
     var file: String
 
     /// Throws the error opening would give, before a command that would

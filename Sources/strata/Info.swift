@@ -7,11 +7,11 @@ extension StrataCommand {
         static let configuration = CommandConfiguration(
             abstract: "Show a database's versions, mode, types, object counts and size.",
             discussion: """
-            For each type: its object count, and how many objects sit at each effective \
-            schema version (the version under which each was last written). A type marked \
-            "kept" is left out of the file's current schema; its objects stay in the file. \
-            Reads every record's header, so it takes time in proportion to the objects.
-            """
+                For each type: its object count, and how many objects sit at each effective \
+                schema version (the version under which each was last written). A type marked \
+                "kept" is left out of the file's current schema; its objects stay in the file. \
+                Reads every record's header, so it takes time in proportion to the objects.
+                """
         )
 
         @OptionGroup var options: FileOptions
@@ -26,10 +26,14 @@ extension StrataCommand {
             print("Mode: \(statistics.mode.rawValue)")
             print("Types: \(statistics.types.count)")
             let rows = statistics.types.map { type in
-                let versions = type.objectsBySchemaVersion.sorted { $0.key < $1.key }.map { "version \($0.key): \($0.value)" }
-                return [type.name, "\(type.objectCount) \(type.objectCount == 1 ? "object" : "objects")",
-                        versions.isEmpty ? "" : "(\(versions.joined(separator: ", ")))",
-                        type.isKept ? "kept: not in the schema" : ""]
+                let versions = type.objectsBySchemaVersion.sorted { $0.key < $1.key }.map {
+                    "version \($0.key): \($0.value)"
+                }
+                return [
+                    type.name, "\(type.objectCount) \(type.objectCount == 1 ? "object" : "objects")",
+                    versions.isEmpty ? "" : "(\(versions.joined(separator: ", ")))",
+                    type.isKept ? "kept: not in the schema" : "",
+                ]
             }
             let table = TextTable(measuring: rows)
             for row in rows { print(table.line(row, indent: "  ")) }

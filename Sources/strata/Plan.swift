@@ -7,33 +7,40 @@ extension StrataCommand {
         static let configuration = CommandConfiguration(
             abstract: "Tell what opening a database with a schema snapshot would do, without writing.",
             discussion: """
-            Prints what opening FILE with the snapshot's schema at --version would do: a \
-            summary line (open as it is, apply automatic changes, migrate, or refused), then \
-            each schema change with what happens to the data and how it is handled \
-            (automatic, migrationClosure, forbidden). The plan assumes the app passes no \
-            migration closure; where it says "migrate", an app's closure runs too. Exits \
-            with 0 when opening would succeed, and non-zero when it would be refused.
+                Prints what opening FILE with the snapshot's schema at --version would do: a \
+                summary line (open as it is, apply automatic changes, migrate, or refused), then \
+                each schema change with what happens to the data and how it is handled \
+                (automatic, migrationClosure, forbidden). The plan assumes the app passes no \
+                migration closure; where it says "migrate", an app's closure runs too. Exits \
+                with 0 when opening would succeed, and non-zero when it would be refused.
 
-            Write a snapshot with `strata schema FILE --json` or SchemaSnapshot.jsonData().
-            """
+                Write a snapshot with `strata schema FILE --json` or SchemaSnapshot.jsonData().
+                """
         )
 
         @OptionGroup var options: FileOptions
 
-        @Option(name: .customLong("schema"), help: ArgumentHelp("A JSON schema snapshot: the schema the app would open the file with.", valueName: "snapshot"),
-                completion: .file(extensions: ["json"]))
+        @Option(
+            name: .customLong("schema"),
+            help: ArgumentHelp(
+                "A JSON schema snapshot: the schema the app would open the file with.", valueName: "snapshot"),
+            completion: .file(extensions: ["json"]))
         var snapshotPath: String
 
         @Option(help: "The schema version the app would open the file with (default: the snapshot's).")
         var version: UInt64?
 
-        @Flag(help: "Open in synced mode instead of local mode (a file's mode never changes, so the other mode is refused).")
+        @Flag(
+            help:
+                "Open in synced mode instead of local mode (a file's mode never changes, so the other mode is refused)."
+        )
         var synced = false
 
         func run() throws {
             try options.requireExisting()
             let snapshot = try Plan.readSnapshot(snapshotPath)
-            var configuration = Database.Configuration(path: options.file, schemaVersion: version ?? snapshot.schemaVersion, schema: snapshot.schema)
+            var configuration = Database.Configuration(
+                path: options.file, schemaVersion: version ?? snapshot.schemaVersion, schema: snapshot.schema)
             configuration.mode = synced ? .synced : .local
             let plan = try Database.migrationPlan(for: configuration)
             print(plan)

@@ -28,7 +28,9 @@ final class ProgressReporter: @unchecked Sendable {
             guard drawsBar else { return print("  \(progress)") }
             if openBar != key { endBar() }
             let filled = shown * Self.barWidth / 100
-            print("\r[\(String(repeating: "#", count: filled))\(String(repeating: ".", count: Self.barWidth - filled))] \(shown)% \(progress)", terminator: "")
+            print(
+                "\r[\(String(repeating: "#", count: filled))\(String(repeating: ".", count: Self.barWidth - filled))] \(shown)% \(progress)",
+                terminator: "")
             openBar = key
             if shown == 100 { endBar() }
             // A line without a newline stays in stdout's buffer otherwise.

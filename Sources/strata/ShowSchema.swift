@@ -9,11 +9,11 @@ extension StrataCommand {
             commandName: "schema",
             abstract: "Print a database's schema, as text or as a JSON schema snapshot.",
             discussion: """
-            The text form shows one block per object type: its primary key, then each \
-            property with its type and whether it is optional, its default, and whether it \
-            is indexed. With --json it prints the snapshot that SchemaSnapshot(jsonData:) and \
-            `strata plan --schema` read: keep one per shipped schema version in your repository.
-            """
+                The text form shows one block per object type: its primary key, then each \
+                property with its type and whether it is optional, its default, and whether it \
+                is indexed. With --json it prints the snapshot that SchemaSnapshot(jsonData:) and \
+                `strata plan --schema` read: keep one per shipped schema version in your repository.
+                """
         )
 
         @OptionGroup var options: FileOptions
@@ -25,14 +25,20 @@ extension StrataCommand {
             let db = try options.open()
             defer { db.close() }
             if json {
-                print(String(decoding: SchemaSnapshot(schemaVersion: db.fileSchemaVersion, schema: db.schema).jsonData(), as: UTF8.self))
+                print(
+                    String(
+                        decoding: SchemaSnapshot(schemaVersion: db.fileSchemaVersion, schema: db.schema).jsonData(),
+                        as: UTF8.self))
                 return
             }
             let types = db.schema.objectSchemas.sorted { $0.name < $1.name }
-            print("Schema version \(db.fileSchemaVersion), \(db.configuration.mode.rawValue) mode, \(types.count) \(types.count == 1 ? "type" : "types")")
+            print(
+                "Schema version \(db.fileSchemaVersion), \(db.configuration.mode.rawValue) mode, \(types.count) \(types.count == 1 ? "type" : "types")"
+            )
             for type in types {
                 print("")
-                print(type.name + (type.primaryKey.map { " (primary key: \($0))" } ?? " (no primary key: automatic ids)"))
+                print(
+                    type.name + (type.primaryKey.map { " (primary key: \($0))" } ?? " (no primary key: automatic ids)"))
                 let rows = type.properties.map { property in
                     var traits: [String] = []
                     if property.name == type.primaryKey { traits.append("primary key") }

@@ -8,9 +8,9 @@ struct StrataCommand: ParsableCommand {
         commandName: "strata",
         abstract: "Look inside and exercise Strata databases.",
         discussion: """
-        Every subcommand exits with 0 when it succeeds, and otherwise with a non-zero \
-        code and one line on standard error that starts with "Error: ".
-        """,
+            Every subcommand exits with 0 when it succeeds, and otherwise with a non-zero \
+            code and one line on standard error that starts with "Error: ".
+            """,
         subcommands: [Demo.self, Info.self, ShowSchema.self, Dump.self, Plan.self, Verify.self, Compact.self]
     )
 
@@ -32,12 +32,16 @@ struct StrataCommand: ParsableCommand {
         let code = exitCode(for: error)
         // Help and other clean exits print what ArgumentParser prints.
         guard code != .success else { exit(withError: error) }
-        var line = switch error {
-        case let error as StrataError: oneLine(error.message)
-        default: oneLine(message(for: error))
-        }
+        var line =
+            switch error {
+            case let error as StrataError: oneLine(error.message)
+            default: oneLine(message(for: error))
+            }
         if code == .validationFailure,
-           let hint = fullMessage(for: error, columns: Int.max).split(separator: "\n").last(where: { $0.contains("--help") }) {
+            let hint = fullMessage(for: error, columns: Int.max).split(separator: "\n").last(where: {
+                $0.contains("--help")
+            })
+        {
             if !line.hasSuffix(".") { line += "." }
             line += " " + hint.trimmingCharacters(in: .whitespaces)
         }
@@ -50,11 +54,14 @@ struct StrataCommand: ParsableCommand {
     /// a colon, the listed items ("- " dropped) joined with "; "; otherwise
     /// the lines joined with spaces.
     static func oneLine(_ message: String) -> String {
-        let lines = message.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        let lines = message.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter {
+            !$0.isEmpty
+        }
         guard let first = lines.first else { return message }
         let rest = lines.dropFirst().map { $0.hasPrefix("- ") ? String($0.dropFirst(2)) : $0 }
         guard !rest.isEmpty else { return first }
-        return first.hasSuffix(":") ? first + " " + rest.joined(separator: "; ") : ([first] + rest).joined(separator: " ")
+        return first.hasSuffix(":")
+            ? first + " " + rest.joined(separator: "; ") : ([first] + rest).joined(separator: " ")
     }
 }
 

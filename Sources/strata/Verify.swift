@@ -7,11 +7,11 @@ extension StrataCommand {
         static let configuration = CommandConfiguration(
             abstract: "Check that a database is sound.",
             discussion: """
-            Checks that the catalog is consistent, that every record and key decodes, that \
-            every object has its index entries and that every index entry names an object \
-            with that value. Prints "OK: ..." and exits with 0 when the file is sound; \
-            otherwise lists each problem on standard output and exits non-zero.
-            """
+                Checks that the catalog is consistent, that every record and key decodes, that \
+                every object has its index entries and that every index entry names an object \
+                with that value. Prints "OK: ..." and exits with 0 when the file is sound; \
+                otherwise lists each problem on standard output and exits non-zero.
+                """
         )
 
         @OptionGroup var options: FileOptions
@@ -22,12 +22,16 @@ extension StrataCommand {
             let problems = try db.verify()
             guard problems.isEmpty else {
                 for problem in problems { print("- " + StrataCommand.oneLine(problem)) }
-                throw CommandFailure("\(options.file) has \(problems.count == 1 ? "a problem" : "\(problems.count) problems") (listed above).")
+                throw CommandFailure(
+                    "\(options.file) has \(problems.count == 1 ? "a problem" : "\(problems.count) problems") (listed above)."
+                )
             }
             let counts = try db.read { tx in try tx.typeNames.map { try tx.objects($0).count } }
             let types = counts.count == 1 ? "1 type" : "\(counts.count) types"
             let objects = counts.reduce(0, +) == 1 ? "1 object" : "\(counts.reduce(0, +)) objects"
-            print("OK: \(options.file): \(types), \(objects); the catalog is consistent, every record decodes and every index matches its table.")
+            print(
+                "OK: \(options.file): \(types), \(objects); the catalog is consistent, every record decodes and every index matches its table."
+            )
         }
     }
 }

@@ -28,15 +28,18 @@ let benchmarks: @Sendable () -> Void = {
                     // percentiles; the timed runs are the top ones.
                     thresholds[.mallocCountTotal] = .init(relative: [.p90: 10.0], absolute: [.p90: 2000])
                 }
-                Benchmark(name, configuration: .init(
-                    metrics: [.wallClock, .mallocCountTotal, .peakMemoryResident],
-                    timeUnits: .milliseconds,
-                    warmupIterations: 0,
-                    scalingFactor: .one,
-                    maxDuration: .seconds(60),
-                    maxIterations: n >= 1_000_000 ? 3 : 5,
-                    thresholds: thresholds
-                )) { benchmark in
+                Benchmark(
+                    name,
+                    configuration: .init(
+                        metrics: [.wallClock, .mallocCountTotal, .peakMemoryResident],
+                        timeUnits: .milliseconds,
+                        warmupIterations: 0,
+                        scalingFactor: .one,
+                        maxDuration: .seconds(60),
+                        maxIterations: n >= 1_000_000 ? 3 : 5,
+                        thresholds: thresholds
+                    )
+                ) { benchmark in
                     let engineFolder = folder.appendingPathComponent(engine.rawValue)
                     try FileManager.default.createDirectory(at: engineFolder, withIntermediateDirectories: true)
                     guard let trial = makeTrial(engine, scenario, n: n, folder: engineFolder) else { return }

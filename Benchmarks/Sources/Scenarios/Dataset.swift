@@ -32,7 +32,10 @@ public enum Dataset {
             return hash.value
         case .additiveMigration:
             var hash = Checksum()
-            for id in 0 ..< n { hash.add(lastName(id)); hash.add("-") }
+            for id in 0 ..< n {
+                hash.add(lastName(id))
+                hash.add("-")
+            }
             return hash.value
         case .typeChange, .scan, .insert:
             return UInt64((0 ..< n).reduce(0) { $0 + age($1) })

@@ -12,12 +12,16 @@ struct GRDBTrials {
 
     var path: String { folder.appendingPathComponent("people.sqlite").path }
 
-    static let createV1 = "CREATE TABLE person (id INTEGER PRIMARY KEY, firstName TEXT NOT NULL, lastName TEXT NOT NULL, age INTEGER NOT NULL)"
-    static let createAgeText = "CREATE TABLE person (id INTEGER PRIMARY KEY, firstName TEXT NOT NULL, lastName TEXT NOT NULL, age TEXT NOT NULL)"
+    static let createV1 =
+        "CREATE TABLE person (id INTEGER PRIMARY KEY, firstName TEXT NOT NULL, lastName TEXT NOT NULL, age INTEGER NOT NULL)"
+    static let createAgeText =
+        "CREATE TABLE person (id INTEGER PRIMARY KEY, firstName TEXT NOT NULL, lastName TEXT NOT NULL, age TEXT NOT NULL)"
 
     /// The migrator of the app: version 1 creates the table; `next` is the
     /// migration under test.
-    func migrator(v1: String, index: Bool = false, next: (@Sendable (GRDB.Database) throws -> Void)? = nil) -> DatabaseMigrator {
+    func migrator(v1: String, index: Bool = false, next: (@Sendable (GRDB.Database) throws -> Void)? = nil)
+        -> DatabaseMigrator
+    {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
             try db.execute(sql: v1)
@@ -53,7 +57,8 @@ struct GRDBTrials {
     }
 
     /// SQLite cannot change a column's type: the table is rebuilt.
-    static let createNew = "CREATE TABLE person_new (id INTEGER PRIMARY KEY, firstName TEXT NOT NULL, lastName TEXT NOT NULL, age INTEGER NOT NULL)"
+    static let createNew =
+        "CREATE TABLE person_new (id INTEGER PRIMARY KEY, firstName TEXT NOT NULL, lastName TEXT NOT NULL, age INTEGER NOT NULL)"
 
     @Sendable static func ageSQL(_ db: GRDB.Database) throws {
         try db.execute(sql: createNew)
@@ -64,7 +69,8 @@ struct GRDBTrials {
 
     @Sendable static func ageRowByRow(_ db: GRDB.Database) throws {
         try db.execute(sql: createNew)
-        let insert = try db.makeStatement(sql: "INSERT INTO person_new (id, firstName, lastName, age) VALUES (?, ?, ?, ?)")
+        let insert = try db.makeStatement(
+            sql: "INSERT INTO person_new (id, firstName, lastName, age) VALUES (?, ?, ?, ?)")
         let rows = try Row.fetchCursor(db, sql: "SELECT id, firstName, lastName, age FROM person")
         while let row = try rows.next() {
             let id: Int64 = row[0]
@@ -81,42 +87,49 @@ struct GRDBTrials {
         switch scenario {
         case .closureMigration:
             let migration: @Sendable (GRDB.Database) throws -> Void = pureSQL ? Self.fullNameSQL : Self.fullNameRowByRow
-            return Trial(setup: { try input("v1", Self.createV1) },
-                         run: { try migrator(v1: Self.createV1, next: migration).migrate(queue()) },
-                         verify: { try checksum(sql: "SELECT fullName FROM person ORDER BY id") },
-                         cleanup: { removeFiles(in: folder, keepingTemplates: true) })
+            return Trial(
+                setup: { try input("v1", Self.createV1) },
+                run: { try migrator(v1: Self.createV1, next: migration).migrate(queue()) },
+                verify: { try checksum(sql: "SELECT fullName FROM person ORDER BY id") },
+                cleanup: { removeFiles(in: folder, keepingTemplates: true) })
         case .additiveMigration:
             guard !pureSQL else { return nil }
             let migration: @Sendable (GRDB.Database) throws -> Void = { db in
                 try db.execute(sql: "ALTER TABLE person ADD COLUMN nickname TEXT NOT NULL DEFAULT '-'")
                 try db.execute(sql: "ALTER TABLE person DROP COLUMN firstName")
             }
-            return Trial(setup: { try input("v1", Self.createV1) },
-                         run: { try migrator(v1: Self.createV1, next: migration).migrate(queue()) },
-                         verify: { try checksum(sql: "SELECT lastName, nickname FROM person ORDER BY id") },
-                         cleanup: { removeFiles(in: folder, keepingTemplates: true) })
+            return Trial(
+                setup: { try input("v1", Self.createV1) },
+                run: { try migrator(v1: Self.createV1, next: migration).migrate(queue()) },
+                verify: { try checksum(sql: "SELECT lastName, nickname FROM person ORDER BY id") },
+                cleanup: { removeFiles(in: folder, keepingTemplates: true) })
         case .typeChange:
             let migration: @Sendable (GRDB.Database) throws -> Void = pureSQL ? Self.ageSQL : Self.ageRowByRow
-            return Trial(setup: { try input("ageText", Self.createAgeText) },
-                         run: { try migrator(v1: Self.createAgeText, next: migration).migrate(queue()) },
-                         verify: { try sumOfAges() },
-                         cleanup: { removeFiles(in: folder, keepingTemplates: true) })
+            return Trial(
+                setup: { try input("ageText", Self.createAgeText) },
+                run: { try migrator(v1: Self.createAgeText, next: migration).migrate(queue()) },
+                verify: { try sumOfAges() },
+                cleanup: { removeFiles(in: folder, keepingTemplates: true) })
         case .openUpToDate:
             guard !pureSQL else { return nil }
-            return Trial(setup: { try input("v1", Self.createV1) },
-                         run: {
-                             let queue = try queue()
-                             try migrator(v1: Self.createV1).migrate(queue)
-                             try queue.close()
-                         },
-                         verify: { UInt64(try queue().read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM person")! }) },
-                         cleanup: { removeFiles(in: folder, keepingTemplates: true) })
+            return Trial(
+                setup: { try input("v1", Self.createV1) },
+                run: {
+                    let queue = try queue()
+                    try migrator(v1: Self.createV1).migrate(queue)
+                    try queue.close()
+                },
+                verify: {
+                    UInt64(try queue().read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM person")! })
+                },
+                cleanup: { removeFiles(in: folder, keepingTemplates: true) })
         case .insert:
             guard !pureSQL else { return nil }
-            return Trial(setup: { removeFiles(in: folder, keepingTemplates: true) },
-                         run: { try create(at: path, Self.createV1, ageText: false) },
-                         verify: { try sumOfAges() },
-                         cleanup: { removeFiles(in: folder, keepingTemplates: true) })
+            return Trial(
+                setup: { removeFiles(in: folder, keepingTemplates: true) },
+                run: { try create(at: path, Self.createV1, ageText: false) },
+                verify: { try sumOfAges() },
+                cleanup: { removeFiles(in: folder, keepingTemplates: true) })
         case .scan, .lookups, .indexLookups:
             guard !pureSQL else { return nil }
             return readTrial(scenario)
@@ -176,7 +189,8 @@ struct GRDBTrials {
         let queue = try DatabaseQueue(path: file)
         try migrator(v1: create, index: index).migrate(queue)
         try queue.write { db in
-            let insert = try db.makeStatement(sql: "INSERT INTO person (id, firstName, lastName, age) VALUES (?, ?, ?, ?)")
+            let insert = try db.makeStatement(
+                sql: "INSERT INTO person (id, firstName, lastName, age) VALUES (?, ?, ?, ?)")
             for id in 0 ..< n {
                 let age: DatabaseValueConvertible = ageText ? Dataset.ageText(id) : Dataset.age(id)
                 try insert.execute(arguments: [id, Dataset.firstName(id), Dataset.lastName(id), age])

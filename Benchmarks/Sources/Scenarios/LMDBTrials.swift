@@ -14,71 +14,91 @@ struct LMDBTrials {
     func trial(_ scenario: Scenario) -> Trial? {
         switch scenario {
         case .closureMigration:
-            return Trial(setup: { try input("v1") },
-                         run: { try rewrite { record, out in
-                             let fields = RawRecord.fields(record)
-                             RawRecord.begin(&out, version: 2, count: 3)
-                             RawRecord.int(&out, id: 1, fields.0.int)
-                             RawRecord.int(&out, id: 4, fields.3.int)
-                             RawRecord.varint(&out, 5)
-                             out.append(5)
-                             RawRecord.varint(&out, UInt64(fields.1.bytes.count + 1 + fields.2.bytes.count))
-                             out.append(contentsOf: fields.1.bytes)
-                             out.append(0x20)
-                             out.append(contentsOf: fields.2.bytes)
-                         } },
-                         verify: { try checksum { hash, record in hash.add(RawRecord.fields3(record).2.bytes) } },
-                         cleanup: { removeFiles(in: folder, keepingTemplates: true) })
+            return Trial(
+                setup: { try input("v1") },
+                run: {
+                    try rewrite { record, out in
+                        let fields = RawRecord.fields(record)
+                        RawRecord.begin(&out, version: 2, count: 3)
+                        RawRecord.int(&out, id: 1, fields.0.int)
+                        RawRecord.int(&out, id: 4, fields.3.int)
+                        RawRecord.varint(&out, 5)
+                        out.append(5)
+                        RawRecord.varint(&out, UInt64(fields.1.bytes.count + 1 + fields.2.bytes.count))
+                        out.append(contentsOf: fields.1.bytes)
+                        out.append(0x20)
+                        out.append(contentsOf: fields.2.bytes)
+                    }
+                },
+                verify: { try checksum { hash, record in hash.add(RawRecord.fields3(record).2.bytes) } },
+                cleanup: { removeFiles(in: folder, keepingTemplates: true) })
         case .additiveMigration:
-            return Trial(setup: { try input("v1") },
-                         run: { try withEnvironment { env in
-                             try write(env) { txn, _, meta in try putCatalog(txn, meta, version: 2) }
-                         } },
-                         verify: { try checksum { hash, record in
-                             hash.add(RawRecord.fields(record).2.bytes)
-                             hash.add("-")
-                         } },
-                         cleanup: { removeFiles(in: folder, keepingTemplates: true) })
+            return Trial(
+                setup: { try input("v1") },
+                run: {
+                    try withEnvironment { env in
+                        try write(env) { txn, _, meta in try putCatalog(txn, meta, version: 2) }
+                    }
+                },
+                verify: {
+                    try checksum { hash, record in
+                        hash.add(RawRecord.fields(record).2.bytes)
+                        hash.add("-")
+                    }
+                },
+                cleanup: { removeFiles(in: folder, keepingTemplates: true) })
         case .typeChange:
-            return Trial(setup: { try input("ageText") },
-                         run: { try rewrite { record, out in
-                             let fields = RawRecord.fields(record)
-                             var age: Int64 = 0
-                             for digit in fields.3.bytes { age = age * 10 + Int64(digit - 0x30) }
-                             RawRecord.begin(&out, version: 2, count: 4)
-                             RawRecord.int(&out, id: 1, fields.0.int)
-                             RawRecord.string(&out, id: 2, fields.1.bytes)
-                             RawRecord.string(&out, id: 3, fields.2.bytes)
-                             RawRecord.int(&out, id: 5, age)
-                         } },
-                         verify: { try sumOfAges() },
-                         cleanup: { removeFiles(in: folder, keepingTemplates: true) })
+            return Trial(
+                setup: { try input("ageText") },
+                run: {
+                    try rewrite { record, out in
+                        let fields = RawRecord.fields(record)
+                        var age: Int64 = 0
+                        for digit in fields.3.bytes { age = age * 10 + Int64(digit - 0x30) }
+                        RawRecord.begin(&out, version: 2, count: 4)
+                        RawRecord.int(&out, id: 1, fields.0.int)
+                        RawRecord.string(&out, id: 2, fields.1.bytes)
+                        RawRecord.string(&out, id: 3, fields.2.bytes)
+                        RawRecord.int(&out, id: 5, age)
+                    }
+                },
+                verify: { try sumOfAges() },
+                cleanup: { removeFiles(in: folder, keepingTemplates: true) })
         case .openUpToDate:
-            return Trial(setup: { try input("v1") },
-                         run: { try withEnvironment { env in
-                             var txn: OpaquePointer?
-                             try check(mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &txn), "mdb_txn_begin")
-                             var people: MDB_dbi = 0, meta: MDB_dbi = 0
-                             try check(mdb_dbi_open(txn, "people", 0, &people), "mdb_dbi_open")
-                             try check(mdb_dbi_open(txn, "meta", 0, &meta), "mdb_dbi_open")
-                             var key = MDB_val(mv_size: 7, mv_data: UnsafeMutableRawPointer(mutating: ("catalog" as StaticString).utf8Start))
-                             var value = MDB_val()
-                             try check(mdb_get(txn, meta, &key, &value), "mdb_get")
-                             try check(mdb_txn_commit(txn), "mdb_txn_commit")
-                         } },
-                         verify: { try withEnvironment { env in
-                             try read(env) { txn, people in
-                                 var stat = MDB_stat()
-                                 try check(mdb_stat(txn, people, &stat), "mdb_stat")
-                                 return UInt64(stat.ms_entries)
-                             }
-                         } },
-                         cleanup: { removeFiles(in: folder, keepingTemplates: true) })
+            return Trial(
+                setup: { try input("v1") },
+                run: {
+                    try withEnvironment { env in
+                        var txn: OpaquePointer?
+                        try check(mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &txn), "mdb_txn_begin")
+                        var people: MDB_dbi = 0
+                        var meta: MDB_dbi = 0
+                        try check(mdb_dbi_open(txn, "people", 0, &people), "mdb_dbi_open")
+                        try check(mdb_dbi_open(txn, "meta", 0, &meta), "mdb_dbi_open")
+                        var key = MDB_val(
+                            mv_size: 7,
+                            mv_data: UnsafeMutableRawPointer(mutating: ("catalog" as StaticString).utf8Start))
+                        var value = MDB_val()
+                        try check(mdb_get(txn, meta, &key, &value), "mdb_get")
+                        try check(mdb_txn_commit(txn), "mdb_txn_commit")
+                    }
+                },
+                verify: {
+                    try withEnvironment { env in
+                        try read(env) { txn, people in
+                            var stat = MDB_stat()
+                            try check(mdb_stat(txn, people, &stat), "mdb_stat")
+                            return UInt64(stat.ms_entries)
+                        }
+                    }
+                },
+                cleanup: { removeFiles(in: folder, keepingTemplates: true) })
         case .insert:
-            return Trial(setup: { removeFiles(in: folder, keepingTemplates: true) },
-                         run: { try create(at: path, ageText: false) },
-                         verify: { try sumOfAges() },
-                         cleanup: { removeFiles(in: folder, keepingTemplates: true) })
+            return Trial(
+                setup: { removeFiles(in: folder, keepingTemplates: true) },
+                run: { try create(at: path, ageText: false) },
+                verify: { try sumOfAges() },
+                cleanup: { removeFiles(in: folder, keepingTemplates: true) })
         case .scan, .lookups, .indexLookups:
             return readTrial(scenario)
         }
@@ -104,7 +124,8 @@ struct LMDBTrials {
                         var cursor: OpaquePointer?
                         try check(mdb_cursor_open(txn, people, &cursor), "mdb_cursor_open")
                         defer { mdb_cursor_close(cursor) }
-                        var key = MDB_val(), value = MDB_val()
+                        var key = MDB_val()
+                        var value = MDB_val()
                         var rc = mdb_cursor_get(cursor, &key, &value, MDB_FIRST)
                         while rc == 0 {
                             sum &+= RawRecord.age(value)
@@ -169,14 +190,18 @@ struct LMDBTrials {
         try withEnvironment(at: file, durable: durable) { env in
             try write(env) { txn, people, meta in
                 var index: MDB_dbi = 0
-                if indexed { try check(mdb_dbi_open(txn, "people.lastName", UInt32(MDB_CREATE | MDB_DUPSORT), &index), "mdb_dbi_open") }
+                if indexed {
+                    try check(
+                        mdb_dbi_open(txn, "people.lastName", UInt32(MDB_CREATE | MDB_DUPSORT), &index), "mdb_dbi_open")
+                }
                 var record: [UInt8] = []
                 record.reserveCapacity(64)
                 for id in 0 ..< n {
                     record.removeAll(keepingCapacity: true)
                     RawRecord.begin(&record, version: 1, count: 4)
                     RawRecord.int(&record, id: 1, Int64(id))
-                    var first = Dataset.firstName(id), last = Dataset.lastName(id)
+                    var first = Dataset.firstName(id)
+                    var last = Dataset.lastName(id)
                     first.withUTF8 { RawRecord.string(&record, id: 2, UnsafeRawBufferPointer($0)) }
                     last.withUTF8 { RawRecord.string(&record, id: 3, UnsafeRawBufferPointer($0)) }
                     if ageText {
@@ -216,13 +241,16 @@ struct LMDBTrials {
                 defer { mdb_cursor_close(cursor) }
                 var out: [UInt8] = []
                 out.reserveCapacity(64)
-                var key = MDB_val(), value = MDB_val()
+                var key = MDB_val()
+                var value = MDB_val()
                 var rc = mdb_cursor_get(cursor, &key, &value, MDB_FIRST)
                 while rc == 0 {
                     out.removeAll(keepingCapacity: true)
                     transform(value, &out)
                     // The put may move the page the key points into.
-                    var keyCopy = (0 ..< 8).reduce(UInt64(0)) { $0 | UInt64(key.mv_data.load(fromByteOffset: $1, as: UInt8.self)) << (8 * UInt64($1)) }
+                    var keyCopy = (0 ..< 8).reduce(UInt64(0)) {
+                        $0 | UInt64(key.mv_data.load(fromByteOffset: $1, as: UInt8.self)) << (8 * UInt64($1))
+                    }
                     try withUnsafeMutableBytes(of: &keyCopy) { rawKey in
                         try out.withUnsafeMutableBytes { rawOut in
                             var k = MDB_val(mv_size: 8, mv_data: rawKey.baseAddress)
@@ -232,7 +260,9 @@ struct LMDBTrials {
                     }
                     rc = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)
                 }
-                guard rc == MDB_NOTFOUND else { throw ScenarioError("mdb_cursor_get: \(String(cString: mdb_strerror(rc)))") }
+                guard rc == MDB_NOTFOUND else {
+                    throw ScenarioError("mdb_cursor_get: \(String(cString: mdb_strerror(rc)))")
+                }
                 try putCatalog(txn, meta, version: 2)
             }
         }
@@ -241,7 +271,8 @@ struct LMDBTrials {
     func putCatalog(_ txn: OpaquePointer?, _ meta: MDB_dbi, version: Int) throws {
         var catalog = Array("{\"schemaVersion\":\(version),\"types\":[]}".utf8)
         try catalog.withUnsafeMutableBytes { raw in
-            var key = MDB_val(mv_size: 7, mv_data: UnsafeMutableRawPointer(mutating: ("catalog" as StaticString).utf8Start))
+            var key = MDB_val(
+                mv_size: 7, mv_data: UnsafeMutableRawPointer(mutating: ("catalog" as StaticString).utf8Start))
             var value = MDB_val(mv_size: raw.count, mv_data: raw.baseAddress)
             try check(mdb_put(txn, meta, &key, &value, 0), "mdb_put")
         }
@@ -271,7 +302,8 @@ struct LMDBTrials {
         var cursor: OpaquePointer?
         try check(mdb_cursor_open(txn, dbi, &cursor), "mdb_cursor_open")
         defer { mdb_cursor_close(cursor) }
-        var key = MDB_val(), value = MDB_val()
+        var key = MDB_val()
+        var value = MDB_val()
         var rc = mdb_cursor_get(cursor, &key, &value, MDB_FIRST)
         while rc == 0 {
             body(value)
@@ -295,7 +327,9 @@ struct LMDBTrials {
         return env!
     }
 
-    func withEnvironment<T>(at file: String? = nil, durable: Bool = true, _ body: (OpaquePointer) throws -> T) throws -> T {
+    func withEnvironment<T>(at file: String? = nil, durable: Bool = true, _ body: (OpaquePointer) throws -> T) throws
+        -> T
+    {
         let env = try openEnvironment(at: file, durable: durable)
         defer { mdb_env_close(env) }
         return try body(env)
@@ -305,7 +339,8 @@ struct LMDBTrials {
         var txn: OpaquePointer?
         try check(mdb_txn_begin(env, nil, 0, &txn), "mdb_txn_begin")
         do {
-            var people: MDB_dbi = 0, meta: MDB_dbi = 0
+            var people: MDB_dbi = 0
+            var meta: MDB_dbi = 0
             try check(mdb_dbi_open(txn, "people", UInt32(MDB_CREATE), &people), "mdb_dbi_open")
             try check(mdb_dbi_open(txn, "meta", UInt32(MDB_CREATE), &meta), "mdb_dbi_open")
             try body(txn, people, meta)

@@ -31,9 +31,13 @@ struct StrataTrials {
             let db = try Database(configuration: config)
             try db.write { tx in
                 for id in 0 ..< n {
-                    try tx.insert("Person", ["id": .int(Int64(id)), "firstName": .string(Dataset.firstName(id)),
-                                             "lastName": .string(Dataset.lastName(id)),
-                                             "age": ageText ? .string(Dataset.ageText(id)) : .int(Int64(Dataset.age(id)))])
+                    try tx.insert(
+                        "Person",
+                        [
+                            "id": .int(Int64(id)), "firstName": .string(Dataset.firstName(id)),
+                            "lastName": .string(Dataset.lastName(id)),
+                            "age": ageText ? .string(Dataset.ageText(id)) : .int(Int64(Dataset.age(id))),
+                        ])
                 }
             }
             db.close()
@@ -71,18 +75,19 @@ struct StrataTrials {
                     new["fullName"] = .string(old["firstName"].string! + " " + old["lastName"].string!)
                 }
             }
-            return Trial(setup: { try input("v1", v1) },
-                         run: { try Database(configuration: config).close() },
-                         verify: {
-                             let db = try Database(configuration: configuration(version: 2, v2))
-                             defer { db.close() }
-                             return try db.read { tx in
-                                 var hash = Checksum()
-                                 try tx.objects("Person").forEach { hash.add($0["fullName"].string!) }
-                                 return hash.value
-                             }
-                         },
-                         cleanup: { removeFiles(in: folder, keepingTemplates: true) })
+            return Trial(
+                setup: { try input("v1", v1) },
+                run: { try Database(configuration: config).close() },
+                verify: {
+                    let db = try Database(configuration: configuration(version: 2, v2))
+                    defer { db.close() }
+                    return try db.read { tx in
+                        var hash = Checksum()
+                        try tx.objects("Person").forEach { hash.add($0["fullName"].string!) }
+                        return hash.value
+                    }
+                },
+                cleanup: { removeFiles(in: folder, keepingTemplates: true) })
         case .additiveMigration:
             let v2 = ObjectSchema("Person", primaryKey: "id") {
                 Property("id", .int)
@@ -90,18 +95,22 @@ struct StrataTrials {
                 Property("age", .int)
                 Property("nickname", .string, default: "-")
             }
-            return Trial(setup: { try input("v1", v1) },
-                         run: { try Database(configuration: configuration(version: 2, v2)).close() },
-                         verify: {
-                             let db = try Database(configuration: configuration(version: 2, v2))
-                             defer { db.close() }
-                             return try db.read { tx in
-                                 var hash = Checksum()
-                                 try tx.objects("Person").forEach { hash.add($0["lastName"].string!); hash.add($0["nickname"].string!) }
-                                 return hash.value
-                             }
-                         },
-                         cleanup: { removeFiles(in: folder, keepingTemplates: true) })
+            return Trial(
+                setup: { try input("v1", v1) },
+                run: { try Database(configuration: configuration(version: 2, v2)).close() },
+                verify: {
+                    let db = try Database(configuration: configuration(version: 2, v2))
+                    defer { db.close() }
+                    return try db.read { tx in
+                        var hash = Checksum()
+                        try tx.objects("Person").forEach {
+                            hash.add($0["lastName"].string!)
+                            hash.add($0["nickname"].string!)
+                        }
+                        return hash.value
+                    }
+                },
+                cleanup: { removeFiles(in: folder, keepingTemplates: true) })
         case .typeChange:
             let text = StrataTrials.person(ageType: .string)
             var config = configuration(version: 2, v1)
@@ -111,33 +120,40 @@ struct StrataTrials {
                     new["age"] = .int(Int64(old["age"].string!)!)
                 }
             }
-            return Trial(setup: { try input("ageText", text, ageText: true) },
-                         run: { try Database(configuration: config).close() },
-                         verify: { try sumOfAges(v1, version: 2) },
-                         cleanup: { removeFiles(in: folder, keepingTemplates: true) })
+            return Trial(
+                setup: { try input("ageText", text, ageText: true) },
+                run: { try Database(configuration: config).close() },
+                verify: { try sumOfAges(v1, version: 2) },
+                cleanup: { removeFiles(in: folder, keepingTemplates: true) })
         case .openUpToDate:
-            return Trial(setup: { try input("v1", v1) },
-                         run: { try Database(configuration: configuration(v1)).close() },
-                         verify: {
-                             let db = try Database(configuration: configuration(v1))
-                             defer { db.close() }
-                             return UInt64(try db.read { tx in try tx.objects("Person").count })
-                         },
-                         cleanup: { removeFiles(in: folder, keepingTemplates: true) })
+            return Trial(
+                setup: { try input("v1", v1) },
+                run: { try Database(configuration: configuration(v1)).close() },
+                verify: {
+                    let db = try Database(configuration: configuration(v1))
+                    defer { db.close() }
+                    return UInt64(try db.read { tx in try tx.objects("Person").count })
+                },
+                cleanup: { removeFiles(in: folder, keepingTemplates: true) })
         case .insert:
-            return Trial(setup: { removeFiles(in: folder, keepingTemplates: true) },
-                         run: {
-                             let db = try Database(configuration: configuration(v1))
-                             try db.write { tx in
-                                 for id in 0 ..< n {
-                                     try tx.insert("Person", ["id": .int(Int64(id)), "firstName": .string(Dataset.firstName(id)),
-                                                              "lastName": .string(Dataset.lastName(id)), "age": .int(Int64(Dataset.age(id)))])
-                                 }
-                             }
-                             db.close()
-                         },
-                         verify: { try sumOfAges(v1, version: 1) },
-                         cleanup: { removeFiles(in: folder, keepingTemplates: true) })
+            return Trial(
+                setup: { removeFiles(in: folder, keepingTemplates: true) },
+                run: {
+                    let db = try Database(configuration: configuration(v1))
+                    try db.write { tx in
+                        for id in 0 ..< n {
+                            try tx.insert(
+                                "Person",
+                                [
+                                    "id": .int(Int64(id)), "firstName": .string(Dataset.firstName(id)),
+                                    "lastName": .string(Dataset.lastName(id)), "age": .int(Int64(Dataset.age(id))),
+                                ])
+                        }
+                    }
+                    db.close()
+                },
+                verify: { try sumOfAges(v1, version: 1) },
+                cleanup: { removeFiles(in: folder, keepingTemplates: true) })
         case .scan, .lookups, .indexLookups:
             return readTrial(scenario)
         }
@@ -166,7 +182,9 @@ struct StrataTrials {
                         for key in keys { sum &+= try tx.object("Person", key: .int(Int64(key)))!["age"].int! }
                     default:
                         let people = try tx.objects("Person")
-                        for name in names { try people.where("lastName", equals: .string(name)).forEach { sum &+= $0["age"].int! } }
+                        for name in names {
+                            try people.where("lastName", equals: .string(name)).forEach { sum &+= $0["age"].int! }
+                        }
                     }
                     return UInt64(sum)
                 }
@@ -187,7 +205,8 @@ final class ResultBox<T> {
 
 func removeFiles(in folder: URL, keepingTemplates: Bool) {
     let manager = FileManager.default
-    for name in (try? manager.contentsOfDirectory(atPath: folder.path)) ?? [] where !(keepingTemplates && name.hasPrefix("template-")) {
+    for name in (try? manager.contentsOfDirectory(atPath: folder.path)) ?? []
+    where !(keepingTemplates && name.hasPrefix("template-")) {
         try? manager.removeItem(at: folder.appendingPathComponent(name))
     }
 }

@@ -29,7 +29,9 @@ struct Options {
             }
         }
         guard objects > 0, rounds > 0, !only.isEmpty, !engines.isEmpty else {
-            throw ScenarioError("--objects and --rounds must be positive, --only must name scenarios a to h, --engines strata, lmdb, grdb or grdb-sql")
+            throw ScenarioError(
+                "--objects and --rounds must be positive, --only must name scenarios a to h, --engines strata, lmdb, grdb or grdb-sql"
+            )
         }
     }
 }
@@ -42,11 +44,13 @@ func milliseconds(_ body: () throws -> Void) rethrows -> Double {
 
 func median(_ values: [Double]) -> Double {
     let sorted = values.sorted()
-    return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+    return sorted.count % 2 == 1
+        ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
 }
 
 func machine() -> String {
-    let cpu = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
+    let cpu =
+        (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
         .split(separator: "\n").first { $0.hasPrefix("model name") }?
         .split(separator: ":").last.map { $0.trimmingCharacters(in: .whitespaces) } ?? "unknown CPU"
     return "\(cpu), \(ProcessInfo.processInfo.activeProcessorCount) cores"
@@ -76,7 +80,9 @@ func run() throws {
                 let elapsed = try milliseconds { try trial.run() }
                 let checksum = try trial.verify()
                 guard checksum == expected[scenario] else {
-                    throw ScenarioError("\(engine.rawValue) got a wrong result in \(scenario.title): checksum \(checksum), expected \(expected[scenario]!)")
+                    throw ScenarioError(
+                        "\(engine.rawValue) got a wrong result in \(scenario.title): checksum \(checksum), expected \(expected[scenario]!)"
+                    )
                 }
                 times[scenario, default: [:]][engine, default: []].append(elapsed)
             }
@@ -96,8 +102,10 @@ func run() throws {
             guard let strata, let other = medians[engine], strata > 0 else { return nil }
             return other / strata
         }
-        rows.append([scenario.title, cell(strata), cell(medians[.lmdb]), cell(medians[.grdb]), cell(medians[.grdbSQL]),
-                     ratio(over(.lmdb)), ratio(over(.grdb)), ratio(over(.grdbSQL))])
+        rows.append([
+            scenario.title, cell(strata), cell(medians[.lmdb]), cell(medians[.grdb]), cell(medians[.grdbSQL]),
+            ratio(over(.lmdb)), ratio(over(.grdb)), ratio(over(.grdbSQL)),
+        ])
         var entry: [String: Any] = ["scenario": scenario.rawValue, "title": scenario.title, "objects": n]
         for (engine, values) in times[scenario, default: [:]] {
             entry[engine.rawValue] = ["medianMilliseconds": median(values), "runs": values]
@@ -109,12 +117,17 @@ func run() throws {
     }
     let widths = header.indices.map { column in ([header] + rows).map { $0[column].count }.max()! }
     for (index, row) in ([header] + rows).enumerated() {
-        print(row.enumerated().map { column, text in
-            column == 0 ? text.padding(toLength: widths[0], withPad: " ", startingAt: 0) : String(repeating: " ", count: widths[column] - text.count) + text
-        }.joined(separator: "  "))
+        print(
+            row.enumerated().map { column, text in
+                column == 0
+                    ? text.padding(toLength: widths[0], withPad: " ", startingAt: 0)
+                    : String(repeating: " ", count: widths[column] - text.count) + text
+            }.joined(separator: "  "))
         if index == 0 { print(widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ")) }
     }
-    print("Ratios are time over Strata's time: above 1, Strata is faster; LMDB/Strata is the share of raw LMDB's speed Strata reaches.")
+    print(
+        "Ratios are time over Strata's time: above 1, Strata is faster; LMDB/Strata is the share of raw LMDB's speed Strata reaches."
+    )
     if let path = options.json {
         let url = URL(fileURLWithPath: path)
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)

@@ -92,9 +92,10 @@ extension Database {
 
         /// The part of the configuration that plans and runs migrations.
         var migrationSettings: MigrationSettings {
-            MigrationSettings(path: path, schema: schema, appSchemaVersion: schemaVersion, mode: mode, migration: migration,
-                              progress: progress, logger: logger, readOnly: readOnly,
-                              deleteIfMigrationNeeded: deleteIfMigrationNeeded)
+            MigrationSettings(
+                path: path, schema: schema, appSchemaVersion: schemaVersion, mode: mode, migration: migration,
+                progress: progress, logger: logger, readOnly: readOnly,
+                deleteIfMigrationNeeded: deleteIfMigrationNeeded)
         }
 
         /// How the file's LMDB environment is opened.

@@ -104,11 +104,14 @@ extension Database {
                         entry = try cursor.next()
                     }
                 }
-                return DatabaseStatistics.TypeStatistics(name: type.name, isKept: type.isKept, objectCount: count, objectsBySchemaVersion: versions)
+                return DatabaseStatistics.TypeStatistics(
+                    name: type.name, isKept: type.isKept, objectCount: count, objectsBySchemaVersion: versions)
             }
         }
-        return DatabaseStatistics(path: path, formatVersion: catalog.formatVersion, schemaVersion: catalog.fileSchemaVersion, mode: catalog.mode,
-                                  types: types.sorted { $0.name < $1.name }, fileSize: usage.fileSize, usedSize: usage.usedSize)
+        return DatabaseStatistics(
+            path: path, formatVersion: catalog.formatVersion, schemaVersion: catalog.fileSchemaVersion,
+            mode: catalog.mode,
+            types: types.sorted { $0.name < $1.name }, fileSize: usage.fileSize, usedSize: usage.usedSize)
     }
 
     /// Checks the whole file: the catalog is consistent, every record and
@@ -137,8 +140,9 @@ extension Database {
             } catch let error as StrataError {
                 return [error.message]
             }
-            let engine = TableEngine(lmdb: txn, meta: store.meta, path: path, writingSchemaVersion: configuration.schemaVersion,
-                                     fieldCapacity: 0)
+            let engine = TableEngine(
+                lmdb: txn, meta: store.meta, path: path, writingSchemaVersion: configuration.schemaVersion,
+                fieldCapacity: 0)
             var problems: [String] = []
             for type in catalog.types {
                 guard let table = tables[type.id] else { continue }
@@ -169,7 +173,10 @@ extension Database {
             let db = try Database(inspecting: path, readOnly: false)
             defer { db.close() }
             guard db.environment.isExclusive else {
-                throw StrataError(.fileSystem, "\(path) is open elsewhere in this process; close every Database for it before compacting.", path: path)
+                throw StrataError(
+                    .fileSystem,
+                    "\(path) is open elsewhere in this process; close every Database for it before compacting.",
+                    path: path)
             }
             try db.repack()
             try? FileManager.default.removeItem(atPath: copy)
@@ -178,7 +185,9 @@ extension Database {
         guard rename(copy, path) == 0 else {
             let reason = String(cString: strerror(errno))
             try? FileManager.default.removeItem(atPath: copy)
-            throw StrataError(.fileSystem, "Could not replace \(path) with its compacted copy: \(reason). The file is unchanged.", path: path)
+            throw StrataError(
+                .fileSystem, "Could not replace \(path) with its compacted copy: \(reason). The file is unchanged.",
+                path: path)
         }
         let after = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
         return (before, after)
@@ -190,13 +199,16 @@ extension Database {
     private func repack() throws {
         environment.setupLock.lock()
         defer { environment.setupLock.unlock() }
-        let tables = try environment.withReadTransaction { txn in try ObjectTable.openAll(txn, catalog, create: false, path: path) }
+        let tables = try environment.withReadTransaction { txn in
+            try ObjectTable.openAll(txn, catalog, create: false, path: path)
+        }
         try environment.withWriteTransaction { txn in
             // Begun inside the write transaction: the state before it.
             let reader = try environment.begin(readOnly: true)
             defer { reader.finish() }
-            let engine = TableEngine(lmdb: txn, meta: store.meta, path: path, writingSchemaVersion: configuration.schemaVersion,
-                                     fieldCapacity: tables.values.map(\.fields.count).max() ?? 0)
+            let engine = TableEngine(
+                lmdb: txn, meta: store.meta, path: path, writingSchemaVersion: configuration.schemaVersion,
+                fieldCapacity: tables.values.map(\.fields.count).max() ?? 0)
             for table in tables.values.sorted(by: { $0.type.id < $1.type.id }) {
                 try engine.repack(table, from: reader)
             }

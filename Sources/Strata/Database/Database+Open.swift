@@ -30,7 +30,9 @@ extension Database {
     struct DeleteAndRecreate: Error {}
 
     /// Opens the environment and reads, creates or migrates the file.
-    static func openAndPrepare(_ configuration: Configuration, includingKeptTypes: Bool) throws -> (Environment, Prepared) {
+    static func openAndPrepare(_ configuration: Configuration, includingKeptTypes: Bool) throws -> (
+        Environment, Prepared
+    ) {
         var deleted = false
         while true {
             let environment = try Environment.open(path: configuration.path, options: configuration.environmentOptions)
@@ -39,11 +41,14 @@ extension Database {
                 defer { environment.setupLock.unlock() }
                 let clock = Stopwatch()
                 let prepared = try prepare(environment, configuration, includingKeptTypes: includingKeptTypes)
-                configuration.logger?.info("Opened \(configuration.path): \(prepared.plan.action.rawValue), schema version \(prepared.catalog.fileSchemaVersion), \(prepared.plan.steps.count) schema changes, \(clock.milliseconds) ms")
+                configuration.logger?.info(
+                    "Opened \(configuration.path): \(prepared.plan.action.rawValue), schema version \(prepared.catalog.fileSchemaVersion), \(prepared.plan.steps.count) schema changes, \(clock.milliseconds) ms"
+                )
                 return (environment, prepared)
             } catch is DeleteAndRecreate where !deleted {
                 environment.release()
-                configuration.logger?.notice("Deleting \(configuration.path) instead of migrating it (deleteIfMigrationNeeded)")
+                configuration.logger?.notice(
+                    "Deleting \(configuration.path) instead of migrating it (deleteIfMigrationNeeded)")
                 try Environment.deleteFiles(atPath: configuration.path)
                 deleted = true
             } catch {
@@ -57,14 +62,18 @@ extension Database {
     /// Works out the plan for the file as it is and carries it out. Called
     /// with the environment's setup lock held, since it opens named
     /// databases.
-    static func prepare(_ environment: Environment, _ configuration: Configuration, includingKeptTypes: Bool) throws -> Prepared {
+    static func prepare(_ environment: Environment, _ configuration: Configuration, includingKeptTypes: Bool) throws
+        -> Prepared
+    {
         let settings = configuration.migrationSettings
         func visible(_ tables: [TypeID: ObjectTable]) -> [String: ObjectTable] {
             visibleTables(tables, configuration, includingKeptTypes: includingKeptTypes)
         }
         for _ in 0 ..< 16 {
             let existing = try readExisting(environment, path: configuration.path)
-            if let existing, !existing.catalog.orphanedDatabases.isEmpty, !configuration.readOnly, environment.isExclusive {
+            if let existing, !existing.catalog.orphanedDatabases.isEmpty, !configuration.readOnly,
+                environment.isExclusive
+            {
                 try deleteOrphanedDatabases(environment, existing)
                 continue
             }
@@ -74,8 +83,9 @@ extension Database {
                 switch plan.action {
                 case .open:
                     guard let existing else { break }
-                    return Prepared(catalog: existing.catalog, tables: visible(existing.tables), store: existing.store,
-                                    generation: existing.generation, plan: plan)
+                    return Prepared(
+                        catalog: existing.catalog, tables: visible(existing.tables), store: existing.store,
+                        generation: existing.generation, plan: plan)
                 case .createFile:
                     var prepared = try create(environment, configuration, plan)
                     prepared.tables = visible(try readExisting(environment, path: configuration.path)?.tables ?? [:])
@@ -95,7 +105,10 @@ extension Database {
             }
             preconditionFailure("Migration plan \(plan.action) for \(configuration.path) has no catalog or no error")
         }
-        throw StrataError(.storage, "The catalog of \(configuration.path) kept changing while it was being opened (other processes opening it with other schemas). Try again.", path: configuration.path)
+        throw StrataError(
+            .storage,
+            "The catalog of \(configuration.path) kept changing while it was being opened (other processes opening it with other schemas). Try again.",
+            path: configuration.path)
     }
 
     /// The file's catalog and tables, or nil for a new or empty file.
@@ -107,26 +120,36 @@ extension Database {
         let main = try txn.openMainDatabase()
         guard let meta = try CatalogStore.openMeta(txn, create: false) else {
             if try txn.entryCount(main) > 0 {
-                throw StrataError(.notAStrataFile, "\(path) is an LMDB database without a Strata catalog, not a Strata database. Check the path; Strata leaves the file as it is.", path: path)
+                throw StrataError(
+                    .notAStrataFile,
+                    "\(path) is an LMDB database without a Strata catalog, not a Strata database. Check the path; Strata leaves the file as it is.",
+                    path: path)
             }
             return nil
         }
         let store = CatalogStore(meta: meta, path: path)
         guard let catalog = try store.catalog(txn) else {
-            throw StrataError(.corruptFile, "\(path) has Strata's metadata but no catalog; the file is damaged. Restore it from a backup.", path: path)
+            throw StrataError(
+                .corruptFile,
+                "\(path) has Strata's metadata but no catalog; the file is damaged. Restore it from a backup.",
+                path: path)
         }
-        let existing = Existing(catalog: catalog, generation: try store.generation(txn),
-                                tables: try ObjectTable.openAll(txn, catalog, create: false, path: path), store: store)
+        let existing = Existing(
+            catalog: catalog, generation: try store.generation(txn),
+            tables: try ObjectTable.openAll(txn, catalog, create: false, path: path), store: store)
         try txn.commit()
         return existing
     }
 
-    private static func create(_ environment: Environment, _ configuration: Configuration, _ plan: MigrationPlan) throws -> Prepared {
+    private static func create(_ environment: Environment, _ configuration: Configuration, _ plan: MigrationPlan) throws
+        -> Prepared
+    {
         try environment.withWriteTransaction { txn in
             let store = CatalogStore(meta: try CatalogStore.openMeta(txn, create: true)!, path: configuration.path)
             // Another process may have created the file since it was read.
             if try store.hasCatalog(txn) { throw CatalogMoved() }
-            let catalog = Catalog(schema: configuration.schema, schemaVersion: configuration.schemaVersion, mode: configuration.mode)
+            let catalog = Catalog(
+                schema: configuration.schema, schemaVersion: configuration.schemaVersion, mode: configuration.mode)
             try store.write(catalog, txn)
             try store.writeSnapshot(configuration.schema, version: catalog.fileSchemaVersion, replacing: true, txn)
             try store.setGeneration(1, txn)
@@ -155,19 +178,23 @@ extension Database {
         }
     }
 
-    private static func migrate(_ environment: Environment, _ settings: MigrationSettings, _ existing: Existing,
-                                _ plan: MigrationPlan) throws -> Prepared {
+    private static func migrate(
+        _ environment: Environment, _ settings: MigrationSettings, _ existing: Existing,
+        _ plan: MigrationPlan
+    ) throws -> Prepared {
         guard let evolved = plan.evolved else { preconditionFailure("A migration plan without a catalog") }
         // A migration rewrites pages copy-on-write: make room first, so that
         // it rarely has to roll back, grow the map and run again.
         try environment.map.growIfIdle(toAtLeast: 2 * environment.fileUsage().usedSize + 16 << 20)
         return try environment.withWriteTransaction { txn in
             guard try existing.store.generation(txn) == existing.generation else { throw CatalogMoved() }
-            let runner = MigrationRunner(settings: settings, environment: environment, txn: txn, store: existing.store,
-                                         old: existing.catalog, oldTables: existing.tables, evolved: evolved)
+            let runner = MigrationRunner(
+                settings: settings, environment: environment, txn: txn, store: existing.store,
+                old: existing.catalog, oldTables: existing.tables, evolved: evolved)
             let catalog = try runner.run(closure: plan.runsMigrationClosure ? settings.migration : nil)
-            let prepared = Prepared(catalog: catalog, tables: [:], store: existing.store,
-                                    generation: existing.generation &+ 1, plan: plan, migrationTally: runner.tally)
+            let prepared = Prepared(
+                catalog: catalog, tables: [:], store: existing.store,
+                generation: existing.generation &+ 1, plan: plan, migrationTally: runner.tally)
             return prepared
         }
     }
@@ -175,10 +202,13 @@ extension Database {
     /// The tables of the types the configuration names: a read-only open
     /// may leave some of the file's types out. Kept types are left out too,
     /// unless the file is opened for inspection.
-    private static func visibleTables(_ tables: [TypeID: ObjectTable], _ configuration: Configuration,
-                                      includingKeptTypes: Bool) -> [String: ObjectTable] {
+    private static func visibleTables(
+        _ tables: [TypeID: ObjectTable], _ configuration: Configuration,
+        includingKeptTypes: Bool
+    ) -> [String: ObjectTable] {
         var visible: [String: ObjectTable] = [:]
-        for table in tables.values where configuration.schema[table.name] != nil || (includingKeptTypes && table.type.isKept) {
+        for table in tables.values
+        where configuration.schema[table.name] != nil || (includingKeptTypes && table.type.isKept) {
             if table.type.isKept && !includingKeptTypes { continue }
             visible[table.name] = table
         }

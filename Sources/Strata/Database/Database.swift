@@ -54,7 +54,9 @@ public final class Database: Sendable {
         let path = configuration.path
         let problems = configuration.schema.validationProblems()
         guard problems.isEmpty else {
-            throw StrataError(.invalidSchema, "The schema for \(path) is invalid:\n" + problems.map { "- " + $0 }.joined(separator: "\n"), path: path)
+            throw StrataError(
+                .invalidSchema,
+                "The schema for \(path) is invalid:\n" + problems.map { "- " + $0 }.joined(separator: "\n"), path: path)
         }
         // Checked before the file is opened, so that a refused new file is
         // not left behind.
@@ -88,7 +90,9 @@ public final class Database: Sendable {
         let path = configuration.path
         let problems = configuration.schema.validationProblems()
         guard problems.isEmpty else {
-            throw StrataError(.invalidSchema, "The schema for \(path) is invalid:\n" + problems.map { "- " + $0 }.joined(separator: "\n"), path: path)
+            throw StrataError(
+                .invalidSchema,
+                "The schema for \(path) is invalid:\n" + problems.map { "- " + $0 }.joined(separator: "\n"), path: path)
         }
         guard FileManager.default.fileExists(atPath: path) else {
             return MigrationPlan(catalog: nil, settings: configuration.migrationSettings)
@@ -127,7 +131,10 @@ public final class Database: Sendable {
     public var fileSchemaVersion: UInt64 { catalog.fileSchemaVersion }
 
     /// The schema version recorded in the file.
-    @available(*, deprecated, renamed: "fileSchemaVersion", message: "Use fileSchemaVersion (the file's) or configuration.schemaVersion (the app's).")
+    @available(
+        *, deprecated, renamed: "fileSchemaVersion",
+        message: "Use fileSchemaVersion (the file's) or configuration.schemaVersion (the app's)."
+    )
     public var schemaVersion: UInt64 { fileSchemaVersion }
 
     /// The schema recorded in the file.
@@ -243,7 +250,8 @@ public final class Database: Sendable {
     private func makeContext(_ lmdb: LMDBTransaction) -> ObjectContext {
         // In synced mode the file's version may be another app version's;
         // objects are stamped with this app's.
-        ObjectContext(lmdb: lmdb, tables: tables, meta: store.meta, path: path, writingSchemaVersion: configuration.schemaVersion)
+        ObjectContext(
+            lmdb: lmdb, tables: tables, meta: store.meta, path: path, writingSchemaVersion: configuration.schemaVersion)
     }
 
     /// Refuses a transaction when another `Database` or process changed the
@@ -256,7 +264,10 @@ public final class Database: Sendable {
         if let catalog = try? store.catalog(lmdb) {
             now = ", and it is now at schema version \(catalog.fileSchemaVersion)"
         }
-        throw StrataError(.schemaChanged, "The schema of \(path) was changed by another Database or process after this one was opened (at schema version \(catalog.fileSchemaVersion))\(now). Open the file again.", path: path)
+        throw StrataError(
+            .schemaChanged,
+            "The schema of \(path) was changed by another Database or process after this one was opened (at schema version \(catalog.fileSchemaVersion))\(now). Open the file again.",
+            path: path)
     }
 }
 

@@ -20,7 +20,8 @@ struct ByteWriter {
         init(capacity: Int) {
             let capacity = max(capacity, 16)
             header = .allocate(capacity: 1)
-            header.initialize(to: Header(base: .allocate(byteCount: capacity, alignment: 8), count: 0, capacity: capacity))
+            header.initialize(
+                to: Header(base: .allocate(byteCount: capacity, alignment: 8), count: 0, capacity: capacity))
         }
 
         deinit {

@@ -37,13 +37,18 @@ enum KeyCodec {
     /// (an automatic id when `type` is nil).
     @inline(__always)
     static func validateKey(_ bytes: UnsafeRawBufferPointer, type: PropertyType?) throws(DecodingFailure) {
-        let valid = switch type {
-        case nil, .int?: bytes.count == 8
-        case .uuid?: bytes.count == 16
-        case .string?: bytes.first == stringMarker
-        default: false
+        let valid =
+            switch type {
+            case nil, .int?: bytes.count == 8
+            case .uuid?: bytes.count == 16
+            case .string?: bytes.first == stringMarker
+            default: false
+            }
+        if !valid {
+            throw DecodingFailure(
+                reason: "a key of \(bytes.count) bytes is not a valid \(type.map { "\($0)" } ?? "automatic id") key",
+                offset: 0)
         }
-        if !valid { throw DecodingFailure(reason: "a key of \(bytes.count) bytes is not a valid \(type.map { "\($0)" } ?? "automatic id") key", offset: 0) }
     }
 
     /// Decodes a key written by ``appendPrimaryKey(_:type:to:)``, or an
@@ -51,14 +56,20 @@ enum KeyCodec {
     static func decodeKey(_ bytes: UnsafeRawBufferPointer, type: PropertyType?) throws(DecodingFailure) -> Value {
         switch type {
         case nil, .int?:
-            guard bytes.count == 8 else { throw DecodingFailure(reason: "an integer key must be 8 bytes, found \(bytes.count)", offset: 0) }
+            guard bytes.count == 8 else {
+                throw DecodingFailure(reason: "an integer key must be 8 bytes, found \(bytes.count)", offset: 0)
+            }
             let raw = UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self))
             return type == nil ? .int(Int64(bitPattern: raw)) : .int(Int64(bitPattern: raw ^ (1 << 63)))
         case .string?:
-            guard bytes.first == stringMarker else { throw DecodingFailure(reason: "a string key must start with its marker byte", offset: 0) }
+            guard bytes.first == stringMarker else {
+                throw DecodingFailure(reason: "a string key must start with its marker byte", offset: 0)
+            }
             return .string(String(decoding: UnsafeRawBufferPointer(rebasing: bytes.dropFirst()), as: UTF8.self))
         case .uuid?:
-            guard bytes.count == 16 else { throw DecodingFailure(reason: "a UUID key must be 16 bytes, found \(bytes.count)", offset: 0) }
+            guard bytes.count == 16 else {
+                throw DecodingFailure(reason: "a UUID key must be 16 bytes, found \(bytes.count)", offset: 0)
+            }
             return .uuid(UUID(uuid: bytes.loadUnaligned(as: uuid_t.self)))
         case let other?:
             throw DecodingFailure(reason: "\(other) cannot be a key", offset: 0)

@@ -177,7 +177,9 @@ struct RecordView {
                     }
                 }
             } else if tag == RecordCodec.Tag.string.rawValue, p + 1 < end,
-                      case let length = Int(base.load(fromByteOffset: p + 1, as: UInt8.self)), length < 0x80, length <= end - p - 2 {
+                case let length = Int(base.load(fromByteOffset: p + 1, as: UInt8.self)), length < 0x80,
+                length <= end - p - 2
+            {
                 p += 2 + length
             } else if !RecordView.skip(base, &p, end) {
                 throw DecodingFailure(reason: "damaged value of field \(id)", offset: fieldStart)
@@ -193,11 +195,13 @@ struct RecordView {
     /// itself: reads the header only. Field reads stay bounds-checked; they
     /// walk the fields instead of jumping to a remembered start.
     init(trusting bytes: UnsafeRawBufferPointer) throws(DecodingFailure) {
-        guard let base = bytes.baseAddress, bytes.count >= 3, base.load(as: UInt8.self) == RecordCodec.layoutVersion else {
+        guard let base = bytes.baseAddress, bytes.count >= 3, base.load(as: UInt8.self) == RecordCodec.layoutVersion
+        else {
             throw DecodingFailure(reason: "a record without a valid header", offset: 0)
         }
         var p = 1
-        guard let version = RecordView.varint(base, &p, bytes.count), let count = RecordView.varint(base, &p, bytes.count),
+        guard let version = RecordView.varint(base, &p, bytes.count),
+            let count = RecordView.varint(base, &p, bytes.count),
             count <= UInt64(bytes.count)
         else {
             throw DecodingFailure(reason: "a record without a valid header", offset: p)
@@ -205,7 +209,9 @@ struct RecordView {
         self.init(bytes: bytes, schemaVersion: version, fieldCount: Int(count), fieldsOffset: p, fieldStarts: 0)
     }
 
-    private init(bytes: UnsafeRawBufferPointer, schemaVersion: UInt64, fieldCount: Int, fieldsOffset: Int, fieldStarts: UInt64) {
+    private init(
+        bytes: UnsafeRawBufferPointer, schemaVersion: UInt64, fieldCount: Int, fieldsOffset: Int, fieldStarts: UInt64
+    ) {
         self.bytes = bytes
         self.effectiveSchemaVersion = schemaVersion
         self.storedFieldCount = UInt32(fieldCount)
@@ -216,7 +222,9 @@ struct RecordView {
     /// The same view over an identical copy of the bytes.
     func rebased(onto copy: UnsafeRawBufferPointer) -> RecordView {
         precondition(copy.count == bytes.count)
-        return RecordView(bytes: copy, schemaVersion: effectiveSchemaVersion, fieldCount: fieldCount, fieldsOffset: fieldsOffset, fieldStarts: fieldStarts)
+        return RecordView(
+            bytes: copy, schemaVersion: effectiveSchemaVersion, fieldCount: fieldCount, fieldsOffset: fieldsOffset,
+            fieldStarts: fieldStarts)
     }
 
     /// Reads a varint at `p`, advancing it; nil when it runs past `end` or
@@ -331,7 +339,9 @@ struct RecordView {
             if fieldID > wanted { return nil }
             let tag = base.load(fromByteOffset: p, as: UInt8.self)
             guard RecordView.skip(base, &p, end) else { return nil }
-            if fieldID == wanted { return (tag, UnsafeRawBufferPointer(start: base + fieldStart, count: p - fieldStart)) }
+            if fieldID == wanted {
+                return (tag, UnsafeRawBufferPointer(start: base + fieldStart, count: p - fieldStart))
+            }
         }
         return nil
     }
@@ -361,15 +371,20 @@ struct RecordView {
             return .int(Int64(bitPattern: raw >> 1) ^ -Int64(bitPattern: raw & 1))
         case RecordCodec.Tag.double.rawValue:
             defer { p += 8 }
-            return .double(Double(bitPattern: UInt64(littleEndian: base.loadUnaligned(fromByteOffset: p, as: UInt64.self))))
+            return .double(
+                Double(bitPattern: UInt64(littleEndian: base.loadUnaligned(fromByteOffset: p, as: UInt64.self))))
         case RecordCodec.Tag.date.rawValue:
             defer { p += 8 }
-            return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: UInt64(littleEndian: base.loadUnaligned(fromByteOffset: p, as: UInt64.self)))))
+            return .date(
+                Date(
+                    timeIntervalSinceReferenceDate: Double(
+                        bitPattern: UInt64(littleEndian: base.loadUnaligned(fromByteOffset: p, as: UInt64.self)))))
         case RecordCodec.Tag.string.rawValue, RecordCodec.Tag.data.rawValue:
             guard let length = varint(base, &p, end) else { return nil }
             let payload = UnsafeRawBufferPointer(start: base + p, count: Int(length))
             p += Int(length)
-            return tag == RecordCodec.Tag.string.rawValue ? .string(String(decoding: payload, as: UTF8.self)) : .data(Data(payload))
+            return tag == RecordCodec.Tag.string.rawValue
+                ? .string(String(decoding: payload, as: UTF8.self)) : .data(Data(payload))
         case RecordCodec.Tag.uuid.rawValue:
             defer { p += 16 }
             return .uuid(UUID(uuid: base.loadUnaligned(fromByteOffset: p, as: uuid_t.self)))

@@ -106,8 +106,10 @@ extension Value: Codable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         guard container.allKeys.count == 1, let key = container.allKeys.first else {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath,
-                debugDescription: "A value is an object with exactly one key naming its type."))
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: decoder.codingPath,
+                    debugDescription: "A value is an object with exactly one key naming its type."))
         }
         switch key {
         case .null: self = .null
@@ -116,7 +118,10 @@ extension Value: Codable {
         case .double: self = .double(Double(bitPattern: try container.decode(UInt64.self, forKey: key)))
         case .string: self = .string(try container.decode(String.self, forKey: key))
         case .data: self = .data(try container.decode(Data.self, forKey: key))
-        case .date: self = .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try container.decode(UInt64.self, forKey: key))))
+        case .date:
+            self = .date(
+                Date(timeIntervalSinceReferenceDate: Double(bitPattern: try container.decode(UInt64.self, forKey: key)))
+            )
         case .uuid: self = .uuid(try container.decode(UUID.self, forKey: key))
         }
     }
@@ -148,12 +153,13 @@ extension Value {
     /// gives the same answer with and without an index.
     public func isStored(identicallyTo other: Value) -> Bool {
         switch (self, other) {
-        case let (.string(a), .string(b)):
+        case (.string(let a), .string(let b)):
             return a.utf8.elementsEqual(b.utf8)
-        case let (.double(a), .double(b)):
+        case (.double(let a), .double(let b)):
             return KeyCodec.orderPreservingBits(a) == KeyCodec.orderPreservingBits(b)
-        case let (.date(a), .date(b)):
-            return KeyCodec.orderPreservingBits(a.timeIntervalSinceReferenceDate) == KeyCodec.orderPreservingBits(b.timeIntervalSinceReferenceDate)
+        case (.date(let a), .date(let b)):
+            return KeyCodec.orderPreservingBits(a.timeIntervalSinceReferenceDate)
+                == KeyCodec.orderPreservingBits(b.timeIntervalSinceReferenceDate)
         default:
             return self == other
         }

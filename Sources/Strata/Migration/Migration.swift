@@ -33,7 +33,10 @@ public final class Migration {
     public let newSchemaVersion: UInt64
     private var runner: MigrationRunner?
 
-    init(runner: MigrationRunner, oldSchema: Schema, newSchema: Schema, oldSchemaVersion: UInt64, newSchemaVersion: UInt64) {
+    init(
+        runner: MigrationRunner, oldSchema: Schema, newSchema: Schema, oldSchemaVersion: UInt64,
+        newSchemaVersion: UInt64
+    ) {
         self.runner = runner
         self.oldSchema = oldSchema
         self.newSchema = newSchema
@@ -71,7 +74,9 @@ public final class Migration {
     /// - Throws: What `body` throws, or a ``StrataError``: an unknown type,
     ///   an invalid value set on `new`, a damaged record. The migration then
     ///   fails and nothing is written.
-    public func enumerateObjects(ofType typeName: String, _ body: (_ old: DynamicObject?, _ new: MutableObject?) throws -> Void) throws {
+    public func enumerateObjects(
+        ofType typeName: String, _ body: (_ old: DynamicObject?, _ new: MutableObject?) throws -> Void
+    ) throws {
         try active.enumerate(typeName, body)
     }
 

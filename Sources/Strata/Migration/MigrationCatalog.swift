@@ -80,7 +80,10 @@ final class MigrationCatalog {
     /// there is no such kept type.
     func deleteType(_ name: String) throws -> CatalogType? {
         if newSchema[name] != nil {
-            throw StrataError(.migrationFailed, "migration.deleteData(forType: \"\(name)\") in the migration of \(path) \(scope.step): the new schema still has '\(name)'. deleteData removes types the schema no longer has; to empty a type it keeps, call migration.delete on its objects in enumerateObjects. Nothing was written.", path: path)
+            throw StrataError(
+                .migrationFailed,
+                "migration.deleteData(forType: \"\(name)\") in the migration of \(path) \(scope.step): the new schema still has '\(name)'. deleteData removes types the schema no longer has; to empty a type it keeps, call migration.delete on its objects in enumerateObjects. Nothing was written.",
+                path: path)
         }
         guard let index = typeIndex(name), working.types[index].isKept else { return nil }
         let type = working.types.remove(at: index)
@@ -104,7 +107,9 @@ final class MigrationCatalog {
     // MARK: Renames
 
     private func renameError(_ call: String, _ problem: String) -> StrataError {
-        StrataError(.migrationFailed, "\(call) in the migration of \(path) \(scope.step): \(problem) Nothing was written.", path: path)
+        StrataError(
+            .migrationFailed, "\(call) in the migration of \(path) \(scope.step): \(problem) Nothing was written.",
+            path: path)
     }
 
     func renameProperty(onType typeName: String, from oldName: String, to newName: String) throws {
@@ -118,7 +123,10 @@ final class MigrationCatalog {
             // rename the property in its entry, which is bound by name then.
             guard let position = type.properties.firstIndex(where: { $0.property.name == oldName }) else {
                 let known = type.properties.map { "'\($0.property.name)'" }.joined(separator: ", ")
-                throw renameError(call, "'\(typeName)' has no property '\(oldName)' at this point of the migration; its properties are \(known).")
+                throw renameError(
+                    call,
+                    "'\(typeName)' has no property '\(oldName)' at this point of the migration; its properties are \(known)."
+                )
             }
             if type.properties.contains(where: { $0.property.name == newName }) {
                 throw renameError(call, "'\(typeName)' already has a property '\(newName)'.")
@@ -132,25 +140,41 @@ final class MigrationCatalog {
             throw renameError(call, "it was called inside enumerateObjects; rename properties between enumerations.")
         }
         if records.hasWritten(type.id) && records.getsNewKeys(type) {
-            throw renameError(call, "objects of '\(type.name)' were already written under new primary keys; rename its properties before enumerating or creating them.")
+            throw renameError(
+                call,
+                "objects of '\(type.name)' were already written under new primary keys; rename its properties before enumerating or creating them."
+            )
         }
         if schema[property: oldName] != nil {
-            throw renameError(call, "'\(type.name).\(oldName)' is still in the new schema; the source of a rename must be a property the new schema no longer has.")
+            throw renameError(
+                call,
+                "'\(type.name).\(oldName)' is still in the new schema; the source of a rename must be a property the new schema no longer has."
+            )
         }
         var sources = renameSources[type.id] ?? initialRenameSources(type)
         guard let source = sources[oldName] else {
             let known = sources.keys.sorted().map { "'\($0)'" }.joined(separator: ", ")
-            throw renameError(call, "'\(type.name)' had no property '\(oldName)' before the migration" + (known.isEmpty ? "." : "; the properties it can rename are \(known)."))
+            throw renameError(
+                call,
+                "'\(type.name)' had no property '\(oldName)' before the migration"
+                    + (known.isEmpty ? "." : "; the properties it can rename are \(known)."))
         }
         sources[oldName] = nil
         if let target = schema[property: newName] {
             guard let targetPosition = type.properties.firstIndex(where: { $0.property.name == newName }),
-                  !(old[typeID: type.id]?.properties.contains { $0.id == type.properties[targetPosition].id } ?? false) else {
-                throw renameError(call, "'\(type.name).\(newName)' already existed before the migration; the target of a rename must be new.")
+                !(old[typeID: type.id]?.properties.contains { $0.id == type.properties[targetPosition].id } ?? false)
+            else {
+                throw renameError(
+                    call,
+                    "'\(type.name).\(newName)' already existed before the migration; the target of a rename must be new."
+                )
             }
             let before = source.property
             guard before.type == target.type && before.isOptional == target.isOptional else {
-                throw renameError(call, "'\(oldName)' is \(before.typeDescription) but '\(newName)' is \(target.typeDescription); a rename keeps the type and optionality. Rename it to a property of the same type, then convert it in a later version.")
+                throw renameError(
+                    call,
+                    "'\(oldName)' is \(before.typeDescription) but '\(newName)' is \(target.typeDescription); a rename keeps the type and optionality. Rename it to a property of the same type, then convert it in a later version."
+                )
             }
             let freshID = type.properties[targetPosition].id
             working.types[typeIndex].properties[targetPosition].id = source.id
@@ -188,19 +212,29 @@ final class MigrationCatalog {
             throw renameError(call, "it was called inside enumerateObjects; rename types between enumerations.")
         }
         if newSchema[oldName] != nil {
-            throw renameError(call, "'\(oldName)' is still in the new schema; the source of a rename must be a type the new schema no longer has.")
+            throw renameError(
+                call,
+                "'\(oldName)' is still in the new schema; the source of a rename must be a type the new schema no longer has."
+            )
         }
-        guard let sourceIndex = typeIndex(oldName), working.types[sourceIndex].isKept, old[typeID: working.types[sourceIndex].id] != nil else {
+        guard let sourceIndex = typeIndex(oldName), working.types[sourceIndex].isKept,
+            old[typeID: working.types[sourceIndex].id] != nil
+        else {
             throw renameError(call, "there was no type '\(oldName)' before the migration (or its data was deleted).")
         }
         var moved = working.types[sourceIndex]
         if records.walkedAsRemoved(moved.id) {
-            throw renameError(call, "enumerateObjects(ofType: \"\(oldName)\") already ran, and saw '\(oldName)' as a removed type (every `new` nil). Call renameType first; then enumerate \"\(newName)\" (or \"\(oldName)\") to get each object's new side.")
+            throw renameError(
+                call,
+                "enumerateObjects(ofType: \"\(oldName)\") already ran, and saw '\(oldName)' as a removed type (every `new` nil). Call renameType first; then enumerate \"\(newName)\" (or \"\(oldName)\") to get each object's new side."
+            )
         }
         if let schema = newSchema[newName] {
             guard let targetIndex = typeIndex(newName), !working.types[targetIndex].isKept,
-                  old[typeID: working.types[targetIndex].id] == nil else {
-                throw renameError(call, "'\(newName)' already existed before the migration; the target of a rename must be new.")
+                old[typeID: working.types[targetIndex].id] == nil
+            else {
+                throw renameError(
+                    call, "'\(newName)' already existed before the migration; the target of a rename must be new.")
             }
             guard !records.hasWritten(working.types[targetIndex].id) else {
                 throw renameError(call, "objects of '\(newName)' were already created; rename the type before that.")
@@ -229,10 +263,14 @@ final class MigrationCatalog {
     /// Throws for a rename chain that the closure left open.
     func checkOpenRenames() throws {
         if let open = openPropertyRenames.values.min(by: { $0.from < $1.from }) {
-            throw renameError("migration.renameProperty(onType: \"\(open.type)\", from: \"\(open.from)\", to: \"\(open.to)\")", "the new schema of '\(open.type)' has no property '\(open.to)', and no later rename moves it on.")
+            throw renameError(
+                "migration.renameProperty(onType: \"\(open.type)\", from: \"\(open.from)\", to: \"\(open.to)\")",
+                "the new schema of '\(open.type)' has no property '\(open.to)', and no later rename moves it on.")
         }
         if let open = openTypeRenames.values.min(by: { $0.from < $1.from }) {
-            throw renameError("migration.renameType(from: \"\(open.from)\", to: \"\(open.to)\")", "the new schema has no type '\(open.to)', and no later rename moves it on.")
+            throw renameError(
+                "migration.renameType(from: \"\(open.from)\", to: \"\(open.to)\")",
+                "the new schema has no type '\(open.to)', and no later rename moves it on.")
         }
     }
 }

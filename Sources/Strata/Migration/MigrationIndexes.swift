@@ -40,36 +40,55 @@ struct MigrationIndexes {
             let indexed = type.properties.filter { $0.hasIndex(in: type) }
             current.formUnion(indexed.map { type.indexDatabase($0) })
             guard !type.isKept else { continue }
-            let table = try tables[type.id] ?? {
-                guard let records = try scope.txn.openDatabase(type.recordsDatabase, create: scope.old[typeID: type.id] == nil) else {
-                    throw StrataError(.corruptFile, "The records of '\(type.name)' are missing from \(scope.path); the file is damaged. Restore it from a backup.", path: scope.path)
-                }
-                return ObjectTable(type: type, records: records, indexes: [:], path: scope.path)
-            }()
+            let table =
+                try tables[type.id]
+                ?? {
+                    guard
+                        let records = try scope.txn.openDatabase(
+                            type.recordsDatabase, create: scope.old[typeID: type.id] == nil)
+                    else {
+                        throw StrataError(
+                            .corruptFile,
+                            "The records of '\(type.name)' are missing from \(scope.path); the file is damaged. Restore it from a backup.",
+                            path: scope.path)
+                    }
+                    return ObjectTable(type: type, records: records, indexes: [:], path: scope.path)
+                }()
             for property in indexed {
                 let database = type.indexDatabase(property)
                 let before = oldIndexes[database]?.property
-                let sameDefault = before.map { $0.valueWhenAbsent.isStored(identicallyTo: property.property.valueWhenAbsent) } ?? false
+                let sameDefault =
+                    before.map { $0.valueWhenAbsent.isStored(identicallyTo: property.property.valueWhenAbsent) }
+                    ?? false
                 let stale = staleTypes.contains(type.id) || changedProperties[type.id]?.contains(property.id) == true
                 if before == nil || !sameDefault || stale {
                     try build(database, property: property, table: table, catalog: catalog, scope: scope)
                 }
             }
         }
-        for database in oldIndexes.keys.sorted(by: { $0.name < $1.name }) where !current.contains(database) && !dropped.contains(database) {
+        for database in oldIndexes.keys.sorted(by: { $0.name < $1.name })
+        where !current.contains(database) && !dropped.contains(database) {
             try retire(database, catalog: catalog, scope: scope)
         }
     }
 
-    private func build(_ database: NamedDatabase, property: CatalogProperty, table: ObjectTable,
-                       catalog: MigrationCatalog, scope: MigrationScope) throws {
+    private func build(
+        _ database: NamedDatabase, property: CatalogProperty, table: ObjectTable,
+        catalog: MigrationCatalog, scope: MigrationScope
+    ) throws {
         catalog.adopt(database)
         let clock = Stopwatch()
-        defer { scope.settings.logger?.debug("Built the index on '\(table.name).\(property.property.name)' of \(scope.path): \(clock.milliseconds) ms") }
+        defer {
+            scope.settings.logger?.debug(
+                "Built the index on '\(table.name).\(property.property.name)' of \(scope.path): \(clock.milliseconds) ms"
+            )
+        }
         guard let index = try scope.txn.openDatabase(database, create: true),
-              let field = table.fields.first(where: { $0.id == property.id }) else { return }
-        var progress = ProgressCounter(typeName: table.name, step: .buildingIndex, total: try scope.txn.entryCount(table.records),
-                                       handler: scope.settings.progress)
+            let field = table.fields.first(where: { $0.id == property.id })
+        else { return }
+        var progress = ProgressCounter(
+            typeName: table.name, step: .buildingIndex, total: try scope.txn.entryCount(table.records),
+            handler: scope.settings.progress)
         try scope.engine.buildIndex(index, of: field, in: table, trusted: trustedTypes.contains(table.type.id)) {
             progress.advance()
         }

@@ -90,7 +90,10 @@ public struct MigrationPlan: Sendable, CustomStringConvertible {
         case .createFile: text += ": create the file."
         case .open: text += ": open it as it is."
         case .updateCatalog: text += ": apply automatic changes; no record is rewritten."
-        case .migrate: text += runsMigrationClosure ? ": migrate, running the migration closure." : ": migrate, without a migration closure."
+        case .migrate:
+            text +=
+                runsMigrationClosure
+                ? ": migrate, running the migration closure." : ": migrate, without a migration closure."
         case .deleteAndRecreate: text += ": delete the file and create it again, empty (deleteIfMigrationNeeded)."
         case .refuse: text += ": refused."
         }
@@ -116,7 +119,8 @@ extension MigrationPlan {
             evolved = nil
             if settings.readOnly {
                 action = .refuse
-                error = StrataError(.fileSystem, "\(path) does not exist; a database opened read-only must already exist.", path: path)
+                error = StrataError(
+                    .fileSystem, "\(path) does not exist; a database opened read-only must already exist.", path: path)
             } else if let problem = MigrationPlan.configurationProblem(settings) {
                 action = .refuse
                 error = problem
@@ -133,7 +137,8 @@ extension MigrationPlan {
         var action = decision.action
         var evolved: Catalog?
         if (action == .open && !settings.readOnly) || action == .migrate {
-            let next = catalog.evolved(to: settings.schema, schemaVersion: settings.appSchemaVersion, mode: settings.mode)
+            let next = catalog.evolved(
+                to: settings.schema, schemaVersion: settings.appSchemaVersion, mode: settings.mode)
             if action == .open && !next.isEquivalent(to: catalog) { action = .updateCatalog }
             evolved = next
         }
@@ -146,13 +151,22 @@ extension MigrationPlan {
     static func configurationProblem(_ settings: MigrationSettings) -> StrataError? {
         let path = settings.path
         if settings.deleteIfMigrationNeeded && settings.mode == .synced {
-            return StrataError(.invalidConfiguration, "deleteIfMigrationNeeded cannot be used in synced mode (\(path)): deleting the file would lose data that older app versions share. Turn it off.", path: path)
+            return StrataError(
+                .invalidConfiguration,
+                "deleteIfMigrationNeeded cannot be used in synced mode (\(path)): deleting the file would lose data that older app versions share. Turn it off.",
+                path: path)
         }
         if settings.deleteIfMigrationNeeded && settings.readOnly {
-            return StrataError(.invalidConfiguration, "deleteIfMigrationNeeded cannot be combined with readOnly (\(path)): a read-only open never deletes the file. Turn one of them off.", path: path)
+            return StrataError(
+                .invalidConfiguration,
+                "deleteIfMigrationNeeded cannot be combined with readOnly (\(path)): a read-only open never deletes the file. Turn one of them off.",
+                path: path)
         }
         if settings.mode == .synced && settings.migration != nil {
-            return StrataError(.migrationForbidden, "\(path) is opened in synced mode, where older app versions share the data, so a migration closure cannot run. Remove Configuration.migration: synced mode allows only additive changes, which need no closure.", path: path)
+            return StrataError(
+                .migrationForbidden,
+                "\(path) is opened in synced mode, where older app versions share the data, so a migration closure cannot run. Remove Configuration.migration: synced mode allows only additive changes, which need no closure.",
+                path: path)
         }
         return nil
     }
@@ -165,24 +179,31 @@ extension MigrationPlan {
         // In synced mode, kept types and properties are part of the file for
         // older app versions, so naming one again must agree with it too.
         let returning = catalog.types.filter { $0.isKept && settings.schema[$0.name] != nil }
-        let stored = Schema(catalog.types.filter { !$0.isKept || settings.schema[$0.name] != nil }.map { type in
-            let properties = settings.mode == .synced ? type.properties + type.keptProperties : type.properties
-            return ObjectSchema(type.name, primaryKey: type.primaryKey, properties: properties.map(\.property))
-        })
+        let stored = Schema(
+            catalog.types.filter { !$0.isKept || settings.schema[$0.name] != nil }.map { type in
+                let properties = settings.mode == .synced ? type.properties + type.keptProperties : type.properties
+                return ObjectSchema(type.name, primaryKey: type.primaryKey, properties: properties.map(\.property))
+            })
         var changes = schemaChanges(from: stored, to: settings.schema).filter { change in
             // What synced mode already keeps is not removed again.
-            guard settings.mode == .synced, change.kind == .propertyRemoved, let name = change.propertyName else { return true }
+            guard settings.mode == .synced, change.kind == .propertyRemoved, let name = change.propertyName else {
+                return true
+            }
             return catalog[type: change.typeName]?.keptProperties.contains { $0.property.name == name } != true
         }
         for type in returning {
             let position = changes.firstIndex { $0.typeName >= type.name } ?? changes.endIndex
-            changes.insert(SchemaChange(kind: .typeAdded, typeName: type.name, description: "Object type '\(type.name)' has been added."), at: position)
+            changes.insert(
+                SchemaChange(
+                    kind: .typeAdded, typeName: type.name, description: "Object type '\(type.name)' has been added."),
+                at: position)
         }
         return changes.map { change in
             let property = change.propertyName.flatMap { settings.schema[change.typeName]?[property: $0] }
             if change.kind == .typeAdded, returning.contains(where: { $0.name == change.typeName }) {
                 let kept = settings.mode == .synced ? "for older app versions" : "since the type was removed"
-                return Step(change: change, handling: .automatic, effect: "Its objects, kept in the file \(kept), come back.")
+                return Step(
+                    change: change, handling: .automatic, effect: "Its objects, kept in the file \(kept), come back.")
             }
             switch settings.mode {
             case .local: return localStep(change, raised: raised, property: property)
@@ -208,21 +229,38 @@ extension MigrationPlan {
         let (handling, effect): (Handling, String)
         switch change.kind {
         case .typeRemoved:
-            (handling, effect) = (.automatic, "Its objects stay in the file, ignored; migration.deleteData(forType: \"\(change.typeName)\") deletes them.")
+            (handling, effect) = (
+                .automatic,
+                "Its objects stay in the file, ignored; migration.deleteData(forType: \"\(change.typeName)\") deletes them."
+            )
         case _ where !raised:
             (handling, effect) = (.forbidden, "This needs a migration: raise the schema version.")
         case .propertyAdded:
-            (handling, effect) = (.automatic, "Existing objects read its default, \(defaultText); no record is rewritten.")
+            (handling, effect) = (
+                .automatic, "Existing objects read its default, \(defaultText); no record is rewritten."
+            )
         case .propertyRemoved:
-            (handling, effect) = (.automatic, "Its values are readable as `old` in the migration closure and gone afterwards; no record is rewritten.")
+            (handling, effect) = (
+                .automatic,
+                "Its values are readable as `old` in the migration closure and gone afterwards; no record is rewritten."
+            )
         case .propertyTypeChanged:
-            (handling, effect) = (.migrationClosure, "Its values start at the default, \(defaultText), unless the migration closure sets them from the old ones; the type's records are rewritten.")
+            (handling, effect) = (
+                .migrationClosure,
+                "Its values start at the default, \(defaultText), unless the migration closure sets them from the old ones; the type's records are rewritten."
+            )
         case .madeRequired:
-            (handling, effect) = (.automatic, "Null values become the default, \(defaultText), unless the migration closure sets them; the type's records are rewritten.")
+            (handling, effect) = (
+                .automatic,
+                "Null values become the default, \(defaultText), unless the migration closure sets them; the type's records are rewritten."
+            )
         case .madeOptional:
             (handling, effect) = (.automatic, "Stored values stay as they are; no record is rewritten.")
         case .primaryKeyChanged:
-            (handling, effect) = (.automatic, "Objects get new keys after the migration closure, which may fix their values; two objects with one key fail the migration. The type's records are rewritten.")
+            (handling, effect) = (
+                .automatic,
+                "Objects get new keys after the migration closure, which may fix their values; two objects with one key fail the migration. The type's records are rewritten."
+            )
         case .typeAdded, .indexAdded, .indexRemoved, .defaultChanged:
             preconditionFailure("handled by automaticEffect")
         }
@@ -235,18 +273,28 @@ extension MigrationPlan {
         let (handling, effect): (Handling, String)
         switch change.kind {
         case .typeRemoved:
-            (handling, effect) = (.automatic, "Its objects stay in the file for older app versions, ignored by this one.")
+            (handling, effect) = (
+                .automatic, "Its objects stay in the file for older app versions, ignored by this one."
+            )
         case .propertyAdded:
             let defaultText = property.map { "\($0.valueWhenAbsent)" } ?? "its default"
-            (handling, effect) = (.automatic, "Existing objects read its default, \(defaultText); no record is rewritten.")
+            (handling, effect) = (
+                .automatic, "Existing objects read its default, \(defaultText); no record is rewritten."
+            )
         case .propertyRemoved:
-            (handling, effect) = (.automatic, "Its values stay in the file for older app versions; new objects store its empty value.")
+            (handling, effect) = (
+                .automatic, "Its values stay in the file for older app versions; new objects store its empty value."
+            )
         case .propertyTypeChanged:
-            (handling, effect) = (.forbidden, "Forbidden in synced mode: \(older). Add a property with a new name instead.")
+            (handling, effect) = (
+                .forbidden, "Forbidden in synced mode: \(older). Add a property with a new name instead."
+            )
         case .madeRequired, .madeOptional:
             (handling, effect) = (.forbidden, "Forbidden in synced mode: \(older). Keep the optionality it has.")
         case .primaryKeyChanged:
-            (handling, effect) = (.forbidden, "Forbidden in synced mode: objects would change identity for older app versions.")
+            (handling, effect) = (
+                .forbidden, "Forbidden in synced mode: objects would change identity for older app versions."
+            )
         case .typeAdded, .indexAdded, .indexRemoved, .defaultChanged:
             preconditionFailure("handled by automaticEffect")
         }
@@ -259,7 +307,9 @@ extension MigrationPlan {
         [.typeRemoved, .indexAdded, .indexRemoved].contains(step.change.kind)
     }
 
-    private static func decide(catalog: Catalog, steps: [Step], settings: MigrationSettings) -> (action: Action, error: StrataError?) {
+    private static func decide(catalog: Catalog, steps: [Step], settings: MigrationSettings) -> (
+        action: Action, error: StrataError?
+    ) {
         let path = settings.path
         let version = settings.appSchemaVersion
         let fileVersion = catalog.fileSchemaVersion
@@ -268,18 +318,42 @@ extension MigrationPlan {
             return (.refuse, problem)
         }
         if catalog.mode != settings.mode {
-            return (.refuse, StrataError(.modeMismatch, "\(path) is a \(catalog.mode.rawValue)-mode file, but the configuration opens it in \(settings.mode.rawValue) mode. Set Configuration.mode to .\(catalog.mode.rawValue): a file's mode is chosen when it is created and never changes.", path: path))
+            return (
+                .refuse,
+                StrataError(
+                    .modeMismatch,
+                    "\(path) is a \(catalog.mode.rawValue)-mode file, but the configuration opens it in \(settings.mode.rawValue) mode. Set Configuration.mode to .\(catalog.mode.rawValue): a file's mode is chosen when it is created and never changes.",
+                    path: path)
+            )
         }
         if settings.mode == .local && version < fileVersion {
-            return (.refuse, StrataError(.schemaVersionTooLow, "Schema version \(version) is lower than the file's version \(fileVersion) (\(path)). Open it with version \(fileVersion) or later.", path: path))
+            return (
+                .refuse,
+                StrataError(
+                    .schemaVersionTooLow,
+                    "Schema version \(version) is lower than the file's version \(fileVersion) (\(path)). Open it with version \(fileVersion) or later.",
+                    path: path)
+            )
         }
         if settings.readOnly {
             if version != fileVersion {
-                return (.refuse, StrataError(.migrationRequired, "\(path) is at schema version \(fileVersion), but the read-only open asks for version \(version). A read-only open needs the file's exact version, since it cannot migrate; open it once without readOnly.", path: path))
+                return (
+                    .refuse,
+                    StrataError(
+                        .migrationRequired,
+                        "\(path) is at schema version \(fileVersion), but the read-only open asks for version \(version). A read-only open needs the file's exact version, since it cannot migrate; open it once without readOnly.",
+                        path: path)
+                )
             }
             let needsWrite = steps.filter { !readableWithoutWriting($0) }
             if !needsWrite.isEmpty {
-                return (.refuse, StrataError(.migrationRequired, "Opening \(path) read-only needs a schema that the file can serve without changes, but:\n\(list(needsWrite))\nOpen it once without readOnly to apply them.", path: path))
+                return (
+                    .refuse,
+                    StrataError(
+                        .migrationRequired,
+                        "Opening \(path) read-only needs a schema that the file can serve without changes, but:\n\(list(needsWrite))\nOpen it once without readOnly to apply them.",
+                        path: path)
+                )
             }
             return (.open, nil)
         }
@@ -287,7 +361,13 @@ extension MigrationPlan {
         switch settings.mode {
         case .synced:
             if !forbidden.isEmpty {
-                return (.refuse, StrataError(.migrationForbidden, "These changes to the schema of \(path) are not allowed in synced mode, where older app versions still read the data:\n\(list(forbidden))\nKeep existing properties and types as they are, and add new ones instead.", path: path))
+                return (
+                    .refuse,
+                    StrataError(
+                        .migrationForbidden,
+                        "These changes to the schema of \(path) are not allowed in synced mode, where older app versions still read the data:\n\(list(forbidden))\nKeep existing properties and types as they are, and add new ones instead.",
+                        path: path)
+                )
             }
         case .local:
             if version > fileVersion {
@@ -295,7 +375,13 @@ extension MigrationPlan {
             }
             if !forbidden.isEmpty {
                 if settings.deleteIfMigrationNeeded { return (.deleteAndRecreate, nil) }
-                return (.refuse, StrataError(.migrationRequired, "The schema of \(path) differs from the configured one at the same schema version \(version):\n\(list(steps))\nRaise the schema version to \(version + 1) to migrate the file.", path: path))
+                return (
+                    .refuse,
+                    StrataError(
+                        .migrationRequired,
+                        "The schema of \(path) differs from the configured one at the same schema version \(version):\n\(list(steps))\nRaise the schema version to \(version + 1) to migrate the file.",
+                        path: path)
+                )
             }
         }
         return (.open, nil)

@@ -23,10 +23,13 @@ final class MigrationRunner {
     private var path: String { scope.path }
     private var settings: MigrationSettings { scope.settings }
 
-    init(settings: MigrationSettings, environment: Environment, txn: LMDBTransaction, store: CatalogStore,
-         old: Catalog, oldTables: [TypeID: ObjectTable], evolved: Catalog) {
-        scope = MigrationScope(settings: settings, environment: environment, txn: txn, store: store,
-                               old: old, oldTables: oldTables, evolved: evolved)
+    init(
+        settings: MigrationSettings, environment: Environment, txn: LMDBTransaction, store: CatalogStore,
+        old: Catalog, oldTables: [TypeID: ObjectTable], evolved: Catalog
+    ) {
+        scope = MigrationScope(
+            settings: settings, environment: environment, txn: txn, store: store,
+            old: old, oldTables: oldTables, evolved: evolved)
         records = RecordRewriter(scope: scope)
         catalog = MigrationCatalog(scope: scope, records: records, evolved: evolved)
         records.catalog = catalog
@@ -41,13 +44,16 @@ final class MigrationRunner {
         logger?.info("Migrating \(path) \(scope.step)\(closure == nil ? " without a migration closure" : "")")
         defer { scope.end() }
         if let closure {
-            let migration = Migration(runner: self, oldSchema: old.schema, newSchema: settings.schema,
-                                      oldSchemaVersion: old.fileSchemaVersion, newSchemaVersion: scope.newVersion)
+            let migration = Migration(
+                runner: self, oldSchema: old.schema, newSchema: settings.schema,
+                oldSchemaVersion: old.fileSchemaVersion, newSchemaVersion: scope.newVersion)
             defer { migration.invalidate() }
             let clock = Stopwatch()
             do {
                 try closure(migration, old.fileSchemaVersion)
-                logger?.info("Migration closure of \(path) done: \(tally.recordWrites) records written, \(clock.milliseconds) ms")
+                logger?.info(
+                    "Migration closure of \(path) done: \(tally.recordWrites) records written, \(clock.milliseconds) ms"
+                )
             } catch let error as StrataError {
                 throw error
             } catch {
@@ -61,7 +67,9 @@ final class MigrationRunner {
         logger?.debug("Indexes of \(path) up to date: \(clock.milliseconds) ms")
         try scope.engine.flush()
         try writeCatalog()
-        logger?.info("Migration of \(path) to schema version \(scope.newVersion) ready to commit: \(tally.recordWrites) records written, \(total.milliseconds) ms")
+        logger?.info(
+            "Migration of \(path) to schema version \(scope.newVersion) ready to commit: \(tally.recordWrites) records written, \(total.milliseconds) ms"
+        )
         return catalog.working
     }
 
@@ -73,7 +81,8 @@ final class MigrationRunner {
         let store = scope.store
         try store.write(catalog.working, scope.txn)
         // In synced mode, the app that introduced a version wrote its snapshot.
-        try store.writeSnapshot(settings.schema, version: settings.appSchemaVersion, replacing: settings.mode == .local, scope.txn)
+        try store.writeSnapshot(
+            settings.schema, version: settings.appSchemaVersion, replacing: settings.mode == .local, scope.txn)
         try store.raiseGeneration(scope.txn)
     }
 
@@ -86,7 +95,10 @@ final class MigrationRunner {
     func create(_ name: String, _ values: [String: Value]) throws -> Value {
         let call = "migration.create(\"\(name)\", value: ...)"
         guard let type = catalog.newType(named: name) else {
-            throw StrataError(.unknownObjectType, "\(call) in the migration of \(path) \(scope.step): the new schema has no type '\(name)'. Its types are: \(settings.schema.typeNames.joined(separator: ", ")). Nothing was written.", path: path)
+            throw StrataError(
+                .unknownObjectType,
+                "\(call) in the migration of \(path) \(scope.step): the new schema has no type '\(name)'. Its types are: \(settings.schema.typeNames.joined(separator: ", ")). Nothing was written.",
+                path: path)
         }
         let table = try records.table(for: type)
         records.created(in: type.id)
@@ -94,7 +106,10 @@ final class MigrationRunner {
             return try scope.engine.insert(table, values)
         } catch let error as StrataError where error.code == .duplicatePrimaryKey {
             let key = (table.primaryKey?.name).flatMap { values[$0] }.map { "\($0)" } ?? "?"
-            throw StrataError(.duplicatePrimaryKey, "\(call) in the migration of \(path) \(scope.step): a '\(type.name)' with primary key \(key) already exists. Give the new object another key, or change the existing one in enumerateObjects(ofType: \"\(type.name)\"). Nothing was written; the file is still at version \(scope.old.fileSchemaVersion).", path: path)
+            throw StrataError(
+                .duplicatePrimaryKey,
+                "\(call) in the migration of \(path) \(scope.step): a '\(type.name)' with primary key \(key) already exists. Give the new object another key, or change the existing one in enumerateObjects(ofType: \"\(type.name)\"). Nothing was written; the file is still at version \(scope.old.fileSchemaVersion).",
+                path: path)
         } catch {
             throw scope.failure(error, at: "in \(call)")
         }

@@ -21,8 +21,10 @@ final class MigrationScope {
     var path: String { settings.path }
     var engine: TableEngine { writeContext.engine }
 
-    init(settings: MigrationSettings, environment: Environment, txn: LMDBTransaction, store: CatalogStore,
-         old: Catalog, oldTables: [TypeID: ObjectTable], evolved: Catalog) {
+    init(
+        settings: MigrationSettings, environment: Environment, txn: LMDBTransaction, store: CatalogStore,
+        old: Catalog, oldTables: [TypeID: ObjectTable], evolved: Catalog
+    ) {
         self.settings = settings
         self.environment = environment
         self.txn = txn
@@ -31,8 +33,9 @@ final class MigrationScope {
         self.oldTables = oldTables
         self.newVersion = settings.mode == .local ? settings.appSchemaVersion : evolved.fileSchemaVersion
         let widest = (evolved.types + old.types).map(\.properties.count).max() ?? 0
-        self.writeContext = ObjectContext(lmdb: txn, tables: [:], meta: store.meta, path: settings.path,
-                                          writingSchemaVersion: settings.appSchemaVersion, fieldCapacity: widest)
+        self.writeContext = ObjectContext(
+            lmdb: txn, tables: [:], meta: store.meta, path: settings.path,
+            writingSchemaVersion: settings.appSchemaVersion, fieldCapacity: widest)
     }
 
     /// Ends the snapshot and the write context; the caller commits or
@@ -52,8 +55,9 @@ final class MigrationScope {
         // are serialized: it sees exactly the state before the migration.
         let reader = try environment.begin(readOnly: true)
         let tables = Dictionary(oldTables.values.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-        let context = ObjectContext(lmdb: reader, tables: tables, meta: store.meta, path: path,
-                                    writingSchemaVersion: old.fileSchemaVersion)
+        let context = ObjectContext(
+            lmdb: reader, tables: tables, meta: store.meta, path: path,
+            writingSchemaVersion: old.fileSchemaVersion)
         snapshot = (reader, context)
         return (reader, context)
     }
@@ -79,8 +83,9 @@ final class MigrationScope {
         }
         var message = "The migration of \(path) \(step) failed \(place): \(detail)"
         if let advice { message += " " + advice }
-        return StrataError(strata.code, message + " " + nothingWritten, path: path, lmdbCode: strata.lmdbCode,
-                           cause: strata.cause)
+        return StrataError(
+            strata.code, message + " " + nothingWritten, path: path, lmdbCode: strata.lmdbCode,
+            cause: strata.cause)
     }
 
     /// A record key of `table` as a person reads it; `oldKey` when the key

@@ -47,7 +47,9 @@ public final class MutableObject {
 
     /// The object's key in its records database: a private copy, which a
     /// put cannot move.
-    var key: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: keyStorage.baseAddress, count: state.pointee.keyCount) }
+    var key: UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: keyStorage.baseAddress, count: state.pointee.keyCount)
+    }
     var base: RecordView? { state.pointee.base }
     var isDirty: Bool { state.pointee.isDirty }
     var changedPositions: UInt64 { state.pointee.changedPositions }
@@ -93,7 +95,10 @@ public final class MutableObject {
     }
 
     private func checkActive() {
-        precondition(isActive, "A MutableObject was used outside the migration closure call it was given to. Read and set its values inside that call.")
+        precondition(
+            isActive,
+            "A MutableObject was used outside the migration closure call it was given to. Read and set its values inside that call."
+        )
     }
 
     /// The name of the object's type in the new schema.
@@ -162,7 +167,10 @@ public final class MutableObject {
         let coerced = value.coerced(to: field.type)
         guard coerced.fits(field.type, optional: field.isOptional) else {
             let expected = field.isOptional ? "\(field.type)?" : "\(field.type)"
-            throw StrataError(.invalidValue, "The migration set property '\(table.name).\(property)' (\(expected)) to \(value), which it cannot hold (in \(table.path)). Nothing was written.", path: table.path)
+            throw StrataError(
+                .invalidValue,
+                "The migration set property '\(table.name).\(property)' (\(expected)) to \(value), which it cannot hold (in \(table.path)). Nothing was written.",
+                path: table.path)
         }
         overrides[field.position] = coerced
         state.pointee.isDirty = true

@@ -31,7 +31,8 @@ struct ProgressCounter {
 
     private mutating func report() {
         reported = completed
-        handler?(MigrationProgress(typeName: typeName, step: step, completed: completed, total: Swift.max(total, completed)))
+        handler?(
+            MigrationProgress(typeName: typeName, step: step, completed: completed, total: Swift.max(total, completed)))
     }
 
     /// Reports the end, unless the last report already said it.

@@ -15,26 +15,36 @@ extension RecordRewriter {
         guard object.isDirty || target.rewriteAll else { return }
         walkChangedPositions |= object.changedPositions
         walkWrote = true
-        let automaticKey: ObjectEncoder.AutomaticKey = target.rekey && table.primaryKey == nil ? engine.newID(table) : .keep
+        let automaticKey: ObjectEncoder.AutomaticKey =
+            target.rekey && table.primaryKey == nil ? engine.newID(table) : .keep
         let keyEncoded: Bool
         do {
-            keyEncoded = try encoder.encodeRewrite(table: table, schemaVersion: scope.newVersion, automaticKey: automaticKey,
-                                                   newKeys: target.rekey, base: object.base, overrides: object.overrides,
-                                                   storedPositions: target.storedPositions)
+            keyEncoded = try encoder.encodeRewrite(
+                table: table, schemaVersion: scope.newVersion, automaticKey: automaticKey,
+                newKeys: target.rekey, base: object.base, overrides: object.overrides,
+                storedPositions: target.storedPositions)
         } catch {
-            throw scope.failure(error, at: "writing the '\(table.name)' object \(scope.describeKey(object.key, of: table, oldKey: true))",
-                                advice: "Give every required property of the new schema a value of its type in the migration closure.")
+            throw scope.failure(
+                error,
+                at: "writing the '\(table.name)' object \(scope.describeKey(object.key, of: table, oldKey: true))",
+                advice: "Give every required property of the new schema a value of its type in the migration closure.")
         }
         if target.rekey {
             guard try engine.putRecord(table, encoder, noOverwrite: true) else {
-                throw StrataError(.duplicatePrimaryKey, "After the migration of \(path) \(scope.step), two '\(table.name)' objects have the primary key \(encoder.decodedKey(table)). Give them distinct values in the migration closure, or delete one with migration.delete. Nothing was written; the file is still at version \(old.fileSchemaVersion).", path: path)
+                throw StrataError(
+                    .duplicatePrimaryKey,
+                    "After the migration of \(path) \(scope.step), two '\(table.name)' objects have the primary key \(encoder.decodedKey(table)). Give them distinct values in the migration closure, or delete one with migration.delete. Nothing was written; the file is still at version \(old.fileSchemaVersion).",
+                    path: path)
             }
             return
         }
         if keyEncoded {
             try encoder.key.withUnsafeBytes { key in
                 guard KeyCodec.compare(key, object.key) == 0 else {
-                    throw StrataError(.migrationFailed, "The migration of \(path) \(scope.step) changed the primary key of a '\(table.name)' object from \(scope.describeKey(object.key, of: table, oldKey: true)) to \(scope.describeKey(key, of: table, oldKey: false)), but the new schema keeps the primary key of '\(table.name)'. Create a new object with migration.create and delete this one with migration.delete instead. Nothing was written; the file is still at version \(old.fileSchemaVersion).", path: path)
+                    throw StrataError(
+                        .migrationFailed,
+                        "The migration of \(path) \(scope.step) changed the primary key of a '\(table.name)' object from \(scope.describeKey(object.key, of: table, oldKey: true)) to \(scope.describeKey(key, of: table, oldKey: false)), but the new schema keeps the primary key of '\(table.name)'. Create a new object with migration.create and delete this one with migration.delete instead. Nothing was written; the file is still at version \(old.fileSchemaVersion).",
+                        path: path)
                 }
             }
         }
@@ -53,9 +63,11 @@ extension RecordRewriter {
         guard let written = tables[type.id] else { return }
         let table = ObjectTable(type: type, records: written.records, indexes: [:], path: path)
         install(table)
-        guard let oldTable = scope.oldTables[type.id], let target = table.fields.firstIndex(where: { $0.id == source }) else { return }
+        guard let oldTable = scope.oldTables[type.id], let target = table.fields.firstIndex(where: { $0.id == source })
+        else { return }
         let (reader, _) = try scope.snapshotContext()
-        let storedPositions = table.fields.map { field in written.fields.firstIndex { $0.name == field.name } ?? Int.max }
+        let storedPositions = table.fields.map { field in written.fields.firstIndex { $0.name == field.name } ?? Int.max
+        }
         // Each field of the new table, as the written records hold it.
         let writtenFields = table.fields.map { field in written.fields.first { $0.name == field.name } }
         let overrides = UnsafeMutableBufferPointer<Value?>.allocate(capacity: table.fields.count)
@@ -76,13 +88,17 @@ extension RecordRewriter {
                 for position in overrides.indices {
                     overrides[position] = writtenFields[position].map { written.value(at: $0.position, in: view) }
                 }
-                if let stored = try reader.get(oldTable.records, copy.key), let oldView = try? RecordView(validating: stored) {
-                    overrides[target] = oldView.value(forField: source, expectedAt: Int.max) ?? table.fields[target].valueWhenAbsent
+                if let stored = try reader.get(oldTable.records, copy.key),
+                    let oldView = try? RecordView(validating: stored)
+                {
+                    overrides[target] =
+                        oldView.value(forField: source, expectedAt: Int.max) ?? table.fields[target].valueWhenAbsent
                 } else {
                     overrides[target] = given
                 }
-                try encoder.encodeRewrite(table: table, schemaVersion: view.effectiveSchemaVersion, automaticKey: .keep, newKeys: false,
-                                          base: nil, overrides: overrides, storedPositions: storedPositions)
+                try encoder.encodeRewrite(
+                    table: table, schemaVersion: view.effectiveSchemaVersion, automaticKey: .keep, newKeys: false,
+                    base: nil, overrides: overrides, storedPositions: storedPositions)
                 scope.engine.tally.recordWritten()
                 try encoder.record.withUnsafeBytes { try cursor.replaceCurrent(key: copy.key, value: $0) }
                 indexes.markChanged(source, of: type.id)

@@ -34,7 +34,8 @@ final class RecordRewriter: MigrationRecords {
     init(scope: MigrationScope) {
         self.scope = scope
         let widest = (scope.old.types.map(\.properties.count) + [0]).max() ?? 0
-        self.encoder = ObjectEncoder(fieldCapacity: max(widest, scope.settings.schema.objectSchemas.map(\.properties.count).max() ?? 0))
+        self.encoder = ObjectEncoder(
+            fieldCapacity: max(widest, scope.settings.schema.objectSchemas.map(\.properties.count).max() ?? 0))
     }
 
     // MARK: MigrationRecords
@@ -68,7 +69,10 @@ final class RecordRewriter: MigrationRecords {
         if let table = tables[type.id] { return table }
         let existed = old[typeID: type.id] != nil
         guard let records = try txn.openDatabase(type.recordsDatabase, create: !existed) else {
-            throw StrataError(.corruptFile, "The records of '\(type.name)' are missing from \(path); the file is damaged. Restore it from a backup.", path: path)
+            throw StrataError(
+                .corruptFile,
+                "The records of '\(type.name)' are missing from \(path); the file is damaged. Restore it from a backup.",
+                path: path)
         }
         // No index handles: the indexes that the writes made stale are
         // rebuilt once the closure is done.
@@ -103,7 +107,10 @@ final class RecordRewriter: MigrationRecords {
             let type = catalog.working.types[index]
             if catalog.isNew(type) {
                 if enumerated.contains(type.id) && getsNewKeys(type) {
-                    throw StrataError(.migrationFailed, "enumerateObjects(ofType: \"\(name)\") was called twice in the migration of \(path) \(scope.step), but '\(type.name)' gets new primary keys in it, so it can be walked only once. Do all the work for '\(type.name)' in one enumeration. Nothing was written.", path: path)
+                    throw StrataError(
+                        .migrationFailed,
+                        "enumerateObjects(ofType: \"\(name)\") was called twice in the migration of \(path) \(scope.step), but '\(type.name)' gets new primary keys in it, so it can be walked only once. Do all the work for '\(type.name)' in one enumeration. Nothing was written.",
+                        path: path)
                 }
                 try withoutActuallyEscaping(body) { try walk(oldType: old[typeID: type.id], newType: type, body: $0) }
                 return
@@ -117,7 +124,10 @@ final class RecordRewriter: MigrationRecords {
         }
         let oldNames = old.types.map(\.name).sorted().joined(separator: ", ")
         let newNames = scope.settings.schema.typeNames.joined(separator: ", ")
-        throw StrataError(.unknownObjectType, "enumerateObjects(ofType: \"\(name)\") in the migration of \(path) \(scope.step): neither the old nor the new schema has that type. Old types: \(oldNames). New types: \(newNames). Nothing was written.", path: path)
+        throw StrataError(
+            .unknownObjectType,
+            "enumerateObjects(ofType: \"\(name)\") in the migration of \(path) \(scope.step): neither the old nor the new schema has that type. Old types: \(oldNames). New types: \(newNames). Nothing was written.",
+            path: path)
     }
 
     /// Rewrites every record of a type whose keys or value types changed
@@ -146,7 +156,8 @@ final class RecordRewriter: MigrationRecords {
         let table = try table(for: type)
         let oldIDs = (old[typeID: type.id]?.properties.map(\.id) ?? []).sorted()
         let stored = table.fields.map { field in oldIDs.firstIndex(of: field.id) ?? Int.max }
-        return Target(table: table, rekey: getsNewKeys(type), rewriteAll: rewritesEveryRecord(type), storedPositions: stored)
+        return Target(
+            table: table, rekey: getsNewKeys(type), rewriteAll: rewritesEveryRecord(type), storedPositions: stored)
     }
 
     /// Walks the old objects of a type (or, for a type new in this
@@ -170,13 +181,16 @@ final class RecordRewriter: MigrationRecords {
         }
         let (reader, context) = try scope.snapshotContext()
         let name = newType?.name ?? oldType.name
-        var progress = ProgressCounter(typeName: name, step: .migratingObjects, total: try reader.entryCount(oldTable.records),
-                                       handler: scope.settings.progress)
+        var progress = ProgressCounter(
+            typeName: name, step: .migratingObjects, total: try reader.entryCount(oldTable.records),
+            handler: scope.settings.progress)
         let clock = Stopwatch()
         let writesBefore = scope.engine.tally.recordWrites
         defer {
             let written = scope.engine.tally.recordWrites - writesBefore
-            scope.settings.logger?.debug("Walked '\(name)' of \(path): \(progress.completedCount) objects, \(written) written, \(clock.milliseconds) ms")
+            scope.settings.logger?.debug(
+                "Walked '\(name)' of \(path): \(progress.completedCount) objects, \(written) written, \(clock.milliseconds) ms"
+            )
         }
         try reader.withCursor(oldTable.records) { cursor in
             try txn.withCursor(target?.table.records ?? oldTable.records) { writer in
@@ -229,7 +243,8 @@ final class RecordRewriter: MigrationRecords {
                 entry = try cursor.next()
             }
         }
-        var progress = ProgressCounter(typeName: table.name, step: .migratingObjects, total: keys.count, handler: scope.settings.progress)
+        var progress = ProgressCounter(
+            typeName: table.name, step: .migratingObjects, total: keys.count, handler: scope.settings.progress)
         try txn.withCursor(table.records) { writer in
             for key in keys {
                 try key.withUnsafeBytes { keyBytes in
@@ -250,8 +265,10 @@ final class RecordRewriter: MigrationRecords {
     /// Calls the closure's body with one object, restating what it throws
     /// so that the error names the object and the version step.
     @inline(__always)
-    private func call(_ body: Body?, _ old: DynamicObject?, _ new: MutableObject?, table: ObjectTable,
-                      key: UnsafeRawBufferPointer) throws {
+    private func call(
+        _ body: Body?, _ old: DynamicObject?, _ new: MutableObject?, table: ObjectTable,
+        key: UnsafeRawBufferPointer
+    ) throws {
         guard let body else { return }
         do {
             try body(old, new)
@@ -259,20 +276,26 @@ final class RecordRewriter: MigrationRecords {
             // Raised by the Migration API, which names the place already.
             throw error
         } catch {
-            throw scope.failure(error, at: "on the '\(table.name)' object \(scope.describeKey(key, of: table, oldKey: true))")
+            throw scope.failure(
+                error, at: "on the '\(table.name)' object \(scope.describeKey(key, of: table, oldKey: true))")
         }
     }
 
     @inline(__always)
-    private func visit(_ object: MutableObject, old: DynamicObject?, _ target: Target, _ writer: LMDBCursor, _ body: Body?) throws {
+    private func visit(
+        _ object: MutableObject, old: DynamicObject?, _ target: Target, _ writer: LMDBCursor, _ body: Body?
+    ) throws {
         if body != nil {
             object.isActive = true
             defer { object.isActive = false }
             try call(body, old, object, table: target.table, key: object.key)
         }
         if let error = object.pendingError {
-            throw scope.failure(error, at: "on the '\(target.table.name)' object \(scope.describeKey(object.key, of: target.table, oldKey: true))",
-                                advice: "Set only properties of the new schema, with values of their type.")
+            throw scope.failure(
+                error,
+                at:
+                    "on the '\(target.table.name)' object \(scope.describeKey(object.key, of: target.table, oldKey: true))",
+                advice: "Set only properties of the new schema, with values of their type.")
         }
         try write(object, target, writer)
     }

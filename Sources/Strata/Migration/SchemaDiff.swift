@@ -45,10 +45,13 @@ func schemaChanges(from old: Schema, to new: Schema) -> [SchemaChange] {
     for name in names {
         switch (old[name], new[name]) {
         case (nil, _?):
-            changes.append(SchemaChange(kind: .typeAdded, typeName: name, description: "Object type '\(name)' has been added."))
+            changes.append(
+                SchemaChange(kind: .typeAdded, typeName: name, description: "Object type '\(name)' has been added."))
         case (_?, nil):
-            changes.append(SchemaChange(kind: .typeRemoved, typeName: name, description: "Object type '\(name)' has been removed."))
-        case let (before?, after?):
+            changes.append(
+                SchemaChange(kind: .typeRemoved, typeName: name, description: "Object type '\(name)' has been removed.")
+            )
+        case (let before?, let after?):
             changes += propertyChanges(from: before, to: after)
         case (nil, nil):
             break
@@ -65,7 +68,10 @@ private func propertyChanges(from old: ObjectSchema, to new: ObjectSchema) -> [S
     }
     if old.primaryKey != new.primaryKey {
         let describe = { (key: String?) in key.map { "'\($0)'" } ?? "none" }
-        change(.primaryKeyChanged, nil, "Primary key of '\(type)' has been changed from \(describe(old.primaryKey)) to \(describe(new.primaryKey)).")
+        change(
+            .primaryKeyChanged, nil,
+            "Primary key of '\(type)' has been changed from \(describe(old.primaryKey)) to \(describe(new.primaryKey))."
+        )
     }
     for after in new.properties {
         let name = "\(type).\(after.name)"
@@ -74,7 +80,9 @@ private func propertyChanges(from old: ObjectSchema, to new: ObjectSchema) -> [S
             continue
         }
         if before.type != after.type {
-            change(.propertyTypeChanged, after.name, "Property '\(name)' has been changed from '\(before.type)' to '\(after.type)'.")
+            change(
+                .propertyTypeChanged, after.name,
+                "Property '\(name)' has been changed from '\(before.type)' to '\(after.type)'.")
         }
         if before.isOptional && !after.isOptional {
             change(.madeRequired, after.name, "Property '\(name)' has been made required.")
@@ -90,7 +98,10 @@ private func propertyChanges(from old: ObjectSchema, to new: ObjectSchema) -> [S
         }
         if !sameDefault(before.defaultValue?.coerced(to: before.type), after.defaultValue?.coerced(to: after.type)) {
             let describe = { (value: Value?) in value.map { "\($0)" } ?? "none" }
-            change(.defaultChanged, after.name, "Property '\(name)' has had its default changed from \(describe(before.defaultValue)) to \(describe(after.defaultValue)).")
+            change(
+                .defaultChanged, after.name,
+                "Property '\(name)' has had its default changed from \(describe(before.defaultValue)) to \(describe(after.defaultValue))."
+            )
         }
     }
     for before in old.properties where new[property: before.name] == nil {
@@ -103,7 +114,7 @@ private func propertyChanges(from old: ObjectSchema, to new: ObjectSchema) -> [S
 private func sameDefault(_ a: Value?, _ b: Value?) -> Bool {
     switch (a, b) {
     case (nil, nil): true
-    case let (a?, b?): a.isStored(identicallyTo: b)
+    case (let a?, let b?): a.isStored(identicallyTo: b)
     default: false
     }
 }

@@ -123,7 +123,9 @@ final class TransactionLifetime {
         @inline(__always)
         func check() {
             if slot.pointee != generation {
-                preconditionFailure("A DynamicObject was used after its transaction ended. Copy the values you need (object.values) inside the transaction.")
+                preconditionFailure(
+                    "A DynamicObject was used after its transaction ended. Copy the values you need (object.values) inside the transaction."
+                )
             }
         }
     }
@@ -175,7 +177,9 @@ final class CopiedBytes {
     init(key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer) {
         storage = .allocate(byteCount: max(1, key.count + record.count), alignment: 8)
         if key.count > 0 { storage.baseAddress!.copyMemory(from: key.baseAddress!, byteCount: key.count) }
-        if record.count > 0 { (storage.baseAddress! + key.count).copyMemory(from: record.baseAddress!, byteCount: record.count) }
+        if record.count > 0 {
+            (storage.baseAddress! + key.count).copyMemory(from: record.baseAddress!, byteCount: record.count)
+        }
         self.key = UnsafeRawBufferPointer(start: storage.baseAddress, count: key.count)
         self.record = UnsafeRawBufferPointer(start: storage.baseAddress! + key.count, count: record.count)
     }

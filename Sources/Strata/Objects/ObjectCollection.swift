@@ -62,7 +62,10 @@ public struct ObjectCollection {
         let field = try table.field(named: property)
         let value = value.coerced(to: field.type)
         guard value.fits(field.type, optional: true) else {
-            throw StrataError(.invalidValue, "Property '\(table.name).\(property)' is \(field.type); it cannot equal \(value) (in \(context.path)). Compare it with a value of type \(field.type).", path: context.path)
+            throw StrataError(
+                .invalidValue,
+                "Property '\(table.name).\(property)' is \(field.type); it cannot equal \(value) (in \(context.path)). Compare it with a value of type \(field.type).",
+                path: context.path)
         }
         var copy = self
         if copy.lookup == nil {
@@ -79,20 +82,29 @@ public struct ObjectCollection {
     /// - Throws: What `body` or a filter throws, or a ``StrataError`` for a
     ///   damaged record.
     public func forEach(_ body: (DynamicObject) throws -> Void) throws {
-        try iterate { try body($0); return true }
+        try iterate {
+            try body($0)
+            return true
+        }
     }
 
     /// The results of `transform` on each object.
     public func map<T>(_ transform: (DynamicObject) throws -> T) throws -> [T] {
         var result: [T] = []
-        try iterate { result.append(try transform($0)); return true }
+        try iterate {
+            result.append(try transform($0))
+            return true
+        }
         return result
     }
 
     /// The first object, or nil when there is none.
     public func first() throws -> DynamicObject? {
         var found: DynamicObject?
-        try iterate { found = $0; return false }
+        try iterate {
+            found = $0
+            return false
+        }
         return found
     }
 
@@ -100,7 +112,10 @@ public struct ObjectCollection {
     public func first(where predicate: (DynamicObject) throws -> Bool) throws -> DynamicObject? {
         var found: DynamicObject?
         try iterate {
-            if try predicate($0) { found = $0; return false }
+            if try predicate($0) {
+                found = $0
+                return false
+            }
             return true
         }
         return found
@@ -117,7 +132,10 @@ public struct ObjectCollection {
         get throws {
             if lookup == nil && predicates.isEmpty { return try context.lmdb.entryCount(table.records) }
             var n = 0
-            try iterate { _ in n += 1; return true }
+            try iterate { _ in
+                n += 1
+                return true
+            }
             return n
         }
     }
@@ -166,19 +184,23 @@ public struct ObjectCollection {
                 if copies {
                     let emptied = context.engine.tablesEmptied
                     guard try body(try context.object(table: table, key: key, record: record)),
-                          context.engine.tablesEmptied == emptied else { return }
+                        context.engine.tablesEmptied == emptied
+                    else { return }
                 } else {
                     // Built here rather than by `context.object`, which makes
                     // the compiler copy the object once more on its way to `body`.
                     let view = try table.validatedView(key: key, record: record)
-                    guard try body(DynamicObject(table: table, key: key, record: view, lifetime: token, copy: nil)) else { return }
+                    guard try body(DynamicObject(table: table, key: key, record: view, lifetime: token, copy: nil))
+                    else { return }
                 }
                 entry = try cursor.next()
             }
         }
     }
 
-    private func indexLookup(index: DatabaseHandle, field: ObjectTable.Field, value: Value, _ body: (DynamicObject) throws -> Bool) throws {
+    private func indexLookup(
+        index: DatabaseHandle, field: ObjectTable.Field, value: Value, _ body: (DynamicObject) throws -> Bool
+    ) throws {
         var writer = ByteWriter(capacity: 64)
         let truncated = FileLayout.appendIndexKey(value, to: &writer)
         try writer.withUnsafeBytes { indexKey in
@@ -192,7 +214,10 @@ public struct ObjectCollection {
                     while let (_, objectKey) = entry {
                         if let end, KeyCodec.compare(objectKey, end) > 0 { return }
                         guard let (key, record) = try records.seek(exactly: objectKey) else {
-                            throw StrataError(.corruptFile, "The index on '\(table.name).\(field.name)' in \(context.path) names an object that does not exist; the file is damaged. Restore it from a backup.", path: context.path)
+                            throw StrataError(
+                                .corruptFile,
+                                "The index on '\(table.name).\(field.name)' in \(context.path) names an object that does not exist; the file is damaged. Restore it from a backup.",
+                                path: context.path)
                         }
                         let object = try context.object(table: table, key: key, record: record)
                         // A cut key matches every value with the same prefix.

@@ -19,14 +19,17 @@ final class ObjectContext {
     ///     writes: the app's schema version.
     ///   - fieldCapacity: The widest table this context may see, when
     ///     tables are added later; by default the widest of `tables`.
-    init(lmdb: LMDBTransaction, tables: [String: ObjectTable], meta: DatabaseHandle, path: String,
-         writingSchemaVersion: UInt64, fieldCapacity: Int? = nil) {
+    init(
+        lmdb: LMDBTransaction, tables: [String: ObjectTable], meta: DatabaseHandle, path: String,
+        writingSchemaVersion: UInt64, fieldCapacity: Int? = nil
+    ) {
         self.lmdb = lmdb
         self.tables = tables
         self.path = path
         self.copiesObjects = !lmdb.isReadOnly
-        self.engine = TableEngine(lmdb: lmdb, meta: meta, path: path, writingSchemaVersion: writingSchemaVersion,
-                                  fieldCapacity: fieldCapacity ?? tables.values.map(\.fields.count).max() ?? 0)
+        self.engine = TableEngine(
+            lmdb: lmdb, meta: meta, path: path, writingSchemaVersion: writingSchemaVersion,
+            fieldCapacity: fieldCapacity ?? tables.values.map(\.fields.count).max() ?? 0)
     }
 
     /// The schema version stamped on the records this transaction writes.
@@ -47,7 +50,9 @@ final class ObjectContext {
         if let lastTable, lastTable.name == name { return lastTable }
         guard let table = tables[name] else {
             let known = tables.keys.sorted().joined(separator: ", ")
-            throw StrataError(.unknownObjectType, "The schema of \(path) has no object type '\(name)'. Its types are: \(known).", path: path)
+            throw StrataError(
+                .unknownObjectType, "The schema of \(path) has no object type '\(name)'. Its types are: \(known).",
+                path: path)
         }
         lastTable = table
         return table
@@ -57,14 +62,16 @@ final class ObjectContext {
 
     /// Makes an object over a record, validating the record first.
     @inline(__always)
-    func object(table: ObjectTable, key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer) throws -> DynamicObject {
+    func object(table: ObjectTable, key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer) throws -> DynamicObject
+    {
         let view = try table.validatedView(key: key, record: record)
         guard copiesObjects else {
             return DynamicObject(table: table, key: key, record: view, lifetime: lifetime.token, copy: nil)
         }
         let copy = CopiedBytes(key: key, record: record)
         // The copy has the same layout, so the validated view applies to it.
-        return DynamicObject(table: table, key: copy.key, record: view.rebased(onto: copy.record), lifetime: lifetime.token, copy: copy)
+        return DynamicObject(
+            table: table, key: copy.key, record: view.rebased(onto: copy.record), lifetime: lifetime.token, copy: copy)
     }
 
     func object(_ typeName: String, key: Value) throws -> DynamicObject? {

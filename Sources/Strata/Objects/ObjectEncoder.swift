@@ -47,12 +47,15 @@ struct ObjectEncoder {
     /// the key. Properties not given take their default, or null when
     /// optional. Kept fields (synced mode) keep their state in `preserving`,
     /// the record being replaced; a new object stores their empty value.
-    mutating func encode(_ given: [String: Value], table: ObjectTable, schemaVersion: UInt64,
-                         automaticKey: AutomaticKey, preserving: RecordView? = nil) throws {
+    mutating func encode(
+        _ given: [String: Value], table: ObjectTable, schemaVersion: UInt64,
+        automaticKey: AutomaticKey, preserving: RecordView? = nil
+    ) throws {
         // One pass over the dictionary matches names to fields without
         // hashing them.
         let slots = self.slots.pointer
-        precondition(table.fields.count <= slots.count, "An encoder was made for fewer fields than '\(table.name)' has.")
+        precondition(
+            table.fields.count <= slots.count, "An encoder was made for fewer fields than '\(table.name)' has.")
         for position in 0 ..< table.fields.count { slots[position] = nil }
         var index = given.startIndex
         while index != given.endIndex {
@@ -61,7 +64,8 @@ struct ObjectEncoder {
             slots[position] = index
             given.formIndex(after: &index)
         }
-        try encodeFields(table: table, schemaVersion: schemaVersion, automaticKey: automaticKey, preserving: preserving) { field in
+        try encodeFields(table: table, schemaVersion: schemaVersion, automaticKey: automaticKey, preserving: preserving)
+        { field in
             slots[field.position].map { given[$0].value }
         }
     }
@@ -69,15 +73,19 @@ struct ObjectEncoder {
     /// Encodes the record and the key from the value `given` returns for
     /// each field (nil: not given, so the default applies).
     @inline(__always)
-    mutating func encodeFields(table: ObjectTable, schemaVersion: UInt64, automaticKey: AutomaticKey,
-                               preserving: RecordView?, _ given: (ObjectTable.Field) throws -> Value?) throws {
+    mutating func encodeFields(
+        table: ObjectTable, schemaVersion: UInt64, automaticKey: AutomaticKey,
+        preserving: RecordView?, _ given: (ObjectTable.Field) throws -> Value?
+    ) throws {
         record.removeAll()
         if table.primaryKey != nil { key.removeAll() }
         let hidden = table.keptFields
         var keptCount = hidden.count
         if let preserving {
             keptCount = 0
-            for field in hidden where preserving.value(forField: field.id, expectedAt: Int.max) != nil { keptCount += 1 }
+            for field in hidden where preserving.value(forField: field.id, expectedAt: Int.max) != nil {
+                keptCount += 1
+            }
         }
         RecordCodec.beginRecord(&record, schemaVersion: schemaVersion, fieldCount: table.fields.count + keptCount)
         var next = 0
@@ -111,8 +119,10 @@ struct ObjectEncoder {
     /// The key is encoded from the values only when `newKeys` is set or the
     /// primary key was set by the closure; returns whether it was.
     @discardableResult
-    mutating func encodeRewrite(table: ObjectTable, schemaVersion: UInt64, automaticKey: AutomaticKey, newKeys: Bool,
-                                base: RecordView?, overrides: UnsafeMutableBufferPointer<Value?>, storedPositions: [Int]) throws -> Bool {
+    mutating func encodeRewrite(
+        table: ObjectTable, schemaVersion: UInt64, automaticKey: AutomaticKey, newKeys: Bool,
+        base: RecordView?, overrides: UnsafeMutableBufferPointer<Value?>, storedPositions: [Int]
+    ) throws -> Bool {
         var keyEncoded = false
         precondition(table.keptFields.isEmpty, "A migration rewrite of a synced-mode type")
         record.removeAll()
@@ -121,10 +131,14 @@ struct ObjectEncoder {
         let keyPosition = table.primaryKey?.position
         for position in 0 ..< table.fields.count {
             let info = table.readInfo[position]
-            if overrides[position] == nil, let base, let stored = base.encodedField(info.id, expectedAt: storedPositions[position]),
-               RecordCodec.tag(stored.tag, fits: info.type, optional: info.isOptional) {
+            if overrides[position] == nil, let base,
+                let stored = base.encodedField(info.id, expectedAt: storedPositions[position]),
+                RecordCodec.tag(stored.tag, fits: info.type, optional: info.isOptional)
+            {
                 record.append(contentsOf: stored.bytes)
-                if newKeys && keyPosition == position, let value = base.value(forField: info.id, expectedAt: storedPositions[position]) {
+                if newKeys && keyPosition == position,
+                    let value = base.value(forField: info.id, expectedAt: storedPositions[position])
+                {
                     _ = KeyCodec.appendPrimaryKey(value, type: info.type, to: &key)
                     keyEncoded = true
                 }
@@ -136,7 +150,8 @@ struct ObjectEncoder {
                 continue
             }
             let field = table.fields[position]
-            let value = try ObjectEncoder.resolve(field, given: overrides[position] ?? field.valueWhenAbsent, table: table)
+            let value = try ObjectEncoder.resolve(
+                field, given: overrides[position] ?? field.valueWhenAbsent, table: table)
             RecordCodec.appendField(&record, id: field.id, value: value)
             if field.isPrimaryKey {
                 _ = KeyCodec.appendPrimaryKey(value, type: field.type, to: &key)
@@ -179,11 +194,17 @@ struct ObjectEncoder {
         if let field = table.primaryKey {
             let value = value.coerced(to: field.type)
             guard KeyCodec.appendPrimaryKey(value, type: field.type, to: &key) else {
-                throw StrataError(.invalidValue, "The primary key of '\(table.name)' is \(field.type), but \(value) was given (in \(path)).", path: path)
+                throw StrataError(
+                    .invalidValue,
+                    "The primary key of '\(table.name)' is \(field.type), but \(value) was given (in \(path)).",
+                    path: path)
             }
         } else {
             guard case .int(let id) = value, id > 0 else {
-                throw StrataError(.invalidValue, "'\(table.name)' has no primary key; its objects are identified by positive integer ids, but \(value) was given (in \(path)).", path: path)
+                throw StrataError(
+                    .invalidValue,
+                    "'\(table.name)' has no primary key; its objects are identified by positive integer ids, but \(value) was given (in \(path)).",
+                    path: path)
             }
             KeyCodec.appendAutomaticID(UInt64(id), to: &key)
         }
@@ -204,7 +225,10 @@ struct ObjectEncoder {
     private func checkKeySize(table: ObjectTable) throws {
         let path = table.path
         guard key.count <= KeyCodec.maxKeySize else {
-            throw StrataError(.keyTooLarge, "The primary key of this '\(table.name)' encodes to \(key.count) bytes; LMDB allows at most \(KeyCodec.maxKeySize) (in \(path)). Use a shorter key. Nothing was written.", path: path)
+            throw StrataError(
+                .keyTooLarge,
+                "The primary key of this '\(table.name)' encodes to \(key.count) bytes; LMDB allows at most \(KeyCodec.maxKeySize) (in \(path)). Use a shorter key. Nothing was written.",
+                path: path)
         }
     }
 
@@ -221,9 +245,14 @@ struct ObjectEncoder {
         } else if field.isOptional {
             value = .null
         } else {
-            throw StrataError(.missingValue, "Property '\(table.name).\(field.name)' is required and has no default, but no value was given (in \(path)). Nothing was written.", path: path)
+            throw StrataError(
+                .missingValue,
+                "Property '\(table.name).\(field.name)' is required and has no default, but no value was given (in \(path)). Nothing was written.",
+                path: path)
         }
-        guard value.fits(field.type, optional: field.isOptional) else { throw invalidValue(value, for: field, table: table) }
+        guard value.fits(field.type, optional: field.isOptional) else {
+            throw invalidValue(value, for: field, table: table)
+        }
         return value
     }
 
@@ -231,8 +260,14 @@ struct ObjectEncoder {
         let path = table.path
         let expected = field.isOptional ? "\(field.type)?" : "\(field.type)"
         guard let type = value.propertyType else {
-            return StrataError(.invalidValue, "Property '\(table.name).\(field.name)' is required (\(expected)) but null was given (in \(path)). Nothing was written.", path: path)
+            return StrataError(
+                .invalidValue,
+                "Property '\(table.name).\(field.name)' is required (\(expected)) but null was given (in \(path)). Nothing was written.",
+                path: path)
         }
-        return StrataError(.invalidValue, "Property '\(table.name).\(field.name)' is \(expected), but \(value) of type \(type) was given (in \(path)). Nothing was written.", path: path)
+        return StrataError(
+            .invalidValue,
+            "Property '\(table.name).\(field.name)' is \(expected), but \(value) of type \(type) was given (in \(path)). Nothing was written.",
+            path: path)
     }
 }

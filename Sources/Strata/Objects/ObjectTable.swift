@@ -74,8 +74,9 @@ final class ObjectTable: @unchecked Sendable {
         self.name = type.name
         self.records = records
         let fields = type.properties.sorted { $0.id < $1.id }.enumerated().map { position, entry in
-            Field(id: entry.id, position: position, property: entry.property,
-                  isPrimaryKey: entry.property.name == type.primaryKey, index: indexes[entry.id])
+            Field(
+                id: entry.id, position: position, property: entry.property,
+                isPrimaryKey: entry.property.name == type.primaryKey, index: indexes[entry.id])
         }
         self.fields = fields
         self.lookup = FieldLookup(names: fields.map(\.name))
@@ -107,7 +108,9 @@ final class ObjectTable: @unchecked Sendable {
     @inline(__always)
     func value(at position: Int, in record: RecordView) -> Value {
         let info = readInfo[position]
-        if let stored = record.value(forField: info.id, expectedAt: position), stored.fits(info.type, optional: info.isOptional) {
+        if let stored = record.value(forField: info.id, expectedAt: position),
+            stored.fits(info.type, optional: info.isOptional)
+        {
             return stored
         }
         return fields[position].valueWhenAbsent
@@ -129,7 +132,10 @@ final class ObjectTable: @unchecked Sendable {
 
     func unknownProperty(_ name: String) -> StrataError {
         let known = type.properties.map(\.property.name).joined(separator: ", ")
-        return StrataError(.unknownProperty, "Object type '\(self.name)' has no property '\(name)' (in \(path)). Its properties are: \(known).", path: path)
+        return StrataError(
+            .unknownProperty,
+            "Object type '\(self.name)' has no property '\(name)' (in \(path)). Its properties are: \(known).",
+            path: path)
     }
 
     /// Checks a key and its record, and returns a view of the record: the
@@ -147,7 +153,10 @@ final class ObjectTable: @unchecked Sendable {
     /// The error for bytes of this type's records that do not decode.
     func corruptRecord(_ failure: DecodingFailure, key: UnsafeRawBufferPointer) -> StrataError {
         let keyText = describeKey(key)
-        return StrataError(.corruptFile, "The record of '\(name)' with key \(keyText) in \(path) is damaged: \(failure.reason) at byte \(failure.offset). Restore the file from a backup.", path: path)
+        return StrataError(
+            .corruptFile,
+            "The record of '\(name)' with key \(keyText) in \(path) is damaged: \(failure.reason) at byte \(failure.offset). Restore the file from a backup.",
+            path: path)
     }
 
     /// A record key of this type as a person reads it: the primary key or
@@ -159,16 +168,24 @@ final class ObjectTable: @unchecked Sendable {
     /// Opens the tables of every type of `catalog`, kept types included,
     /// by type id: their records and index databases, as the file layout
     /// declares them.
-    static func openAll(_ txn: LMDBTransaction, _ catalog: Catalog, create: Bool, path: String) throws -> [TypeID: ObjectTable] {
+    static func openAll(_ txn: LMDBTransaction, _ catalog: Catalog, create: Bool, path: String) throws -> [TypeID:
+        ObjectTable]
+    {
         var tables: [TypeID: ObjectTable] = [:]
         for type in catalog.types {
             guard let records = try txn.openDatabase(type.recordsDatabase, create: create) else {
-                throw StrataError(.corruptFile, "The records of '\(type.name)' are missing from \(path); the file is damaged. Restore it from a backup.", path: path)
+                throw StrataError(
+                    .corruptFile,
+                    "The records of '\(type.name)' are missing from \(path); the file is damaged. Restore it from a backup.",
+                    path: path)
             }
             var indexes: [PropertyID: DatabaseHandle] = [:]
             for property in type.properties where property.hasIndex(in: type) {
                 guard let index = try txn.openDatabase(type.indexDatabase(property), create: create) else {
-                    throw StrataError(.corruptFile, "The index on '\(type.name).\(property.property.name)' is missing from \(path); the file is damaged. Restore it from a backup.", path: path)
+                    throw StrataError(
+                        .corruptFile,
+                        "The index on '\(type.name).\(property.property.name)' is missing from \(path); the file is damaged. Restore it from a backup.",
+                        path: path)
                 }
                 indexes[property.id] = index
             }

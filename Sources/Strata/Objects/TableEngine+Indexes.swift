@@ -37,8 +37,10 @@ extension TableEngine {
     /// Empties an index database and fills it from the records of `table`;
     /// `advance` is called once per object. Records are validated unless
     /// `trusted`: this transaction already validated or wrote every one.
-    func buildIndex(_ index: DatabaseHandle, of field: ObjectTable.Field, in table: ObjectTable, trusted: Bool,
-                    advance: () -> Void) throws {
+    func buildIndex(
+        _ index: DatabaseHandle, of field: ObjectTable.Field, in table: ObjectTable, trusted: Bool,
+        advance: () -> Void
+    ) throws {
         try lmdb.empty(index, delete: false)
         var indexKey = ByteWriter(capacity: 64)
         var objectKey = ByteWriter(capacity: 64)

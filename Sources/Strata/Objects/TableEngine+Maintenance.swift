@@ -35,7 +35,9 @@ extension TableEngine {
                             try lmdb.withCursor(field.index!) { try $0.seek(exactly: indexBytes, value: key) != nil }
                         }
                         if !found {
-                            note("The object of '\(table.name)' with key \(table.describeKey(key)) is missing from the index on '\(field.name)'.")
+                            note(
+                                "The object of '\(table.name)' with key \(table.describeKey(key)) is missing from the index on '\(field.name)'."
+                            )
                         }
                     }
                 }
@@ -54,11 +56,15 @@ extension TableEngine {
                             indexKey.removeAll()
                             FileLayout.appendIndexKey(table.value(at: field.position, in: view), to: &indexKey)
                             if indexKey.withUnsafeBytes({ KeyCodec.compare($0, storedIndexKey) }) != 0 {
-                                note("The index on '\(table.name).\(field.name)' files the object with key \(table.describeKey(objectKey)) under another value than it has.")
+                                note(
+                                    "The index on '\(table.name).\(field.name)' files the object with key \(table.describeKey(objectKey)) under another value than it has."
+                                )
                             }
                         }
                     } else {
-                        note("The index on '\(table.name).\(field.name)' names an object with key \(table.describeKey(objectKey)) that does not exist.")
+                        note(
+                            "The index on '\(table.name).\(field.name)' names an object with key \(table.describeKey(objectKey)) that does not exist."
+                        )
                     }
                     entry = try index.next()
                 }
@@ -89,7 +95,9 @@ extension TableEngine {
                 if table.type.isKept {
                     _ = try lmdb.append(table.records, key, record)
                 } else {
-                    try encoder.encodeFields(table: table, schemaVersion: view.effectiveSchemaVersion, automaticKey: .keep, preserving: view) { field in
+                    try encoder.encodeFields(
+                        table: table, schemaVersion: view.effectiveSchemaVersion, automaticKey: .keep, preserving: view
+                    ) { field in
                         table.value(at: field.position, in: view)
                     }
                     try encoder.record.withUnsafeBytes { _ = try lmdb.append(table.records, key, $0) }

@@ -54,9 +54,15 @@ final class TableEngine {
         guard try putRecord(table, encoder, noOverwrite: true) else {
             let key = encoder.decodedKey(table)
             if table.primaryKey == nil {
-                throw StrataError(.corruptFile, "The automatic-id counter of '\(table.name)' in \(path) is behind its objects: id \(key) is taken. Restore the file from a backup.", path: path)
+                throw StrataError(
+                    .corruptFile,
+                    "The automatic-id counter of '\(table.name)' in \(path) is behind its objects: id \(key) is taken. Restore the file from a backup.",
+                    path: path)
             }
-            throw StrataError(.duplicatePrimaryKey, "An object of type '\(table.name)' with primary key \(key) already exists in \(path). Use upsert to replace it or update to change it.", path: path)
+            throw StrataError(
+                .duplicatePrimaryKey,
+                "An object of type '\(table.name)' with primary key \(key) already exists in \(path). Use upsert to replace it or update to change it.",
+                path: path)
         }
         for field in table.indexedFields {
             try indexEntry(field, value: encoder.resolved(field, from: values), &encoder, add: true)
@@ -75,11 +81,14 @@ final class TableEngine {
         let needsStored = !table.indexedFields.isEmpty || !table.keptFields.isEmpty
         // The key alone first: when it cannot be encoded, the full encoding
         // below throws the error that explains why.
-        if needsStored, let given = values[primaryKey.name] ?? primaryKey.defaultValue, (try? encoder.encodeKey(given, table: table)) != nil {
+        if needsStored, let given = values[primaryKey.name] ?? primaryKey.defaultValue,
+            (try? encoder.encodeKey(given, table: table)) != nil
+        {
             let key = encoder.key.bytes
             return try key.withUnsafeBytes { keyBytes in
                 let stored = try storedView(table, key: keyBytes)
-                try encoder.encode(values, table: table, schemaVersion: writingSchemaVersion, automaticKey: .keep, preserving: stored)
+                try encoder.encode(
+                    values, table: table, schemaVersion: writingSchemaVersion, automaticKey: .keep, preserving: stored)
                 // Read before the put, which may move the stored bytes.
                 let old = stored.map { indexedValues(table, $0) }
                 _ = try putRecord(table, encoder, noOverwrite: false)
@@ -100,21 +109,33 @@ final class TableEngine {
         let keyBytes = encoder.key.bytes
         try keyBytes.withUnsafeBytes { keyBytes in
             guard let stored = try storedView(table, key: keyBytes) else {
-                throw StrataError(.objectNotFound, "There is no '\(table.name)' with key \(key) in \(path) to update. Use insert or upsert to create it.", path: path)
+                throw StrataError(
+                    .objectNotFound,
+                    "There is no '\(table.name)' with key \(key) in \(path) to update. Use insert or upsert to create it.",
+                    path: path)
             }
             let old = table.values(in: stored)
             var new = old
             for (name, value) in changes {
                 let field = try table.field(named: name)
-                if field.isPrimaryKey, let current = old[name], !value.coerced(to: field.type).isStored(identicallyTo: current) {
+                if field.isPrimaryKey, let current = old[name],
+                    !value.coerced(to: field.type).isStored(identicallyTo: current)
+                {
                     guard value.coerced(to: field.type).fits(field.type, optional: false) else {
-                        throw StrataError(.invalidValue, "The primary key '\(table.name).\(name)' is \(field.type), but \(value) was given (in \(path)). Nothing was written.", path: path)
+                        throw StrataError(
+                            .invalidValue,
+                            "The primary key '\(table.name).\(name)' is \(field.type), but \(value) was given (in \(path)). Nothing was written.",
+                            path: path)
                     }
-                    throw StrataError(.invalidValue, "The primary key '\(table.name).\(name)' cannot be changed by an update (in \(path)); delete the object and insert it with the new key.", path: path)
+                    throw StrataError(
+                        .invalidValue,
+                        "The primary key '\(table.name).\(name)' cannot be changed by an update (in \(path)); delete the object and insert it with the new key.",
+                        path: path)
                 }
                 new[name] = value
             }
-            try encoder.encode(new, table: table, schemaVersion: writingSchemaVersion, automaticKey: .keep, preserving: stored)
+            try encoder.encode(
+                new, table: table, schemaVersion: writingSchemaVersion, automaticKey: .keep, preserving: stored)
             let oldIndexed = indexedValues(table, stored)
             _ = try putRecord(table, encoder, noOverwrite: false)
             try reindex(table, old: oldIndexed, new: new, &encoder)
@@ -173,7 +194,9 @@ final class TableEngine {
     /// in key order: the entry after the last one replaced is usually the
     /// one to replace, and replacing it in place skips a search of the tree.
     /// `key` must not point into the map (a put may move those bytes).
-    func replaceRecord(_ table: ObjectTable, key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer, walking cursor: LMDBCursor) throws {
+    func replaceRecord(
+        _ table: ObjectTable, key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer, walking cursor: LMDBCursor
+    ) throws {
         tally.recordWritten()
         let found: Bool
         if let next = try cursor.next(), KeyCodec.compare(next.key, key) == 0 {
@@ -230,7 +253,10 @@ final class TableEngine {
         if last == nil {
             if let bytes = try lmdb.get(meta, table.sequenceKey) {
                 guard let stored = FileLayout.counter(bytes) else {
-                    throw StrataError(.corruptFile, "The automatic-id counter of '\(table.name)' in \(path) is damaged (\(bytes.count) bytes instead of 8). Restore the file from a backup.", path: path)
+                    throw StrataError(
+                        .corruptFile,
+                        "The automatic-id counter of '\(table.name)' in \(path) is damaged (\(bytes.count) bytes instead of 8). Restore the file from a backup.",
+                        path: path)
                 }
                 last = stored
             } else {
@@ -238,7 +264,10 @@ final class TableEngine {
             }
         }
         guard let current = last, current < UInt64(Int64.max) else {
-            throw StrataError(.corruptFile, "The automatic-id counter of '\(table.name)' in \(path) is damaged (it is at its maximum). Restore the file from a backup.", path: path)
+            throw StrataError(
+                .corruptFile,
+                "The automatic-id counter of '\(table.name)' in \(path) is damaged (it is at its maximum). Restore the file from a backup.",
+                path: path)
         }
         sequences[table.type.id] = (table, current + 1)
         return current + 1

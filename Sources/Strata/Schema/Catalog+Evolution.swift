@@ -30,10 +30,14 @@ extension Catalog {
 
     /// A type new to the file, with new ids for it and its properties.
     mutating func newType(_ objectSchema: ObjectSchema) -> CatalogType {
-        var type = CatalogType(id: nextTypeID, name: objectSchema.name, primaryKey: objectSchema.primaryKey, properties: [])
+        var type = CatalogType(
+            id: nextTypeID, name: objectSchema.name, primaryKey: objectSchema.primaryKey, properties: [])
         nextTypeID = nextTypeID.successor
         for property in objectSchema.properties {
-            type.properties.append(CatalogProperty(id: nextPropertyID, property: property.normalized(isPrimaryKey: property.name == objectSchema.primaryKey)))
+            type.properties.append(
+                CatalogProperty(
+                    id: nextPropertyID,
+                    property: property.normalized(isPrimaryKey: property.name == objectSchema.primaryKey)))
             nextPropertyID = nextPropertyID.successor
         }
         return type
@@ -96,7 +100,10 @@ extension CatalogType {
         if needsNewKeys(comparedTo: old) { return true }
         for property in properties {
             if let before = old.properties.first(where: { $0.id == property.id }),
-               before.property.isOptional && !property.property.isOptional { return true }
+                before.property.isOptional && !property.property.isOptional
+            {
+                return true
+            }
             if let before = old[property: property.property.name], before.id != property.id { return true }
         }
         return false

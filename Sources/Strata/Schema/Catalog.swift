@@ -102,21 +102,35 @@ struct Catalog: Codable, Equatable, Sendable {
     /// Decodes a catalog, telling a newer format from damage.
     static func decode(_ bytes: UnsafeRawBufferPointer, path: String) throws -> Catalog {
         let data = Data(bytes)
-        struct Probe: Decodable { var magic: String?; var formatVersion: UInt32? }
-        guard let probe = try? JSONDecoder().decode(Probe.self, from: data), probe.magic == magic, let format = probe.formatVersion else {
-            throw StrataError(.corruptFile, "The catalog of \(path) is damaged and cannot be read. Restore the file from a backup.", path: path)
+        struct Probe: Decodable {
+            var magic: String?
+            var formatVersion: UInt32?
+        }
+        guard let probe = try? JSONDecoder().decode(Probe.self, from: data), probe.magic == magic,
+            let format = probe.formatVersion
+        else {
+            throw StrataError(
+                .corruptFile, "The catalog of \(path) is damaged and cannot be read. Restore the file from a backup.",
+                path: path)
         }
         guard format <= currentFormatVersion else {
-            throw StrataError(.unsupportedFormatVersion, "\(path) uses Strata file format \(format), newer than the format \(currentFormatVersion) this version of Strata reads. Update Strata to open it.", path: path)
+            throw StrataError(
+                .unsupportedFormatVersion,
+                "\(path) uses Strata file format \(format), newer than the format \(currentFormatVersion) this version of Strata reads. Update Strata to open it.",
+                path: path)
         }
         let catalog: Catalog
         do {
             catalog = try JSONDecoder().decode(Catalog.self, from: data)
         } catch {
-            throw StrataError(.corruptFile, "The catalog of \(path) is damaged (\(error)). Restore the file from a backup.", path: path)
+            throw StrataError(
+                .corruptFile, "The catalog of \(path) is damaged (\(error)). Restore the file from a backup.",
+                path: path)
         }
         if let problem = catalog.consistencyProblem() {
-            throw StrataError(.corruptFile, "The catalog of \(path) is inconsistent: \(problem). Restore the file from a backup.", path: path)
+            throw StrataError(
+                .corruptFile, "The catalog of \(path) is inconsistent: \(problem). Restore the file from a backup.",
+                path: path)
         }
         return catalog
     }
@@ -127,10 +141,13 @@ struct Catalog: Codable, Equatable, Sendable {
         var typeIDs: Set<TypeID> = []
         var propertyIDs: Set<PropertyID> = []
         for type in types {
-            guard type.id < nextTypeID, typeIDs.insert(type.id).inserted else { return "type id \(type.id) of '\(type.name)' is repeated or out of range" }
+            guard type.id < nextTypeID, typeIDs.insert(type.id).inserted else {
+                return "type id \(type.id) of '\(type.name)' is repeated or out of range"
+            }
             for property in type.properties + type.retiredProperties + type.keptProperties {
                 guard property.id < nextPropertyID, propertyIDs.insert(property.id).inserted else {
-                    return "property id \(property.id) of '\(type.name).\(property.property.name)' is repeated or out of range"
+                    return
+                        "property id \(property.id) of '\(type.name).\(property.property.name)' is repeated or out of range"
                 }
             }
         }
@@ -158,8 +175,10 @@ struct CatalogType: Codable, Equatable, Sendable {
     /// `deleteData(forType:)` or a schema names the type again.
     var isKept: Bool
 
-    init(id: TypeID, name: String, primaryKey: String?, properties: [CatalogProperty],
-         retiredProperties: [CatalogProperty] = [], keptProperties: [CatalogProperty] = [], isKept: Bool = false) {
+    init(
+        id: TypeID, name: String, primaryKey: String?, properties: [CatalogProperty],
+        retiredProperties: [CatalogProperty] = [], keptProperties: [CatalogProperty] = [], isKept: Bool = false
+    ) {
         self.id = id
         self.name = name
         self.primaryKey = primaryKey

@@ -29,7 +29,9 @@ public struct Property: Hashable, Sendable, Codable {
     ///   - optional: Whether it may hold null.
     ///   - default: The value it takes when none is given.
     ///   - indexed: Whether to keep an index on it.
-    public init(_ name: String, _ type: PropertyType, optional: Bool = false, default: Value? = nil, indexed: Bool = false) {
+    public init(
+        _ name: String, _ type: PropertyType, optional: Bool = false, default: Value? = nil, indexed: Bool = false
+    ) {
         self.name = name
         self.type = type
         self.isOptional = optional

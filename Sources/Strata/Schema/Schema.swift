@@ -49,7 +49,8 @@ public struct Schema: Hashable, Sendable, Codable {
     public func validate() throws {
         let problems = validationProblems()
         guard problems.isEmpty else {
-            throw StrataError(.invalidSchema, "The schema is invalid:\n" + problems.map { "- " + $0 }.joined(separator: "\n"))
+            throw StrataError(
+                .invalidSchema, "The schema is invalid:\n" + problems.map { "- " + $0 }.joined(separator: "\n"))
         }
     }
 
@@ -58,7 +59,9 @@ public struct Schema: Hashable, Sendable, Codable {
         var problems: [String] = []
         var seenTypes: Set<String> = []
         for type in objectSchemas {
-            if let problem = Schema.nameProblem(type.name, label: "Object type '\(type.name)'", empty: "An object type has an empty name.") {
+            if let problem = Schema.nameProblem(
+                type.name, label: "Object type '\(type.name)'", empty: "An object type has an empty name.")
+            {
                 problems.append(problem)
             }
             if !seenTypes.insert(type.name).inserted {
@@ -69,7 +72,9 @@ public struct Schema: Hashable, Sendable, Codable {
         return problems
     }
 
-    static func nameProblem(_ name: String, label: @autoclosure () -> String, empty: @autoclosure () -> String) -> String? {
+    static func nameProblem(_ name: String, label: @autoclosure () -> String, empty: @autoclosure () -> String)
+        -> String?
+    {
         if name.isEmpty { return empty() }
         if name.hasPrefix("__") { return "\(label()) starts with '__', which is reserved for Strata." }
         if name.utf8.count > 255 { return "\(label()) has a name longer than 255 bytes." }
@@ -84,24 +89,34 @@ extension ObjectSchema {
         var seen: Set<String> = []
         for property in properties {
             let qualified = "\(name).\(property.name)"
-            if let problem = Schema.nameProblem(property.name, label: "Property '\(qualified)'", empty: "A property of '\(name)' has an empty name.") {
+            if let problem = Schema.nameProblem(
+                property.name, label: "Property '\(qualified)'", empty: "A property of '\(name)' has an empty name.")
+            {
                 problems.append(problem)
             }
             if !seen.insert(property.name).inserted {
                 problems.append("Property '\(qualified)' is declared more than once.")
             }
-            if let value = property.defaultValue, !value.coerced(to: property.type).fits(property.type, optional: property.isOptional) {
+            if let value = property.defaultValue,
+                !value.coerced(to: property.type).fits(property.type, optional: property.isOptional)
+            {
                 let found = value.propertyType.map { "\($0)" } ?? "null"
-                problems.append("Property '\(qualified)' has a default value \(value) of type \(found); it must be \(property.typeDescription).")
+                problems.append(
+                    "Property '\(qualified)' has a default value \(value) of type \(found); it must be \(property.typeDescription)."
+                )
             }
             if property.isIndexed && !property.type.canBeIndexed {
-                problems.append("Property '\(qualified)' of type \(property.type) cannot be indexed; only bool, int, string, date and uuid properties can.")
+                problems.append(
+                    "Property '\(qualified)' of type \(property.type) cannot be indexed; only bool, int, string, date and uuid properties can."
+                )
             }
         }
         if let key = primaryKey {
             if let property = self[property: key] {
                 if !property.type.canBePrimaryKey {
-                    problems.append("Primary key '\(name).\(key)' is of type \(property.type); a primary key must be int, string or uuid.")
+                    problems.append(
+                        "Primary key '\(name).\(key)' is of type \(property.type); a primary key must be int, string or uuid."
+                    )
                 }
                 if property.isOptional {
                     problems.append("Primary key '\(name).\(key)' is optional; a primary key must be required.")

@@ -43,11 +43,16 @@ public struct SchemaSnapshot: Hashable, Sendable, Codable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let format = try container.decodeIfPresent(String.self, forKey: .format)
         guard format == SchemaSnapshot.format else {
-            throw DecodingError.dataCorruptedError(forKey: .format, in: container, debugDescription: "\"format\" must be \"\(SchemaSnapshot.format)\"")
+            throw DecodingError.dataCorruptedError(
+                forKey: .format, in: container, debugDescription: "\"format\" must be \"\(SchemaSnapshot.format)\"")
         }
         let formatVersion = try container.decode(Int.self, forKey: .formatVersion)
         guard formatVersion <= SchemaSnapshot.currentFormatVersion else {
-            throw DecodingError.dataCorruptedError(forKey: .formatVersion, in: container, debugDescription: "snapshot format \(formatVersion) is newer than the format \(SchemaSnapshot.currentFormatVersion) this version of Strata reads")
+            throw DecodingError.dataCorruptedError(
+                forKey: .formatVersion, in: container,
+                debugDescription:
+                    "snapshot format \(formatVersion) is newer than the format \(SchemaSnapshot.currentFormatVersion) this version of Strata reads"
+            )
         }
         schemaVersion = try container.decode(UInt64.self, forKey: .schemaVersion)
         schema = try container.decode(Schema.self, forKey: .schema)
@@ -69,13 +74,19 @@ public struct SchemaSnapshot: Hashable, Sendable, Codable {
         do {
             self = try JSONDecoder().decode(SchemaSnapshot.self, from: jsonData)
         } catch let error as DecodingError {
-            throw StrataError(.invalidSchema, "This is not a Strata schema snapshot: \(SchemaSnapshot.describe(error)). Write snapshots with SchemaSnapshot.jsonData() or `strata schema FILE --json`.")
+            throw StrataError(
+                .invalidSchema,
+                "This is not a Strata schema snapshot: \(SchemaSnapshot.describe(error)). Write snapshots with SchemaSnapshot.jsonData() or `strata schema FILE --json`."
+            )
         } catch {
             throw StrataError(.invalidSchema, "This is not a Strata schema snapshot: \(error).")
         }
         let problems = schema.validationProblems()
         guard problems.isEmpty else {
-            throw StrataError(.invalidSchema, "The schema in this snapshot (schema version \(schemaVersion)) is invalid:\n" + problems.map { "- " + $0 }.joined(separator: "\n"))
+            throw StrataError(
+                .invalidSchema,
+                "The schema in this snapshot (schema version \(schemaVersion)) is invalid:\n"
+                    + problems.map { "- " + $0 }.joined(separator: "\n"))
         }
     }
 
@@ -90,9 +101,12 @@ public struct SchemaSnapshot: Hashable, Sendable, Codable {
 
     private static func describe(_ error: DecodingError) -> String {
         switch error {
-        case .dataCorrupted(let context), .keyNotFound(_, let context), .typeMismatch(_, let context), .valueNotFound(_, let context):
+        case .dataCorrupted(let context), .keyNotFound(_, let context), .typeMismatch(_, let context),
+            .valueNotFound(_, let context):
             let path = context.codingPath.map(\.stringValue).joined(separator: ".")
-            if case .keyNotFound(let key, _) = error { return "\"\(([path, key.stringValue].filter { !$0.isEmpty }).joined(separator: "."))\" is missing" }
+            if case .keyNotFound(let key, _) = error {
+                return "\"\(([path, key.stringValue].filter { !$0.isEmpty }).joined(separator: "."))\" is missing"
+            }
             return (path.isEmpty ? "" : "at \"\(path)\": ") + context.debugDescription
         @unknown default:
             return "\(error)"
@@ -112,7 +126,9 @@ extension SchemaSnapshot {
         do {
             data = try Data(contentsOf: url)
         } catch {
-            throw StrataError(.fileSystem, "Cannot read the schema snapshot \(url.path): \(error.localizedDescription)", path: url.path)
+            throw StrataError(
+                .fileSystem, "Cannot read the schema snapshot \(url.path): \(error.localizedDescription)",
+                path: url.path)
         }
         try self.init(jsonData: data)
     }

@@ -1,5 +1,6 @@
 import CLMDB
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -69,23 +70,33 @@ final class Environment: @unchecked Sendable {
         let existed = stat(resolvedPath, &existing) == 0
         if existed {
             if (existing.st_mode & S_IFMT) == S_IFDIR {
-                throw StrataError(.fileSystem, "\(path) is a folder; give the path of a database file (for example \(path)/data.strata).", path: path)
+                throw StrataError(
+                    .fileSystem,
+                    "\(path) is a folder; give the path of a database file (for example \(path)/data.strata).",
+                    path: path)
             }
             if existing.st_size == 0 {
-                throw StrataError(.notAStrataFile, "\(path) is an empty file, not a Strata database. Delete it or choose another path.", path: path)
+                throw StrataError(
+                    .notAStrataFile,
+                    "\(path) is an empty file, not a Strata database. Delete it or choose another path.", path: path)
             }
         } else if options.readOnly {
-            throw StrataError(.fileSystem, "\(path) does not exist; a database opened read-only must already exist.", path: path)
+            throw StrataError(
+                .fileSystem, "\(path) does not exist; a database opened read-only must already exist.", path: path)
         }
         let lockPath = resolvedPath + "-lock"
         let lockExisted = fileManager.fileExists(atPath: lockPath)
 
         var env: OpaquePointer?
         try check(mdb_env_create(&env), "mdb_env_create", path: path)
-        guard let env else { throw StrataError(.storage, "mdb_env_create returned no environment for \(path).", path: path) }
+        guard let env else {
+            throw StrataError(.storage, "mdb_env_create returned no environment for \(path).", path: path)
+        }
         do {
             try check(mdb_env_set_maxdbs(env, options.maxNamedDatabases), "mdb_env_set_maxdbs", path: path)
-            try check(mdb_env_set_mapsize(env, MemoryMap.roundToPage(options.initialMapSize)), "mdb_env_set_mapsize", path: path)
+            try check(
+                mdb_env_set_mapsize(env, MemoryMap.roundToPage(options.initialMapSize)), "mdb_env_set_mapsize",
+                path: path)
             var flags = UInt32(MDB_NOSUBDIR | MDB_NOTLS)
             if options.readOnly { flags |= UInt32(MDB_RDONLY) }
             if options.noSync { flags |= UInt32(MDB_NOSYNC) }
@@ -94,7 +105,10 @@ final class Environment: @unchecked Sendable {
             if existed {
                 let usage = Environment.usage(env)
                 if usage.fileSize < usage.usedSize {
-                    throw StrataError(.corruptFile, "\(path) is truncated: it is \(usage.fileSize) bytes long but its pages reach \(usage.usedSize) bytes. Restore it from a backup.", path: path)
+                    throw StrataError(
+                        .corruptFile,
+                        "\(path) is truncated: it is \(usage.fileSize) bytes long but its pages reach \(usage.usedSize) bytes. Restore it from a backup.",
+                        path: path)
                 }
             }
             var dead: Int32 = 0
@@ -118,8 +132,9 @@ final class Environment: @unchecked Sendable {
     /// running on it; a transaction begun afterwards is refused. Only the
     /// ``EnvironmentRegistry`` calls this, for the last lease.
     func close() {
-        precondition(!gate.isHeldByCurrentThread,
-                     "The last Database of \(path) was closed inside one of its own transactions.")
+        precondition(
+            !gate.isHeldByCurrentThread,
+            "The last Database of \(path) was closed inside one of its own transactions.")
         gate.exclusively {
             closedLock.withLock {
                 precondition(!closed)
@@ -215,7 +230,10 @@ final class Environment: @unchecked Sendable {
         let id = ObjectIdentifier(gate)
         let thread = ThreadTransactions.current
         if !readOnly {
-            precondition(!thread.writes.contains(id), "A write transaction on \(path) is already open on this thread; nested write transactions are not supported.")
+            precondition(
+                !thread.writes.contains(id),
+                "A write transaction on \(path) is already open on this thread; nested write transactions are not supported."
+            )
         }
         while true {
             gate.enter(reentrant: thread.hasAny(on: id))
@@ -225,7 +243,10 @@ final class Environment: @unchecked Sendable {
             }
             if map.isUnusable {
                 gate.leave()
-                throw StrataError(.storage, "The memory map of \(path) could not be restored after a failed resize. Release every Database for this file and open it again.", path: path)
+                throw StrataError(
+                    .storage,
+                    "The memory map of \(path) could not be restored after a failed resize. Release every Database for this file and open it again.",
+                    path: path)
             }
             var txn: OpaquePointer?
             let rc = mdb_txn_begin(handle, nil, readOnly ? UInt32(MDB_RDONLY) : 0, &txn)

@@ -1,5 +1,6 @@
 import CLMDB
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -18,8 +19,10 @@ import Darwin
 /// `path` and `context` are autoclosures so that a successful call, the hot
 /// path, does not pay for building them.
 @inline(__always)
-func check(_ rc: Int32, _ call: StaticString, path: @autoclosure () -> String,
-           in transaction: LMDBTransaction? = nil, context: @autoclosure () -> LMDBCallContext? = nil) throws {
+func check(
+    _ rc: Int32, _ call: StaticString, path: @autoclosure () -> String,
+    in transaction: LMDBTransaction? = nil, context: @autoclosure () -> LMDBCallContext? = nil
+) throws {
     guard rc != MDB_SUCCESS else { return }
     if rc == MDB_MAP_FULL { transaction?.noteRanOutOfMapSpace() }
     throw lmdbError(rc, call, path: path(), context: context())
@@ -43,15 +46,27 @@ func lmdbError(_ rc: Int32, _ call: StaticString, path: String, context: LMDBCal
     let code = LMDBResultCode(rawValue: rc)
     switch (context, code) {
     case (.openingFile, LMDBResultCode(rawValue: ENOENT)), (.openingFile, LMDBResultCode(rawValue: EACCES)),
-         (.openingFile, LMDBResultCode(rawValue: EROFS)), (.openingFile, LMDBResultCode(rawValue: ENOTDIR)),
-         (.openingFile, LMDBResultCode(rawValue: EISDIR)):
-        return StrataError(.fileSystem, "Cannot open \(path): \(String(cString: strerror(rc))). Check that the folder exists and is writable.", path: path, lmdbCode: code)
+        (.openingFile, LMDBResultCode(rawValue: EROFS)), (.openingFile, LMDBResultCode(rawValue: ENOTDIR)),
+        (.openingFile, LMDBResultCode(rawValue: EISDIR)):
+        return StrataError(
+            .fileSystem,
+            "Cannot open \(path): \(String(cString: strerror(rc))). Check that the folder exists and is writable.",
+            path: path, lmdbCode: code)
     case (.openingFile, .invalid), (.openingFile, .versionMismatch):
-        return StrataError(.notAStrataFile, "\(path) is not a Strata database (it is not an LMDB file of a supported version). Check the path; Strata leaves the file as it is.", path: path, lmdbCode: code)
-    case let (.growingMap(from, to), _):
-        return StrataError(.storage, "Could not grow the memory map of \(path) from \(from) to \(to) bytes: \(code). Nothing was written and the file is intact; free memory or address space, then release every Database for this file and open it again.", path: path, lmdbCode: code)
-    case let (.openingNamedDatabase(name), .incompatible):
-        return StrataError(.corruptFile, "The named database '\(name)' in \(path) has unexpected flags; the file was not written by this version of Strata.", path: path, lmdbCode: code)
+        return StrataError(
+            .notAStrataFile,
+            "\(path) is not a Strata database (it is not an LMDB file of a supported version). Check the path; Strata leaves the file as it is.",
+            path: path, lmdbCode: code)
+    case (.growingMap(let from, let to), _):
+        return StrataError(
+            .storage,
+            "Could not grow the memory map of \(path) from \(from) to \(to) bytes: \(code). Nothing was written and the file is intact; free memory or address space, then release every Database for this file and open it again.",
+            path: path, lmdbCode: code)
+    case (.openingNamedDatabase(let name), .incompatible):
+        return StrataError(
+            .corruptFile,
+            "The named database '\(name)' in \(path) has unexpected flags; the file was not written by this version of Strata.",
+            path: path, lmdbCode: code)
     default:
         break
     }
@@ -68,14 +83,23 @@ func lmdbError(_ rc: Int32, _ call: StaticString, path: String, context: LMDBCal
     case .readersFull:
         (kind, advice) = (.storage, "Too many threads or processes are reading at once; finish some read transactions.")
     case .transactionFull:
-        (kind, advice) = (.storage, "The transaction changed too many pages at once; split it into smaller transactions.")
+        (kind, advice) = (
+            .storage, "The transaction changed too many pages at once; split it into smaller transactions."
+        )
     case .dbsFull:
-        (kind, advice) = (.storage, "The file has more object types and indexes than Strata can open (4096 named databases).")
+        (kind, advice) = (
+            .storage, "The file has more object types and indexes than Strata can open (4096 named databases)."
+        )
     case .badValueSize:
         (kind, advice) = (.storage, "A key or value has a size LMDB does not accept; keys are at most 511 bytes.")
     case LMDBResultCode(rawValue: EIO):
         // LMDB reports a write that only partly fit on the disk as EIO.
-        (kind, advice) = (.storage, diskIsFull(path) ? "The disk is full; free some space and try again. Nothing was written." : "The disk reported an error; check it, then try again. Nothing was written.")
+        (kind, advice) = (
+            .storage,
+            diskIsFull(path)
+                ? "The disk is full; free some space and try again. Nothing was written."
+                : "The disk reported an error; check it, then try again. Nothing was written."
+        )
     case LMDBResultCode(rawValue: ENOMEM):
         (kind, advice) = (.storage, "The system is out of memory or address space; free some and try again.")
     case LMDBResultCode(rawValue: EISDIR), LMDBResultCode(rawValue: EACCES), LMDBResultCode(rawValue: EROFS):

@@ -24,14 +24,18 @@ final class LMDBCursor {
     }
 
     @inline(__always)
-    private func get(_ op: MDB_cursor_op, key: UnsafeRawBufferPointer? = nil, value: UnsafeRawBufferPointer? = nil) throws -> Entry? {
+    private func get(_ op: MDB_cursor_op, key: UnsafeRawBufferPointer? = nil, value: UnsafeRawBufferPointer? = nil)
+        throws -> Entry?
+    {
         var k = MDB_val(mv_size: key?.count ?? 0, mv_data: UnsafeMutableRawPointer(mutating: key?.baseAddress))
         var v = MDB_val(mv_size: value?.count ?? 0, mv_data: UnsafeMutableRawPointer(mutating: value?.baseAddress))
         let rc = mdb_cursor_get(handle, &k, &v, op)
         if rc == MDB_NOTFOUND { return nil }
         try check(rc, "mdb_cursor_get", path: path, in: transaction)
-        return (UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size),
-                UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
+        return (
+            UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size),
+            UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
+        )
     }
 
     func first() throws -> Entry? { try get(MDB_FIRST) }

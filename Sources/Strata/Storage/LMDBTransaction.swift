@@ -74,7 +74,8 @@ final class LMDBTransaction {
         // the ones asked for; a database with other flags would take writes
         // the wrong way (replacing index entries instead of adding them).
         if try isDuplicateSorted(handle) != database.duplicateKeys {
-            throw lmdbError(MDB_INCOMPATIBLE, "mdb_dbi_flags", path: path, context: .openingNamedDatabase(database.name))
+            throw lmdbError(
+                MDB_INCOMPATIBLE, "mdb_dbi_flags", path: path, context: .openingNamedDatabase(database.name))
         }
         return handle
     }
@@ -110,7 +111,8 @@ final class LMDBTransaction {
         var cursor: OpaquePointer?
         try check(mdb_cursor_open(txn, 0, &cursor), "mdb_cursor_open", path: path, in: self)
         defer { mdb_cursor_close(cursor) }
-        var key = MDB_val(), value = MDB_val()
+        var key = MDB_val()
+        var value = MDB_val()
         var free = 0
         var rc = mdb_cursor_get(cursor, &key, &value, MDB_FIRST)
         while rc == MDB_SUCCESS {
@@ -163,8 +165,10 @@ final class LMDBTransaction {
     /// (storing an existing pair again changes nothing); `noOverwrite` is
     /// not for those databases.
     @discardableResult
-    func put(_ dbi: DatabaseHandle, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer,
-             noOverwrite: Bool = false) throws -> Bool {
+    func put(
+        _ dbi: DatabaseHandle, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer,
+        noOverwrite: Bool = false
+    ) throws -> Bool {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
         let flags = noOverwrite ? UInt32(MDB_NOOVERWRITE) : 0
@@ -201,7 +205,9 @@ final class LMDBTransaction {
     /// Deletes a key (every duplicate of it), or only the pair `key`/`value`
     /// when a value is given. Returns false when nothing matched.
     @discardableResult
-    func delete(_ dbi: DatabaseHandle, _ key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer? = nil) throws -> Bool {
+    func delete(_ dbi: DatabaseHandle, _ key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer? = nil) throws
+        -> Bool
+    {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         let rc: Int32
         if let value {

@@ -1,5 +1,6 @@
 import CLMDB
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -100,7 +101,10 @@ final class MemoryMap: @unchecked Sendable {
 
     private func resizeExclusively(reason: String, _ body: () throws -> Void) throws {
         if gate.isHeldByCurrentThread {
-            throw StrataError(.storage, "The memory map of \(path) \(reason) while this thread holds another transaction on it. Finish the outer transaction first.", path: path)
+            throw StrataError(
+                .storage,
+                "The memory map of \(path) \(reason) while this thread holds another transaction on it. Finish the outer transaction first.",
+                path: path)
         }
         try gate.exclusively {
             try body()

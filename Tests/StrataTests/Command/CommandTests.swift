@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Strata
 
 /// Runs the built `strata` binary's inspecting subcommands on real files and
@@ -55,16 +56,27 @@ import Testing
 
     @Test(arguments: [
         UsageCase(arguments: ["info"], message: "Missing expected argument '<file>'", hint: "strata info --help"),
-        UsageCase(arguments: ["dump", "x.strata"], message: "Missing expected argument '--type <type>'", hint: "strata dump --help"),
-        UsageCase(arguments: ["dump", "x.strata", "--type", "Person", "--limit=-1"], message: "--limit must be zero or more.", hint: "strata dump --help"),
-        UsageCase(arguments: ["plan", "x.strata"], message: "Missing expected argument '--schema <snapshot>'", hint: "strata plan --help"),
-        UsageCase(arguments: ["plan", "x.strata", "--schema", "s.json", "--version", "two"], message: "'two'", hint: "strata plan --help"),
-        UsageCase(arguments: ["verify", "a.strata", "b.strata"], message: "Unexpected argument 'b.strata'", hint: "strata verify --help"),
+        UsageCase(
+            arguments: ["dump", "x.strata"], message: "Missing expected argument '--type <type>'",
+            hint: "strata dump --help"),
+        UsageCase(
+            arguments: ["dump", "x.strata", "--type", "Person", "--limit=-1"], message: "--limit must be zero or more.",
+            hint: "strata dump --help"),
+        UsageCase(
+            arguments: ["plan", "x.strata"], message: "Missing expected argument '--schema <snapshot>'",
+            hint: "strata plan --help"),
+        UsageCase(
+            arguments: ["plan", "x.strata", "--schema", "s.json", "--version", "two"], message: "'two'",
+            hint: "strata plan --help"),
+        UsageCase(
+            arguments: ["verify", "a.strata", "b.strata"], message: "Unexpected argument 'b.strata'",
+            hint: "strata verify --help"),
         UsageCase(arguments: ["frobnicate"], message: "frobnicate", hint: "strata --help"),
     ])
     func usageErrorsAreOneLine(_ usage: UsageCase) throws {
         let result = try StrataBinary.run(usage.arguments)
-        StrataBinary.expectOneLineError(result, containing: [usage.message, "See '\(usage.hint)' for more information."])
+        StrataBinary.expectOneLineError(
+            result, containing: [usage.message, "See '\(usage.hint)' for more information."])
         #expect(result.output.isEmpty)
     }
 
@@ -75,8 +87,11 @@ import Testing
         let result = try StrataBinary.run(["info", path])
         #expect(result.status == 0, "stderr: \(result.error)")
         let lines = StrataBinary.lines(result.output)
-        #expect(Array(lines.prefix(6)) == [path, "Format version: 1", "Schema version: 2", "Mode: local", "Types: 1",
-                                           "  Person  25 objects  (version 2: 25)"])
+        #expect(
+            Array(lines.prefix(6)) == [
+                path, "Format version: 1", "Schema version: 2", "Mode: local", "Types: 1",
+                "  Person  25 objects  (version 2: 25)",
+            ])
         let size = try #require(FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
         let sizeLine = try #require(lines.dropFirst(6).first)
         #expect(sizeLine.hasPrefix("File size: \(size) bytes, "), "\(sizeLine)")
@@ -109,7 +124,9 @@ import Testing
         let lines = StrataBinary.lines(result.output)
         #expect(lines.contains("Schema version: 2"), "\(result.output)")
         #expect(lines.contains("Types: 2"), "\(result.output)")
-        #expect(lines.contains("  Note    2 objects  (version 1: 2)                kept: not in the schema"), "\(result.output)")
+        #expect(
+            lines.contains("  Note    2 objects  (version 1: 2)                kept: not in the schema"),
+            "\(result.output)")
         #expect(lines.contains("  Person  5 objects  (version 1: 3, version 2: 2)"), "\(result.output)")
     }
 
@@ -119,17 +136,18 @@ import Testing
         let path = try StrataBinary.demoFile(folder)
         let result = try StrataBinary.run(["schema", path])
         #expect(result.status == 0, "stderr: \(result.error)")
-        #expect(result.output == """
-        Schema version 2, local mode, 1 type
+        #expect(
+            result.output == """
+                Schema version 2, local mode, 1 type
 
-        Person (primary key: id)
-          id        int     primary key
-          fullName  string
-          age       int     default 0, indexed
-          email     string  optional
-          status    string  default "active"
+                Person (primary key: id)
+                  id        int     primary key
+                  fullName  string
+                  age       int     default 0, indexed
+                  email     string  optional
+                  status    string  default "active"
 
-        """)
+                """)
     }
 
     /// Every property type, defaults of several kinds, a type without a
@@ -168,14 +186,15 @@ import Testing
         let path = try StrataBinary.demoFile(folder)
         let result = try StrataBinary.run(["dump", path, "--type", "Person", "--limit", "2"])
         #expect(result.status == 0, "stderr: \(result.error)")
-        #expect(result.output == """
-        id  fullName           age  email              status    _schemaVersion
-        --  -----------------  ---  -----------------  --------  --------------
-        1   "Ada Lovelace"     36   "ada@example.org"  "active"  2
-        2   "Charles Babbage"  79   null               "active"  2
-        (2 of 25 objects)
+        #expect(
+            result.output == """
+                id  fullName           age  email              status    _schemaVersion
+                --  -----------------  ---  -----------------  --------  --------------
+                1   "Ada Lovelace"     36   "ada@example.org"  "active"  2
+                2   "Charles Babbage"  79   null               "active"  2
+                (2 of 25 objects)
 
-        """)
+                """)
         let all = try StrataBinary.run(["dump", path, "--type", "Person"])
         #expect(all.status == 0)
         let lines = StrataBinary.lines(all.output)
@@ -191,8 +210,13 @@ import Testing
         do {
             let db = try Database(configuration: Fixtures.configuration(path, schema: Self.everyKind))
             try db.write { tx in
-                try tx.insert("Sample", ["key": .uuid(ids[0]), "flag": false, "count": 42, "ratio": .double(.nan),
-                                         "name": "tab\there \"quote\" \\ new\nline é 😀", "blob": .data(Data([0, 1, 254, 255])), "when": .date(when)])
+                try tx.insert(
+                    "Sample",
+                    [
+                        "key": .uuid(ids[0]), "flag": false, "count": 42, "ratio": .double(.nan),
+                        "name": "tab\there \"quote\" \\ new\nline é 😀", "blob": .data(Data([0, 1, 254, 255])),
+                        "when": .date(when),
+                    ])
                 try tx.insert("Sample", ["key": .uuid(ids[1]), "ratio": .double(-.infinity), "blob": nil])
                 try tx.insert("Sample", ["key": .uuid(ids[2]), "ratio": 1e-7])
             }
@@ -202,7 +226,9 @@ import Testing
         #expect(result.status == 0, "stderr: \(result.error)")
         let lines = result.output.split(separator: "\n")
         #expect(lines.count == 3, "\(result.output)")
-        let objects = try lines.map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+        let objects = try lines.map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
         let byKey = Dictionary(uniqueKeysWithValues: objects.map { ($0["key"] as? String ?? "", $0) })
         let first = try #require(byKey[ids[0].uuidString], "\(result.output)")
         #expect(first["flag"] as? Bool == false)

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import Strata
+import Testing
 
 /// Runs the built `strata` binary, as `make demo` does.
 @Suite(.temporaryFolder) struct DemoCommandTests {
@@ -19,11 +19,15 @@ import Strata
         #expect(result.output.contains("- Property 'Person.fullName' has been added."))
         #expect(result.output.contains("- Property 'Person.lastName' has been removed."))
         #expect(result.output.contains("migrate, running the migration closure."))
-        #expect(result.output.contains("Person(id: 1, firstName: \"Ada\", lastName: \"Lovelace\", age: 36) at effective schema version 1"))
+        #expect(
+            result.output.contains(
+                "Person(id: 1, firstName: \"Ada\", lastName: \"Lovelace\", age: 36) at effective schema version 1"))
         #expect(result.output.contains("\n  Person: migratingObjects 205/205\n"))
         #expect(!result.output.contains("\r"), "no progress bar when stdout is not a terminal")
         #expect(result.output.contains("Migrated to schema version 2"))
-        #expect(result.output.contains("Person(id: 1, fullName: \"Ada Lovelace\", age: 36, status: \"active\") at effective schema version 2"))
+        #expect(
+            result.output.contains(
+                "Person(id: 1, fullName: \"Ada Lovelace\", age: 36, status: \"active\") at effective schema version 2"))
         // Synced mode: the other mode, a closure and destructive changes are refused.
         #expect(result.output.contains("Refused (modeMismatch)"))
         #expect(result.output.contains("Refused (migrationForbidden)"))
@@ -38,7 +42,7 @@ import Strata
                 Property("age", .int, default: 0, indexed: true)
                 Property("email", .string, optional: true)
                 Property("status", .string, default: "active")
-            },
+            }
         ])
         let db = try Database(configuration: Database.Configuration(path: path, schemaVersion: 2, schema: v2))
         #expect(try db.read { tx in try tx.object("Person", key: 2)?["fullName"] } == "Charles Babbage")
@@ -46,7 +50,8 @@ import Strata
 
     @Test func demoDrawsAProgressBarOnATerminal() throws {
         let script = URL(fileURLWithPath: "/usr/bin/script")
-        try #require(FileManager.default.isExecutableFile(atPath: script.path), "script (util-linux) gives the demo a terminal")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: script.path), "script (util-linux) gives the demo a terminal")
         let strata = try #require(StrataBinary.binary)
         let command = [strata.path, "demo", "--objects", "3000", "--path", folder.path("bar.strata")]
         #if os(Linux)
@@ -57,10 +62,17 @@ import Strata
         let result = try StrataBinary.run(arguments, executable: script)
         #expect(result.status == 0, "\(result.output)")
         // The terminal turns each "\n" into "\r\n".
-        #expect(result.output.contains("\r\n\r[..............................] 0% Person: migratingObjects 0/3005\r["), "\(result.output)")
-        #expect(result.output.contains("\r[###############...............] 50% Person: migratingObjects "), "\(result.output)")
+        #expect(
+            result.output.contains("\r\n\r[..............................] 0% Person: migratingObjects 0/3005\r["),
+            "\(result.output)")
+        #expect(
+            result.output.contains("\r[###############...............] 50% Person: migratingObjects "),
+            "\(result.output)")
         // The closure leaves the indexed age alone: its index is not rebuilt.
-        #expect(result.output.contains("\r[##############################] 100% Person: migratingObjects 3005/3005\r\nMigrated to schema version 2"), "\(result.output)")
+        #expect(
+            result.output.contains(
+                "\r[##############################] 100% Person: migratingObjects 3005/3005\r\nMigrated to schema version 2"
+            ), "\(result.output)")
         #expect(!result.output.contains("buildingIndex"), "\(result.output)")
         #expect(!result.output.contains("  Person: migratingObjects"), "no plain progress lines on a terminal")
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Strata
 
 /// `strata plan` tells what opening a file with a schema snapshot would do,
@@ -18,11 +19,18 @@ import Testing
             case .notJSON: text = "Person: id, name"
             case .notASnapshot: text = #"{"types": []}"#
             case .newerFormat:
-                text = String(decoding: SchemaSnapshot(schemaVersion: 1, schema: Fixtures.schema).jsonData(), as: UTF8.self)
-                    .replacingOccurrences(of: #""formatVersion" : 1"#, with: #""formatVersion" : 9"#)
+                text = String(
+                    decoding: SchemaSnapshot(schemaVersion: 1, schema: Fixtures.schema).jsonData(), as: UTF8.self
+                )
+                .replacingOccurrences(of: #""formatVersion" : 1"#, with: #""formatVersion" : 9"#)
             case .invalidSchema:
                 // Two problems: the message lists both, on lines of their own.
-                let schema = Schema([ObjectSchema("Person", primaryKey: "nope") { Property("id", .int); Property("id", .string) }])
+                let schema = Schema([
+                    ObjectSchema("Person", primaryKey: "nope") {
+                        Property("id", .int)
+                        Property("id", .string)
+                    }
+                ])
                 text = String(decoding: SchemaSnapshot(schemaVersion: 1, schema: schema).jsonData(), as: UTF8.self)
             }
             try Data(text.utf8).write(to: URL(fileURLWithPath: path))
@@ -64,31 +72,56 @@ import Testing
         let summary: String
     }
 
-    static let personWithNickname = Schema([ObjectSchema("Person", primaryKey: "id", properties: Fixtures.person.properties + [
-        Property("nickname", .string, default: "none"),
-    ])])
-    static let personWithStringAge = Schema([ObjectSchema("Person", primaryKey: "id", properties: Fixtures.person.properties.map {
-        $0.name == "age" ? Property("age", .string, default: "unknown") : $0
-    })])
-    static let personWithIndexedLastName = Schema([ObjectSchema("Person", primaryKey: "id", properties: Fixtures.person.properties.map {
-        $0.name == "lastName" ? Property("lastName", .string, indexed: true) : $0
-    })])
+    static let personWithNickname = Schema([
+        ObjectSchema(
+            "Person", primaryKey: "id",
+            properties: Fixtures.person.properties + [
+                Property("nickname", .string, default: "none")
+            ])
+    ])
+    static let personWithStringAge = Schema([
+        ObjectSchema(
+            "Person", primaryKey: "id",
+            properties: Fixtures.person.properties.map {
+                $0.name == "age" ? Property("age", .string, default: "unknown") : $0
+            })
+    ])
+    static let personWithIndexedLastName = Schema([
+        ObjectSchema(
+            "Person", primaryKey: "id",
+            properties: Fixtures.person.properties.map {
+                $0.name == "lastName" ? Property("lastName", .string, indexed: true) : $0
+            })
+    ])
 
     static let planCases: [PlanCase] = [
-        PlanCase(testDescription: "same schema and version", schema: Fixtures.schema, version: nil, summary: "open it as it is."),
-        PlanCase(testDescription: "property added, version raised", schema: personWithNickname, version: 2,
-                 summary: "migrate, without a migration closure."),
-        PlanCase(testDescription: "property added at the same version", schema: personWithNickname, version: 1, summary: "refused."),
-        PlanCase(testDescription: "index added at the same version", schema: personWithIndexedLastName, version: 1,
-                 summary: "apply automatic changes; no record is rewritten."),
-        PlanCase(testDescription: "type changed, version raised", schema: personWithStringAge, version: 3,
-                 summary: "migrate, without a migration closure."),
+        PlanCase(
+            testDescription: "same schema and version", schema: Fixtures.schema, version: nil,
+            summary: "open it as it is."),
+        PlanCase(
+            testDescription: "property added, version raised", schema: personWithNickname, version: 2,
+            summary: "migrate, without a migration closure."),
+        PlanCase(
+            testDescription: "property added at the same version", schema: personWithNickname, version: 1,
+            summary: "refused."),
+        PlanCase(
+            testDescription: "index added at the same version", schema: personWithIndexedLastName, version: 1,
+            summary: "apply automatic changes; no record is rewritten."),
+        PlanCase(
+            testDescription: "type changed, version raised", schema: personWithStringAge, version: 3,
+            summary: "migrate, without a migration closure."),
         PlanCase(testDescription: "lower version", schema: Fixtures.schema, version: 0, summary: "refused."),
-        PlanCase(testDescription: "synced mode on a local file", schema: Fixtures.schema, version: 1, synced: true, summary: "refused."),
-        PlanCase(testDescription: "synced file, property added", mode: .synced, schema: personWithNickname, version: nil, synced: true,
-                 summary: "apply automatic changes; no record is rewritten."),
-        PlanCase(testDescription: "synced file, type changed", mode: .synced, schema: personWithStringAge, version: 2, synced: true,
-                 summary: "refused."),
+        PlanCase(
+            testDescription: "synced mode on a local file", schema: Fixtures.schema, version: 1, synced: true,
+            summary: "refused."),
+        PlanCase(
+            testDescription: "synced file, property added", mode: .synced, schema: personWithNickname, version: nil,
+            synced: true,
+            summary: "apply automatic changes; no record is rewritten."),
+        PlanCase(
+            testDescription: "synced file, type changed", mode: .synced, schema: personWithStringAge, version: 2,
+            synced: true,
+            summary: "refused."),
     ]
 
     @Test(arguments: planCases)
@@ -98,7 +131,9 @@ import Testing
         seed.mode = planCase.mode
         do {
             let db = try Database(configuration: seed)
-            try db.write { tx in for id in 1 ... 3 { try tx.insert("Person", Fixtures.person(Int64(id), age: Int64(id * 10))) } }
+            try db.write { tx in
+                for id in 1 ... 3 { try tx.insert("Person", Fixtures.person(Int64(id), age: Int64(id * 10))) }
+            }
             db.close()
         }
         let snapshot = folder.path("snapshot.json")

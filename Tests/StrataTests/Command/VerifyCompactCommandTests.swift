@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Strata
 
 /// `strata verify` reports each kind of damage; `strata compact` keeps the
@@ -12,15 +13,20 @@ import Testing
         let path = try StrataBinary.demoFile(folder)
         let result = try StrataBinary.run(["verify", path])
         #expect(result.status == 0, "stderr: \(result.error)")
-        #expect(result.output == "OK: \(path): 1 type, 25 objects; the catalog is consistent, every record decodes and every index matches its table.\n")
+        #expect(
+            result.output
+                == "OK: \(path): 1 type, 25 objects; the catalog is consistent, every record decodes and every index matches its table.\n"
+        )
         #expect(result.error.isEmpty)
     }
 
     /// A seeded file (3 people, `age` indexed), checked sound first so that
     /// what verify then finds comes from `damage`, which gets a write
     /// transaction of the storage layer, Person's records and its index on age.
-    static func seeded(_ folder: TemporaryFolder,
-                       damagedBy damage: (LMDBTransaction, _ records: DatabaseHandle, _ ageIndex: DatabaseHandle) throws -> Void) throws -> String {
+    static func seeded(
+        _ folder: TemporaryFolder,
+        damagedBy damage: (LMDBTransaction, _ records: DatabaseHandle, _ ageIndex: DatabaseHandle) throws -> Void
+    ) throws -> String {
         let path = folder.path()
         try Fixtures.seed(path)
         let db = try Database(configuration: Fixtures.configuration(path))
@@ -40,9 +46,12 @@ import Testing
     @Test func verifyCatchesAMissingIndexEntry() throws {
         let path = try Self.seeded(folder) { txn, _, index in
             // Charles (key 2) is 79: the last entry by age.
-            let (indexKey, objectKey) = try #require(try txn.withCursor(index) { try $0.last().map { (Array($0.key), Array($0.value)) } })
+            let (indexKey, objectKey) = try #require(
+                try txn.withCursor(index) { try $0.last().map { (Array($0.key), Array($0.value)) } })
             #expect(objectKey == RawFile.key(2))
-            let deleted = try indexKey.withUnsafeBytes { k in try objectKey.withUnsafeBytes { v in try txn.delete(index, k, value: v) } }
+            let deleted = try indexKey.withUnsafeBytes { k in
+                try objectKey.withUnsafeBytes { v in try txn.delete(index, k, value: v) }
+            }
             #expect(deleted)
         }
         let result = try StrataBinary.run(["verify", path])
@@ -69,7 +78,9 @@ import Testing
         let result = try StrataBinary.run(["verify", path])
         StrataBinary.expectOneLineError(result, containing: [path, "(listed above)."])
         let problems = StrataBinary.lines(result.output).filter { !$0.isEmpty }
-        #expect(problems.contains { $0.hasPrefix("- ") && $0.contains("'Person'") && $0.contains("key 2") }, "\(result.output)")
+        #expect(
+            problems.contains { $0.hasPrefix("- ") && $0.contains("'Person'") && $0.contains("key 2") },
+            "\(result.output)")
     }
 
     // MARK: compact
@@ -114,7 +125,8 @@ import Testing
         #expect(result.status == 0, "stderr: \(result.error)")
         #expect(result.output.hasPrefix("Compacted \(path): "), "\(result.output)")
         // "Compacted PATH: 1 bytes before, 2 bytes after (-3.4%)."
-        let sizes = result.output.dropFirst("Compacted \(path): ".count).split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
+        let sizes = result.output.dropFirst("Compacted \(path): ".count).split(whereSeparator: { !$0.isNumber })
+            .compactMap { Int($0) }
         let size = try RawFile.size(path)
         try #require(sizes.count == 4, "\(result.output)")
         #expect(sizes[1] == size, "\(result.output)")
@@ -122,7 +134,9 @@ import Testing
         #expect(try recordsHoldingTheBio() == 0)
         #expect(try Fixtures.people(opening: v2) == expected)
         let info = try StrataBinary.run(["info", path])
-        #expect(info.output.contains("  Person  300 objects  (version 1: 300)\n"), "each object keeps its effective version: \(info.output)")
+        #expect(
+            info.output.contains("  Person  300 objects  (version 1: 300)\n"),
+            "each object keeps its effective version: \(info.output)")
         let verify = try StrataBinary.run(["verify", path])
         #expect(verify.status == 0 && verify.output.hasPrefix("OK: "), "\(verify)")
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Strata
 
 /// A configured schema that differs from the file's, and the lines the
@@ -18,27 +19,47 @@ struct SchemaChangeCase: Sendable, CustomTestStringConvertible {
     static let note = ObjectSchema("Note") { Property("text", .string) }
 
     static let all: [SchemaChangeCase] = [
-        SchemaChangeCase(name: "added property", schema: Schema([person {
-            Fixtures.person.properties
-            Property("nickname", .string, optional: true)
-        }]), lines: ["Property 'Person.nickname' has been added."]),
-        SchemaChangeCase(name: "removed property", schema: Schema([person {
-            Fixtures.person.properties.filter { $0.name != "email" }
-        }]), lines: ["Property 'Person.email' has been removed."]),
-        SchemaChangeCase(name: "changed type", schema: Schema([person {
-            Fixtures.person.properties.map { $0.name == "age" ? Property("age", .string, default: "0", indexed: true) : $0 }
-        }]), lines: [
-            "Property 'Person.age' has been changed from 'int' to 'string'.",
-            "Property 'Person.age' has had its default changed from 0 to \"0\".",
-        ]),
-        SchemaChangeCase(name: "several changes", schema: Schema([person {
-            Fixtures.person.properties.filter { $0.name != "email" }
-            Property("nickname", .string, optional: true)
-        }, note]), lines: [
-            "Object type 'Note' has been added.",
-            "Property 'Person.nickname' has been added.",
-            "Property 'Person.email' has been removed.",
-        ]),
+        SchemaChangeCase(
+            name: "added property",
+            schema: Schema([
+                person {
+                    Fixtures.person.properties
+                    Property("nickname", .string, optional: true)
+                }
+            ]), lines: ["Property 'Person.nickname' has been added."]),
+        SchemaChangeCase(
+            name: "removed property",
+            schema: Schema([
+                person {
+                    Fixtures.person.properties.filter { $0.name != "email" }
+                }
+            ]), lines: ["Property 'Person.email' has been removed."]),
+        SchemaChangeCase(
+            name: "changed type",
+            schema: Schema([
+                person {
+                    Fixtures.person.properties.map {
+                        $0.name == "age" ? Property("age", .string, default: "0", indexed: true) : $0
+                    }
+                }
+            ]),
+            lines: [
+                "Property 'Person.age' has been changed from 'int' to 'string'.",
+                "Property 'Person.age' has had its default changed from 0 to \"0\".",
+            ]),
+        SchemaChangeCase(
+            name: "several changes",
+            schema: Schema([
+                person {
+                    Fixtures.person.properties.filter { $0.name != "email" }
+                    Property("nickname", .string, optional: true)
+                }, note,
+            ]),
+            lines: [
+                "Object type 'Note' has been added.",
+                "Property 'Person.nickname' has been added.",
+                "Property 'Person.email' has been removed.",
+            ]),
     ]
 }
 
@@ -51,7 +72,9 @@ struct SchemaChangeCase: Sendable, CustomTestStringConvertible {
     @Test(arguments: Fixtures.modes) func emptyFileIsNotAStrataFileAndStaysEmpty(_ mode: Database.Mode) throws {
         let path = folder.path()
         #expect(FileManager.default.createFile(atPath: path, contents: Data()))
-        let error = expectStrataError(.notAStrataFile) { _ = try Database(configuration: Fixtures.configuration(path, mode: mode)) }
+        let error = expectStrataError(.notAStrataFile) {
+            _ = try Database(configuration: Fixtures.configuration(path, mode: mode))
+        }
         #expect(error?.message.contains(path) == true, "\(error?.message ?? "")")
         #expect(try RawFile.size(path) == 0)
         #expect(!RawFile.exists(path + "-lock"))
@@ -62,30 +85,40 @@ struct SchemaChangeCase: Sendable, CustomTestStringConvertible {
         var generator = SplitMix64(seed: 0x5354_5241_5441)
         let bytes = Data((0 ..< 64 * 1024).map { _ in UInt8.random(in: 0 ... 255, using: &generator) })
         try bytes.write(to: URL(fileURLWithPath: path))
-        let error = expectStrataError(.notAStrataFile) { _ = try Database(configuration: Fixtures.configuration(path, mode: mode)) }
+        let error = expectStrataError(.notAStrataFile) {
+            _ = try Database(configuration: Fixtures.configuration(path, mode: mode))
+        }
         #expect(error?.message.contains(path) == true, "\(error?.message ?? "")")
         #expect(try RawFile.contents(path) == bytes)
         #expect(!RawFile.exists(path + "-lock"))
     }
 
-    @Test(arguments: Fixtures.modes) func lmdbFileWithDataButNoCatalogIsNotAStrataFileAndStaysUntouched(_ mode: Database.Mode) throws {
+    @Test(arguments: Fixtures.modes) func lmdbFileWithDataButNoCatalogIsNotAStrataFileAndStaysUntouched(
+        _ mode: Database.Mode
+    ) throws {
         let path = folder.path()
         try RawFile.withWrite(path) { txn in
-            let other = try #require(try txn.openDatabase(NamedDatabase(name: "other", duplicateKeys: false), create: true))
+            let other = try #require(
+                try txn.openDatabase(NamedDatabase(name: "other", duplicateKeys: false), create: true))
             try txn.put(other, Array("key".utf8), Array("value".utf8))
         }
         let before = try RawFile.contents(path)
-        let error = expectStrataError(.notAStrataFile) { _ = try Database(configuration: Fixtures.configuration(path, mode: mode)) }
+        let error = expectStrataError(.notAStrataFile) {
+            _ = try Database(configuration: Fixtures.configuration(path, mode: mode))
+        }
         #expect(error?.message.contains(path) == true, "\(error?.message ?? "")")
         #expect(try RawFile.contents(path) == before)
         // The foreign entry is still there.
         let value = try RawFile.withWrite(path) { txn in
-            try txn.openDatabase(NamedDatabase(name: "other", duplicateKeys: false), create: false).flatMap { try txn.get($0, Array("key".utf8)).map { Array($0) } }
+            try txn.openDatabase(NamedDatabase(name: "other", duplicateKeys: false), create: false).flatMap {
+                try txn.get($0, Array("key".utf8)).map { Array($0) }
+            }
         }
         #expect(value == Array("value".utf8))
     }
 
-    @Test(arguments: Fixtures.modes) func emptyLMDBEnvironmentIsInitializedAsANewDatabase(_ mode: Database.Mode) throws {
+    @Test(arguments: Fixtures.modes) func emptyLMDBEnvironmentIsInitializedAsANewDatabase(_ mode: Database.Mode) throws
+    {
         let path = folder.path()
         do {
             var options = EnvironmentOptions()
@@ -133,10 +166,14 @@ struct SchemaChangeCase: Sendable, CustomTestStringConvertible {
                 Issue.record("A file truncated to \(size) of \(original.count) bytes opened")
             } catch let error as StrataError {
                 refusals[error.code, default: 0] += 1
-                #expect(error.code == .corruptFile || error.code == .notAStrataFile, "size \(size): \(error.code): \(error.message)")
+                #expect(
+                    error.code == .corruptFile || error.code == .notAStrataFile,
+                    "size \(size): \(error.code): \(error.message)")
                 #expect(error.message.contains(path), "size \(size): \(error.message)")
                 if error.code == .corruptFile {
-                    #expect(error.message.contains("is truncated: it is \(size) bytes long"), "size \(size): \(error.message)")
+                    #expect(
+                        error.message.contains("is truncated: it is \(size) bytes long"),
+                        "size \(size): \(error.message)")
                 }
             }
         }
@@ -153,7 +190,9 @@ struct SchemaChangeCase: Sendable, CustomTestStringConvertible {
         try Fixtures.seed(path, mode: mode)
         try RawFile.rewriteCatalog(path) { $0["formatVersion"] = 99 }
         let before = try RawFile.contents(path)
-        let error = expectStrataError(.unsupportedFormatVersion) { _ = try Database(configuration: Fixtures.configuration(path, mode: mode)) }
+        let error = expectStrataError(.unsupportedFormatVersion) {
+            _ = try Database(configuration: Fixtures.configuration(path, mode: mode))
+        }
         #expect(error?.message.contains("99") == true, "\(error?.message ?? "")")
         #expect(error?.message.contains(path) == true, "\(error?.message ?? "")")
         #expect(try RawFile.contents(path) == before)
@@ -164,9 +203,13 @@ struct SchemaChangeCase: Sendable, CustomTestStringConvertible {
         try Fixtures.seed(path, mode: mode)
         try RawFile.withWrite(path) { txn in
             let meta = try #require(try txn.openDatabase(FileLayout.meta, create: false))
-            try txn.put(meta, FileLayout.MetaKey.catalog, Array("{\"magic\": \"strata\", \"formatVersion\": 1, \"types\": [".utf8))
+            try txn.put(
+                meta, FileLayout.MetaKey.catalog,
+                Array("{\"magic\": \"strata\", \"formatVersion\": 1, \"types\": [".utf8))
         }
-        let error = expectStrataError(.corruptFile) { _ = try Database(configuration: Fixtures.configuration(path, mode: mode)) }
+        let error = expectStrataError(.corruptFile) {
+            _ = try Database(configuration: Fixtures.configuration(path, mode: mode))
+        }
         #expect(error?.message.contains(path) == true, "\(error?.message ?? "")")
     }
 
@@ -180,7 +223,9 @@ struct SchemaChangeCase: Sendable, CustomTestStringConvertible {
             types[0]["properties"] = properties
             json["types"] = types
         }
-        let error = expectStrataError(.corruptFile) { _ = try Database(configuration: Fixtures.configuration(path, mode: mode)) }
+        let error = expectStrataError(.corruptFile) {
+            _ = try Database(configuration: Fixtures.configuration(path, mode: mode))
+        }
         #expect(error?.message.contains("inconsistent") == true, "\(error?.message ?? "")")
         #expect(error?.message.contains(path) == true, "\(error?.message ?? "")")
     }
@@ -193,13 +238,17 @@ struct SchemaChangeCase: Sendable, CustomTestStringConvertible {
             return try txn.delete(meta, FileLayout.MetaKey.catalog)
         }
         #expect(deleted)
-        let error = expectStrataError(.corruptFile) { _ = try Database(configuration: Fixtures.configuration(path, mode: mode)) }
+        let error = expectStrataError(.corruptFile) {
+            _ = try Database(configuration: Fixtures.configuration(path, mode: mode))
+        }
         #expect(error?.message.contains(path) == true, "\(error?.message ?? "")")
     }
 
     // MARK: Schema and version checks
 
-    @Test(arguments: Fixtures.modes) func reopeningWithTheSameVersionAndSchemaKeepsEveryObject(_ mode: Database.Mode) throws {
+    @Test(arguments: Fixtures.modes) func reopeningWithTheSameVersionAndSchemaKeepsEveryObject(_ mode: Database.Mode)
+        throws
+    {
         let path = folder.path()
         try Fixtures.seed(path, version: 2, mode: mode)
         let db = try Database(configuration: Fixtures.configuration(path, version: 2, mode: mode))
@@ -211,13 +260,18 @@ struct SchemaChangeCase: Sendable, CustomTestStringConvertible {
         let path = folder.path()
         try Fixtures.seed(path, version: 3)
         let before = try RawFile.contents(path)
-        let error = expectStrataError(.schemaVersionTooLow) { _ = try Database(configuration: Fixtures.configuration(path, version: 1)) }
+        let error = expectStrataError(.schemaVersionTooLow) {
+            _ = try Database(configuration: Fixtures.configuration(path, version: 1))
+        }
         let message = error?.message ?? ""
         #expect(message.contains("Schema version 1 is lower than the file's version 3"), "\(message)")
         #expect(message.contains(path), "\(message)")
         #expect(message.contains("Open it with version 3 or later."), "\(message)")
         #expect(try RawFile.contents(path) == before)
-        #expect(try Fixtures.people(opening: Fixtures.configuration(path, version: 3)) == [Fixtures.ada, Fixtures.charles, Fixtures.annabella])
+        #expect(
+            try Fixtures.people(opening: Fixtures.configuration(path, version: 3)) == [
+                Fixtures.ada, Fixtures.charles, Fixtures.annabella,
+            ])
     }
 
     @Test func higherSchemaVersionWithTheSameSchemaMigratesWithoutRewriting() throws {
@@ -228,7 +282,10 @@ struct SchemaChangeCase: Sendable, CustomTestStringConvertible {
         #expect(Instrumentation.recordWritesOfLastOpen(db.path) == 0)
         #expect(try db.read { tx in try tx.objects("Person").map(\.schemaVersion) } == [1, 1, 1])
         db.close()
-        #expect(try Fixtures.people(opening: Fixtures.configuration(path, version: 2)) == [Fixtures.ada, Fixtures.charles, Fixtures.annabella])
+        #expect(
+            try Fixtures.people(opening: Fixtures.configuration(path, version: 2)) == [
+                Fixtures.ada, Fixtures.charles, Fixtures.annabella,
+            ])
         expectStrataError(.schemaVersionTooLow) { _ = try Database(configuration: Fixtures.configuration(path)) }
     }
 
@@ -247,7 +304,10 @@ struct SchemaChangeCase: Sendable, CustomTestStringConvertible {
         #expect(message.contains("at the same schema version 1"), "\(message)")
         #expect(message.contains("Raise the schema version to 2 to migrate the file."), "\(message)")
         #expect(try RawFile.contents(path) == before)
-        #expect(try Fixtures.people(opening: Fixtures.configuration(path)) == [Fixtures.ada, Fixtures.charles, Fixtures.annabella])
+        #expect(
+            try Fixtures.people(opening: Fixtures.configuration(path)) == [
+                Fixtures.ada, Fixtures.charles, Fixtures.annabella,
+            ])
     }
 
     // MARK: Read-only
@@ -297,7 +357,9 @@ struct SchemaChangeCase: Sendable, CustomTestStringConvertible {
 
     @Test(arguments: Fixtures.modes) func pathInAMissingFolderIsAFileSystemError(_ mode: Database.Mode) throws {
         let path = folder.path("no-such-folder/test.strata")
-        let error = expectStrataError(.fileSystem) { _ = try Database(configuration: Fixtures.configuration(path, mode: mode)) }
+        let error = expectStrataError(.fileSystem) {
+            _ = try Database(configuration: Fixtures.configuration(path, mode: mode))
+        }
         #expect(error?.message.contains(path) == true, "\(error?.message ?? "")")
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path).isEmpty)
     }
@@ -318,14 +380,17 @@ struct SchemaChangeCase: Sendable, CustomTestStringConvertible {
         try RawFile.withWrite(path) { txn in
             let records = try #require(try txn.openDatabase(FileLayout.records(TypeID(1)), create: false))
             let original = try #require(try txn.get(records, RawFile.key(2)).map { Array($0) })
-            let damaged: [UInt8] = switch damage {
-            case .garbage: [0x01, 0x01, 0x05, 0xFF]
-            case .truncatedCopy: Array(original.prefix(original.count / 2))
-            }
+            let damaged: [UInt8] =
+                switch damage {
+                case .garbage: [0x01, 0x01, 0x05, 0xFF]
+                case .truncatedCopy: Array(original.prefix(original.count / 2))
+                }
             try txn.put(records, RawFile.key(2), damaged)
         }
         let db = try Database(configuration: Fixtures.configuration(path, mode: mode))
-        let byKey = expectStrataError(.corruptFile) { _ = try db.read { tx in try tx.object("Person", key: 2)?.values } }
+        let byKey = expectStrataError(.corruptFile) {
+            _ = try db.read { tx in try tx.object("Person", key: 2)?.values }
+        }
         #expect(byKey?.message.contains("'Person'") == true, "\(byKey?.message ?? "")")
         #expect(byKey?.message.contains("key 2") == true, "\(byKey?.message ?? "")")
         #expect(byKey?.message.contains(path) == true, "\(byKey?.message ?? "")")
@@ -334,7 +399,9 @@ struct SchemaChangeCase: Sendable, CustomTestStringConvertible {
         #expect(scan?.message.contains("key 2") == true, "\(scan?.message ?? "")")
         let inWrite = expectStrataError(.corruptFile) { try db.write { tx in _ = try tx.object("Person", key: 2) } }
         #expect(inWrite?.message.contains("key 2") == true, "\(inWrite?.message ?? "")")
-        let others = try db.read { tx in [try tx.object("Person", key: 1)?.values, try tx.object("Person", key: 3)?.values] }
+        let others = try db.read { tx in
+            [try tx.object("Person", key: 1)?.values, try tx.object("Person", key: 3)?.values]
+        }
         #expect(others == [Fixtures.ada, Fixtures.annabella])
         #expect(try db.read { try $0.objects("Person").where("age", equals: 36).map(\.values) } == [Fixtures.ada])
     }
@@ -369,7 +436,9 @@ struct SchemaChangeCase: Sendable, CustomTestStringConvertible {
             try txn.put(meta, FileLayout.MetaKey.sequence(noteID), [0, 0, 1])
         }
         let db = try Database(configuration: config)
-        let error = expectStrataError(.corruptFile) { try db.write { tx in _ = try tx.insert("Note", ["text": "second"]) } }
+        let error = expectStrataError(.corruptFile) {
+            try db.write { tx in _ = try tx.insert("Note", ["text": "second"]) }
+        }
         #expect(error?.message.contains("'Note'") == true, "\(error?.message ?? "")")
         #expect(error?.message.contains(path) == true, "\(error?.message ?? "")")
         #expect(try db.read { try $0.objects("Note").map { $0["text"] } } == ["first"])
@@ -388,11 +457,15 @@ struct SchemaChangeCase: Sendable, CustomTestStringConvertible {
         #expect(try Fixtures.people(first) == [Fixtures.ada, Fixtures.charles])
     }
 
-    @Test(arguments: Fixtures.modes) func mapFullErrorsSwallowedByTheClosureStillCommitEveryObject(_ mode: Database.Mode) throws {
-        let schema = Schema([ObjectSchema("Blob", primaryKey: "id") {
-            Property("id", .int)
-            Property("payload", .data)
-        }])
+    @Test(arguments: Fixtures.modes) func mapFullErrorsSwallowedByTheClosureStillCommitEveryObject(
+        _ mode: Database.Mode
+    ) throws {
+        let schema = Schema([
+            ObjectSchema("Blob", primaryKey: "id") {
+                Property("id", .int)
+                Property("payload", .data)
+            }
+        ])
         var config = Fixtures.configuration(folder.path(), schema: schema, mode: mode)
         config.initialMapSize = 64 << 10
         let db = try Database(configuration: config)
@@ -406,7 +479,9 @@ struct SchemaChangeCase: Sendable, CustomTestStringConvertible {
         }
         #expect(runs > 1, "the closure should have been run again after the map grew")
         #expect(db.environment.mapSize > 64 << 10)
-        let stored = try db.read { tx in try tx.objects("Blob").map { ($0["id"].int ?? -1, $0["payload"].data ?? Data()) } }
+        let stored = try db.read { tx in
+            try tx.objects("Blob").map { ($0["id"].int ?? -1, $0["payload"].data ?? Data()) }
+        }
         #expect(stored.map(\.0) == Array(0 ..< 12))
         #expect(stored.map(\.1) == payloads)
     }

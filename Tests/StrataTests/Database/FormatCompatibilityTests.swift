@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Strata
 
 /// Files written by earlier versions of Strata open and migrate unchanged.
@@ -38,10 +39,14 @@ import Testing
     @Test func aLocalFileOfFormat1OpensAsItIs() throws {
         let folder = try TemporaryFolder()
         let path = try copy("format1-local.strata", into: folder)
-        #expect(try Database.migrationPlan(for: .init(path: path, schemaVersion: 2, schema: Self.localV2)).action == .open)
+        #expect(
+            try Database.migrationPlan(for: .init(path: path, schemaVersion: 2, schema: Self.localV2)).action == .open)
         let db = try Database(configuration: .init(path: path, schemaVersion: 2, schema: Self.localV2))
-        let people = try db.read { tx in try tx.objects("Person").map { [$0["fullName"].string!, "\($0["age"].int!)", $0["nickname"].string!] } }
-        #expect(people == [["Ada Lovelace", "36", "none"], ["Alan Turing", "41", "none"], ["Grace Hopper", "0", "none"]])
+        let people = try db.read { tx in
+            try tx.objects("Person").map { [$0["fullName"].string!, "\($0["age"].int!)", $0["nickname"].string!] }
+        }
+        #expect(
+            people == [["Ada Lovelace", "36", "none"], ["Alan Turing", "41", "none"], ["Grace Hopper", "0", "none"]])
         #expect(try db.read { tx in try tx.objects("Person").where("age", equals: 41).map { $0["id"].int! } } == [2])
         let notes = try db.read { tx in try tx.objects("Note").map { $0["text"].string! } }
         #expect(notes == ["first", "second", "third", "fourth"])
@@ -82,17 +87,21 @@ import Testing
         #expect(try db.statistics().types.map(\.name) == ["Note", "Person"])
     }
 
-    static let syncedV1 = Schema([ObjectSchema("Item", primaryKey: "id") {
-        Property("id", .int)
-        Property("name", .string)
-        Property("color", .string, optional: true)
-    }])
+    static let syncedV1 = Schema([
+        ObjectSchema("Item", primaryKey: "id") {
+            Property("id", .int)
+            Property("name", .string)
+            Property("color", .string, optional: true)
+        }
+    ])
 
-    static let syncedV2 = Schema([ObjectSchema("Item", primaryKey: "id") {
-        Property("id", .int)
-        Property("name", .string)
-        Property("size", .int, default: 3, indexed: true)
-    }])
+    static let syncedV2 = Schema([
+        ObjectSchema("Item", primaryKey: "id") {
+            Property("id", .int)
+            Property("name", .string)
+            Property("size", .int, default: 3, indexed: true)
+        }
+    ])
 
     @Test func aSyncedFileOfFormat1OpensForOlderAndNewerApps() throws {
         let folder = try TemporaryFolder()
@@ -102,7 +111,10 @@ import Testing
         do {
             let db = try Database(configuration: newer)
             #expect(try db.read { tx in try tx.objects("Item").map { $0["size"].int! } } == [3, 3, 5])
-            #expect(try db.read { tx in try tx.objects("Item").where("size", equals: 5).map { $0["name"].string! } } == ["bowl"])
+            #expect(
+                try db.read { tx in try tx.objects("Item").where("size", equals: 5).map { $0["name"].string! } } == [
+                    "bowl"
+                ])
             #expect(try db.verify() == [])
             db.close()
         }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Testing
+
 @testable import Strata
 
 /// Snapshots, statistics, verification, compaction and logging: what tools
@@ -28,9 +29,18 @@ import Testing
     @Test(arguments: [
         ("{}", "\"format\""),
         ("not json", "This is not a Strata schema snapshot"),
-        (#"{"format": "strata-schema", "formatVersion": 9, "schemaVersion": 1, "schema": {"objectSchemas": []}}"#, "newer than the format 1"),
-        (#"{"format": "strata-schema", "formatVersion": 1, "schema": {"objectSchemas": []}}"#, "\"schemaVersion\" is missing"),
-        (#"{"format": "strata-schema", "formatVersion": 1, "schemaVersion": 2, "schema": {"objectSchemas": [{"name": "A", "properties": []}]}}"#, "Object type 'A' has no properties."),
+        (
+            #"{"format": "strata-schema", "formatVersion": 9, "schemaVersion": 1, "schema": {"objectSchemas": []}}"#,
+            "newer than the format 1"
+        ),
+        (
+            #"{"format": "strata-schema", "formatVersion": 1, "schema": {"objectSchemas": []}}"#,
+            "\"schemaVersion\" is missing"
+        ),
+        (
+            #"{"format": "strata-schema", "formatVersion": 1, "schemaVersion": 2, "schema": {"objectSchemas": [{"name": "A", "properties": []}]}}"#,
+            "Object type 'A' has no properties."
+        ),
     ])
     func aBadSnapshotIsRefusedWithWhatIsWrong(_ text: String, _ expected: String) {
         let error = expectStrataError(.invalidSchema) { _ = try SchemaSnapshot(jsonData: Data(text.utf8)) }
@@ -38,7 +48,9 @@ import Testing
     }
 
     @Test func aSnapshotFileThatCannotBeReadIsAFileSystemError() {
-        let error = expectStrataError(.fileSystem) { _ = try SchemaSnapshot(contentsOf: URL(fileURLWithPath: "/nonexistent/v1.json")) }
+        let error = expectStrataError(.fileSystem) {
+            _ = try SchemaSnapshot(contentsOf: URL(fileURLWithPath: "/nonexistent/v1.json"))
+        }
         #expect(error?.message.contains("/nonexistent/v1.json") == true)
     }
 
@@ -55,10 +67,13 @@ import Testing
         expectStrataError(.fileSystem) { _ = try Database(inspecting: folder.path("missing.strata")) }
     }
 
-    @Test(arguments: Fixtures.modes) func statisticsCountObjectsPerTypeAndEffectiveVersion(_ mode: Database.Mode) throws {
+    @Test(arguments: Fixtures.modes) func statisticsCountObjectsPerTypeAndEffectiveVersion(_ mode: Database.Mode) throws
+    {
         let path = folder.path()
         try Migrations.seedPeople(path, count: 6, mode: mode)
-        let db = try Database(configuration: Migrations.configuration(path, version: 2, [Migrations.personV1, Migrations.note], mode: mode))
+        let db = try Database(
+            configuration: Migrations.configuration(
+                path, version: 2, [Migrations.personV1, Migrations.note], mode: mode))
         try db.write { tx in
             try tx.update("Person", key: 2, ["age": 50])
             try tx.insert("Note", ["text": "new"])
@@ -77,7 +92,8 @@ import Testing
     @Test(arguments: Fixtures.modes) func usedSizeLeavesOutFreePagesThatCompactGivesBack(_ mode: Database.Mode) throws {
         let path = folder.path()
         try Migrations.seedPeople(path, count: 20_000, mode: mode)
-        let db = try Database(configuration: Migrations.configuration(path, version: 1, [Migrations.personV1], mode: mode))
+        let db = try Database(
+            configuration: Migrations.configuration(path, version: 1, [Migrations.personV1], mode: mode))
         try db.write { tx in try tx.deleteAll("Person") }
         let after = try db.fileSize
         #expect(after.used < after.total / 10, "\(after)")
@@ -94,13 +110,16 @@ import Testing
         #expect(try Database(inspecting: path).verify() == [])
     }
 
-    @Test(arguments: Fixtures.modes) func verifyFindsAMissingIndexEntryAStrayOneAndADamagedRecord(_ mode: Database.Mode) throws {
+    @Test(arguments: Fixtures.modes) func verifyFindsAMissingIndexEntryAStrayOneAndADamagedRecord(_ mode: Database.Mode)
+        throws
+    {
         let path = folder.path()
         try Migrations.seedPeople(path, count: 10, mode: mode)
         try RawFile.withWrite(path) { txn in
             let index = try #require(try txn.openDatabase(FileLayout.index(TypeID(1), PropertyID(4)), create: false))
             let records = try #require(try txn.openDatabase(FileLayout.records(TypeID(1)), create: false))
-            var key3 = ByteWriter(capacity: 8), key4 = ByteWriter(capacity: 8)
+            var key3 = ByteWriter(capacity: 8)
+            var key4 = ByteWriter(capacity: 8)
             _ = KeyCodec.appendPrimaryKey(.int(3), type: .int, to: &key3)
             _ = KeyCodec.appendPrimaryKey(.int(4), type: .int, to: &key4)
             var age3 = ByteWriter(capacity: 9)
@@ -119,9 +138,14 @@ import Testing
             }
         }
         let problems = try Database(inspecting: path).verify()
-        #expect(problems.contains("The object of 'Person' with key 3 is missing from the index on 'age'."), "\(problems)")
-        #expect(problems.contains("The index on 'Person.age' files the object with key 4 under another value than it has."), "\(problems)")
-        #expect(problems.contains { $0.contains("The record of 'Person' with key 5") && $0.contains("is damaged") }, "\(problems)")
+        #expect(
+            problems.contains("The object of 'Person' with key 3 is missing from the index on 'age'."), "\(problems)")
+        #expect(
+            problems.contains("The index on 'Person.age' files the object with key 4 under another value than it has."),
+            "\(problems)")
+        #expect(
+            problems.contains { $0.contains("The record of 'Person' with key 5") && $0.contains("is damaged") },
+            "\(problems)")
     }
 
     // MARK: Compact
@@ -140,7 +164,9 @@ import Testing
         let first = try Database(configuration: Migrations.configuration(path, version: 1, [wide]))
         let body = String(repeating: "x", count: 2000)
         try first.write { tx in
-            for id in 1 ... 2000 { try tx.insert("Doc", ["id": .int(Int64(id)), "body": .string(body), "title": .string("Doc \(id)")]) }
+            for id in 1 ... 2000 {
+                try tx.insert("Doc", ["id": .int(Int64(id)), "body": .string(body), "title": .string("Doc \(id)")])
+            }
         }
         first.close()
         let second = try Database(configuration: Migrations.configuration(path, version: 2, [narrow]))
@@ -152,18 +178,22 @@ import Testing
         try db.read { tx throws in
             #expect(try tx.objects("Doc").count == 2000)
             #expect(try tx.object("Doc", key: 1234)?.values == ["id": 1234, "title": "Doc 1234"])
-            #expect(try tx.objects("Doc").whereSchemaVersion(1...1).count == 2000)
+            #expect(try tx.objects("Doc").whereSchemaVersion(1 ... 1).count == 2000)
             var stale = 0
-            try tx.objects("Doc").forEach { object in object.record.forEachField { id, _ in if id == PropertyID(2) { stale += 1 } } }
+            try tx.objects("Doc").forEach { object in
+                object.record.forEachField { id, _ in if id == PropertyID(2) { stale += 1 } }
+            }
             #expect(stale == 0)
         }
         #expect(try db.verify() == [])
     }
 
-    @Test(arguments: Fixtures.modes) func compactIsRefusedWhileTheFileIsOpenInThisProcess(_ mode: Database.Mode) throws {
+    @Test(arguments: Fixtures.modes) func compactIsRefusedWhileTheFileIsOpenInThisProcess(_ mode: Database.Mode) throws
+    {
         let path = folder.path()
         try Migrations.seedPeople(path, count: 3, mode: mode)
-        let holder = try Database(configuration: Migrations.configuration(path, version: 1, [Migrations.personV1], mode: mode))
+        let holder = try Database(
+            configuration: Migrations.configuration(path, version: 1, [Migrations.personV1], mode: mode))
         let before = try RawFile.contents(path)
         let error = expectStrataError(.fileSystem) { try Database.compact(path: path) }
         #expect(error?.message.contains("open elsewhere in this process") == true)
@@ -189,8 +219,12 @@ import Testing
         _ = try Database(configuration: config)
         let lines = messages.all
         #expect(lines.contains { $0.hasPrefix("info Migrating \(path) from schema version 1 to 2") }, "\(lines)")
-        #expect(lines.contains { $0.hasPrefix("info Migration closure of \(path) done: 20 records written,") && $0.hasSuffix(" ms") }, "\(lines)")
-        #expect(lines.contains { $0.hasPrefix("debug Walked 'Person' of \(path): 20 objects, 20 written,") }, "\(lines)")
+        #expect(
+            lines.contains {
+                $0.hasPrefix("info Migration closure of \(path) done: 20 records written,") && $0.hasSuffix(" ms")
+            }, "\(lines)")
+        #expect(
+            lines.contains { $0.hasPrefix("debug Walked 'Person' of \(path): 20 objects, 20 written,") }, "\(lines)")
         #expect(lines.contains { $0.hasPrefix("debug Built the index on 'Person.age'") }, "\(lines)")
         #expect(lines.contains { $0.hasPrefix("info Opened \(path): migrate, schema version 2") }, "\(lines)")
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Strata
 
 /// A type the schema no longer names stays in the file (synced mode keeps
@@ -38,7 +39,8 @@ import Testing
         let dump = try StrataBinary.run(["dump", path, "--type", "Note", "--json"])
         #expect(dump.status == 0, "stderr: \(dump.error)")
         #expect(dump.output == "{\"text\":\"kept\",\"_schemaVersion\":1}\n")
-        StrataBinary.expectOneLineError(try StrataBinary.run(["dump", path, "--type", "Gone"]),
-                                        containing: ["no object type 'Gone'", "Note, Person"])
+        StrataBinary.expectOneLineError(
+            try StrataBinary.run(["dump", path, "--type", "Gone"]),
+            containing: ["no object type 'Gone'", "Note, Person"])
     }
 }

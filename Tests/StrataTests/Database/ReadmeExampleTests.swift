@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import Strata
+import Testing
 
 /// The README's example, compiled and run. `readmeShowsThisExample` keeps
 /// the README's code block and the lines between the markers identical.
@@ -19,9 +19,10 @@ import Strata
             Property("email", .string, optional: true)
         }
 
-        let config = Database.Configuration(path: "people.strata",
-                                            schemaVersion: 1,
-                                            schema: Schema([person]))
+        let config = Database.Configuration(
+            path: "people.strata",
+            schemaVersion: 1,
+            schema: Schema([person]))
         let db = try Database(configuration: config)
 
         try db.write { tx in
@@ -49,16 +50,20 @@ import Strata
     @Test func readmeShowsThisExample() throws {
         let testFile = URL(fileURLWithPath: #filePath)
         // Tests/StrataTests/Database/ReadmeExampleTests.swift
-        let root = testFile.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = testFile.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
         let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
         let source = try String(contentsOf: testFile, encoding: .utf8)
 
-        let block = try #require(readme.components(separatedBy: "```swift\n").dropFirst().first?.components(separatedBy: "```").first)
+        let block = try #require(
+            readme.components(separatedBy: "```swift\n").dropFirst().first?.components(separatedBy: "```").first)
         let readmeLines = block.split(separator: "\n", omittingEmptySubsequences: false)
             .map { $0.trimmingCharacters(in: .whitespaces) }
             .filter { !$0.isEmpty && $0 != "import Strata" }
 
-        let lines = source.split(separator: "\n", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+        let lines = source.split(separator: "\n", omittingEmptySubsequences: false).map {
+            $0.trimmingCharacters(in: .whitespaces)
+        }
         let begin = try #require(lines.firstIndex(of: "// README example begin"))
         let end = try #require(lines.firstIndex(of: "// README example end"))
         let testLines = lines[(begin + 1) ..< end].filter { !$0.isEmpty }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Strata
 
 /// `FileLayout` declares every named database of a file with its flags,
@@ -35,7 +36,8 @@ import Testing
             }
             db.close()
         }
-        let catalog = try Database.migrationPlan(for: Fixtures.configuration(path, schema: Self.schema, mode: mode)).catalog!
+        let catalog = try Database.migrationPlan(for: Fixtures.configuration(path, schema: Self.schema, mode: mode))
+            .catalog!
         let declared = [FileLayout.meta] + catalog.types.flatMap(\.databases)
         #expect(declared.count == 6)
         #expect(Set(try databasesInFile(path)) == Set(declared.map(\.name)))
@@ -62,8 +64,10 @@ import Testing
     }
 
     @Test func namesOutsideTheLayoutAreNotDatabasesOfIt() {
-        for name in ["", "__strata.", "__strata.t", "__strata.tx", "__strata.t1.", "__strata.t1.x2", "__strata.t1.i",
-                     "__strata.t1.i2.i3", "other", "__strata.meta2"] {
+        for name in [
+            "", "__strata.", "__strata.t", "__strata.tx", "__strata.t1.", "__strata.t1.x2", "__strata.t1.i",
+            "__strata.t1.i2.i3", "other", "__strata.meta2",
+        ] {
             #expect(FileLayout.database(named: name) == nil, "\(name)")
         }
         #expect(FileLayout.database(named: "__strata.t12") == FileLayout.records(TypeID(12)))

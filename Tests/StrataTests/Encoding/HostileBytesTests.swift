@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Strata
 
 /// A record built with the codec, with where each part of it lies.
@@ -36,15 +37,21 @@ struct CraftedRecord: Sendable, CustomTestStringConvertible {
         CraftedRecord("layout byte 2", [0x02, 0x01, 0x00]),
         CraftedRecord("layout byte 0xFF", [0xFF, 0x01, 0x00]),
         CraftedRecord("11-byte varint as schema version", [0x01] + [UInt8](repeating: 0x80, count: 10) + [0x01, 0x00]),
-        CraftedRecord("10-byte varint above 64 bits as schema version", [0x01] + [UInt8](repeating: 0xFF, count: 9) + [0x02, 0x00]),
+        CraftedRecord(
+            "10-byte varint above 64 bits as schema version",
+            [0x01] + [UInt8](repeating: 0xFF, count: 9) + [0x02, 0x00]),
         CraftedRecord("schema version varint running off the end", [0x01, 0x80, 0x80]),
-        CraftedRecord("11-byte varint as field id", [0x01, 0x01, 0x01] + [UInt8](repeating: 0x80, count: 10) + [0x01, 0x00]),
-        CraftedRecord("11-byte varint as int payload", [0x01, 0x01, 0x01, 0x01, 0x03] + [UInt8](repeating: 0x80, count: 10) + [0x01]),
+        CraftedRecord(
+            "11-byte varint as field id", [0x01, 0x01, 0x01] + [UInt8](repeating: 0x80, count: 10) + [0x01, 0x00]),
+        CraftedRecord(
+            "11-byte varint as int payload",
+            [0x01, 0x01, 0x01, 0x01, 0x03] + [UInt8](repeating: 0x80, count: 10) + [0x01]),
         CraftedRecord("field count 2^40", [0x01, 0x01] + varint(1 << 40) + [0x01, 0x00, 0x02, 0x00, 0x03, 0x00]),
         CraftedRecord("field count 2^64-1", [0x01, 0x01] + varint(.max) + [0x01, 0x00]),
         CraftedRecord("field count one more than the fields", [0x01, 0x01, 0x02, 0x01, 0x00, 0x02, 0x03]),
         CraftedRecord("string length 2^62", [0x01, 0x01, 0x01, 0x01, 0x05] + varint(1 << 62) + Array("abc".utf8)),
-        CraftedRecord("data length one more than the bytes left", [0x01, 0x01, 0x01, 0x01, 0x06, 0x04, 0xAA, 0xBB, 0xCC]),
+        CraftedRecord(
+            "data length one more than the bytes left", [0x01, 0x01, 0x01, 0x01, 0x06, 0x04, 0xAA, 0xBB, 0xCC]),
         CraftedRecord("double cut short", [0x01, 0x01, 0x01, 0x01, 0x04, 0, 0, 0, 0, 0, 0, 0]),
         CraftedRecord("date cut short", [0x01, 0x01, 0x01, 0x01, 0x07, 0]),
         CraftedRecord("uuid cut short", [0x01, 0x01, 0x01, 0x01, 0x08] + [UInt8](repeating: 0xAB, count: 15)),
@@ -62,10 +69,15 @@ struct CraftedRecord: Sendable, CustomTestStringConvertible {
 @Suite struct HostileBytesTests {
     // MARK: Generating values and records
 
-    static let sampleStrings = ["", "a", "Ada", "\u{E9}", "e\u{301}", "🦄", "\u{0}", "日本語", String(repeating: "x", count: 200)]
+    static let sampleStrings = [
+        "", "a", "Ada", "\u{E9}", "e\u{301}", "🦄", "\u{0}", "日本語", String(repeating: "x", count: 200),
+    ]
 
     private static func randomDouble(_ rng: inout SplitMix64) -> Double {
-        let specials: [Double] = [0, -0.0, 1, -1, .nan, -.nan, .infinity, -.infinity, .leastNonzeroMagnitude, .greatestFiniteMagnitude, .ulpOfOne]
+        let specials: [Double] = [
+            0, -0.0, 1, -1, .nan, -.nan, .infinity, -.infinity, .leastNonzeroMagnitude, .greatestFiniteMagnitude,
+            .ulpOfOne,
+        ]
         return Bool.random(using: &rng) ? specials.randomElement(using: &rng)! : Double(bitPattern: rng.next())
     }
 
@@ -85,7 +97,9 @@ struct CraftedRecord: Sendable, CustomTestStringConvertible {
         case 4: return .double(randomDouble(&rng))
         case 5:
             if Bool.random(using: &rng) { return .string(sampleStrings.randomElement(using: &rng)!) }
-            let ascii = (0 ..< Int.random(in: 0 ... 30, using: &rng)).map { _ in Character(Unicode.Scalar(UInt8.random(in: 0x20 ... 0x7E, using: &rng))) }
+            let ascii = (0 ..< Int.random(in: 0 ... 30, using: &rng)).map { _ in
+                Character(Unicode.Scalar(UInt8.random(in: 0x20 ... 0x7E, using: &rng)))
+            }
             return .string(String(ascii))
         case 6: return .data(Data(randomBytes(Int.random(in: 0 ... 40, using: &rng), &rng)))
         case 7: return .date(Date(timeIntervalSinceReferenceDate: randomDouble(&rng)))
@@ -101,7 +115,9 @@ struct CraftedRecord: Sendable, CustomTestStringConvertible {
     /// and then UInt32.max.
     private static func randomRecord(_ rng: inout SplitMix64) -> BuiltRecord {
         let versions: [UInt64] = [0, 1, 2, 127, 128, 1 << 63, .max]
-        let schemaVersion = Bool.random(using: &rng) ? versions.randomElement(using: &rng)! : rng.next() >> Int.random(in: 0 ... 63, using: &rng)
+        let schemaVersion =
+            Bool.random(using: &rng)
+            ? versions.randomElement(using: &rng)! : rng.next() >> Int.random(in: 0 ... 63, using: &rng)
         var ids: [UInt32] = []
         var id = UInt32.random(in: 0 ... 1, using: &rng)
         for _ in 0 ..< Int.random(in: 0 ... 10, using: &rng) {
@@ -121,7 +137,9 @@ struct CraftedRecord: Sendable, CustomTestStringConvertible {
             fields.append((PropertyID(id), value))
             ranges.append(start ..< writer.bytes.count)
         }
-        return BuiltRecord(bytes: writer.bytes, schemaVersion: schemaVersion, fields: fields, headerLength: headerLength, fieldRanges: ranges)
+        return BuiltRecord(
+            bytes: writer.bytes, schemaVersion: schemaVersion, fields: fields, headerLength: headerLength,
+            fieldRanges: ranges)
     }
 
     /// Whether two values are the same stored value: `isStored(identicallyTo:)`,
@@ -130,12 +148,12 @@ struct CraftedRecord: Sendable, CustomTestStringConvertible {
         switch (a, b) {
         case (nil, nil):
             return true
-        case let (.double(x)?, .double(y)?):
+        case (.double(let x)?, .double(let y)?):
             return x.isNaN ? y.isNaN : x.bitPattern == y.bitPattern
-        case let (.date(x)?, .date(y)?):
+        case (.date(let x)?, .date(let y)?):
             let (s, t) = (x.timeIntervalSinceReferenceDate, y.timeIntervalSinceReferenceDate)
             return s.isNaN ? t.isNaN : s.bitPattern == t.bitPattern
-        case let (a?, b?):
+        case (let a?, let b?):
             return a.isStored(identicallyTo: b)
         default:
             return false
@@ -168,7 +186,8 @@ struct CraftedRecord: Sendable, CustomTestStringConvertible {
             for position in 0 ... 9 {
                 let found = view.value(forField: id, expectedAt: position)
                 if !identical(found, expected) {
-                    return "field \(id) at position \(position) reads \(found.map { "\($0)" } ?? "nil"), forEachField gave \(expected.map { "\($0)" } ?? "nil")"
+                    return
+                        "field \(id) at position \(position) reads \(found.map { "\($0)" } ?? "nil"), forEachField gave \(expected.map { "\($0)" } ?? "nil")"
                 }
             }
         }
@@ -190,13 +209,21 @@ struct CraftedRecord: Sendable, CustomTestStringConvertible {
                 #expect(read.map(\.id) == record.fields.map(\.id))
                 for (index, field) in record.fields.enumerated() {
                     let visited: Value? = read.indices.contains(index) ? read[index].value : nil
-                    #expect(Self.identical(visited, field.value), "field \(field.id): wrote \(field.value), forEachField read \(visited.map { "\($0)" } ?? "nil")")
+                    #expect(
+                        Self.identical(visited, field.value),
+                        "field \(field.id): wrote \(field.value), forEachField read \(visited.map { "\($0)" } ?? "nil")"
+                    )
                     for position in [index, (index + 3) % 10, 9] {
                         let found = view.value(forField: field.id, expectedAt: position)
-                        #expect(Self.identical(found, field.value), "field \(field.id) at position \(position): wrote \(field.value), read \(found.map { "\($0)" } ?? "nil")")
+                        #expect(
+                            Self.identical(found, field.value),
+                            "field \(field.id) at position \(position): wrote \(field.value), read \(found.map { "\($0)" } ?? "nil")"
+                        )
                     }
                 }
-                let absent = (0 ... 22 as ClosedRange<UInt32>).map(PropertyID.init(rawValue:)).first { id in !record.fields.contains { $0.id == id } }
+                let absent = (0 ... 22 as ClosedRange<UInt32>).map(PropertyID.init(rawValue:)).first { id in
+                    !record.fields.contains { $0.id == id }
+                }
                 if let absent { #expect(view.value(forField: absent, expectedAt: 0) == nil) }
             }
         }
@@ -273,7 +300,8 @@ struct CraftedRecord: Sendable, CustomTestStringConvertible {
                 switch Mutation.allCases.randomElement(using: &rng)! {
                 case .flip:
                     for _ in 0 ..< Int.random(in: 1 ... 3, using: &rng) {
-                        input[Int.random(in: 0 ..< input.count, using: &rng)] ^= UInt8.random(in: 1 ... 255, using: &rng)
+                        input[Int.random(in: 0 ..< input.count, using: &rng)] ^= UInt8.random(
+                            in: 1 ... 255, using: &rng)
                     }
                 case .truncate:
                     input = Array(input.prefix(Int.random(in: 0 ..< input.count, using: &rng)))
@@ -287,7 +315,8 @@ struct CraftedRecord: Sendable, CustomTestStringConvertible {
                     if Bool.random(using: &rng) {
                         // Also count the copy, so that the only fault is the repeated id.
                         var header = ByteWriter()
-                        RecordCodec.beginRecord(&header, schemaVersion: record.schemaVersion, fieldCount: record.fields.count + 1)
+                        RecordCodec.beginRecord(
+                            &header, schemaVersion: record.schemaVersion, fieldCount: record.fields.count + 1)
                         input = header.bytes + input[record.headerLength...]
                     }
                     mustReject = true
@@ -298,9 +327,13 @@ struct CraftedRecord: Sendable, CustomTestStringConvertible {
                     let view = try RecordView(validating: raw)
                     if iteration % 2 == 0 { acceptedRandom += 1 } else { acceptedMutants += 1 }
                     if mustReject { problems.append("accepted \(input)") }
-                    if let problem = Self.problemReading(view, inputCount: raw.count) { problems.append("\(problem) in \(input)") }
+                    if let problem = Self.problemReading(view, inputCount: raw.count) {
+                        problems.append("\(problem) in \(input)")
+                    }
                 } catch {
-                    if !(0 ... raw.count).contains(error.offset) { problems.append("offset \(error.offset) outside \(input)") }
+                    if !(0 ... raw.count).contains(error.offset) {
+                        problems.append("offset \(error.offset) outside \(input)")
+                    }
                 }
             }
             if problems.count >= 10 { break }
@@ -337,7 +370,9 @@ struct CraftedRecord: Sendable, CustomTestStringConvertible {
                     let value = try? KeyCodec.decodeKey(raw, type: type)
                     let label = type.map { "\($0)" } ?? "automatic id"
                     if valid != (value != nil) {
-                        problems.append("\(label) key \(bytes): validateKey says \(valid), decodeKey gave \(value.map { "\($0)" } ?? "nil")")
+                        problems.append(
+                            "\(label) key \(bytes): validateKey says \(valid), decodeKey gave \(value.map { "\($0)" } ?? "nil")"
+                        )
                     }
                     if let type, !type.canBePrimaryKey, valid || value != nil {
                         problems.append("\(label) key accepted for \(bytes)")

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Strata
 
 /// The catalog decoder, fed random and mutated JSON in a child process,
@@ -46,19 +47,24 @@ import Testing
         for iteration in 0 ..< inputs {
             var input: [UInt8]
             if iteration % 10 == 0 {
-                input = (0 ..< Int.random(in: 0 ... 256, using: &rng)).map { _ in Self.jsonAlphabet.randomElement(using: &rng)! }
+                input = (0 ..< Int.random(in: 0 ... 256, using: &rng)).map { _ in
+                    Self.jsonAlphabet.randomElement(using: &rng)!
+                }
             } else {
                 input = original
                 for _ in 0 ..< Int.random(in: 1 ... 3, using: &rng) where !input.isEmpty {
                     let at = Int.random(in: 0 ..< input.count, using: &rng)
                     switch Int.random(in: 0 ..< 3, using: &rng) {
                     case 0:
-                        input[at] = Int.random(in: 0 ..< 8, using: &rng) == 0 ? UInt8.random(in: 0 ... 255, using: &rng) : Self.jsonAlphabet.randomElement(using: &rng)!
+                        input[at] =
+                            Int.random(in: 0 ..< 8, using: &rng) == 0
+                            ? UInt8.random(in: 0 ... 255, using: &rng) : Self.jsonAlphabet.randomElement(using: &rng)!
                     case 1:
                         input.removeSubrange(at ..< min(input.count, at + Int.random(in: 1 ... 24, using: &rng)))
                     default:
                         let span = Array(input[at ..< min(input.count, at + Int.random(in: 1 ... 40, using: &rng))])
-                        let target = Bool.random(using: &rng) ? at + span.count : Int.random(in: 0 ... input.count, using: &rng)
+                        let target =
+                            Bool.random(using: &rng) ? at + span.count : Int.random(in: 0 ... input.count, using: &rng)
                         input.insert(contentsOf: span, at: target)
                     }
                 }
@@ -67,14 +73,16 @@ import Testing
                 let catalog = try input.withUnsafeBytes { try Catalog.decode($0, path: path) }
                 accepted += 1
                 if let problem = catalog.consistencyProblem() {
-                    problems.append("accepted an inconsistent catalog (\(problem)): \(String(decoding: input, as: UTF8.self))")
+                    problems.append(
+                        "accepted an inconsistent catalog (\(problem)): \(String(decoding: input, as: UTF8.self))")
                 }
                 if catalog.magic != Catalog.magic || catalog.formatVersion > Catalog.currentFormatVersion {
                     problems.append("accepted magic \(catalog.magic), format \(catalog.formatVersion)")
                 }
                 let again = try catalog.encoded().withUnsafeBytes { try Catalog.decode($0, path: path) }
                 if again.encoded() != catalog.encoded() {
-                    problems.append("an accepted catalog does not survive re-encoding: \(String(decoding: input, as: UTF8.self))")
+                    problems.append(
+                        "an accepted catalog does not survive re-encoding: \(String(decoding: input, as: UTF8.self))")
                 }
             } catch let error as StrataError {
                 rejected += 1

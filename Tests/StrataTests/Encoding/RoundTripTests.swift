@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Strata
 
 @Suite(.temporaryFolder) struct RoundTripTests {
@@ -13,7 +14,7 @@ import Testing
                 Property("id", .int)
                 Property("value", type)
                 Property("maybe", type, optional: true)
-            },
+            }
         ])
     }
 
@@ -29,18 +30,24 @@ import Testing
         case .int:
             [.int(.min), .int(.max), 0, -1, 1, 63, -64, 64, .int(.min + 1)]
         case .double:
-            [.double(.nan), .double(.infinity), .double(-.infinity), .double(-0.0), 0.0,
-             .double(.greatestFiniteMagnitude), .double(-.greatestFiniteMagnitude),
-             .double(.leastNonzeroMagnitude), .double(.pi), -1.5]
+            [
+                .double(.nan), .double(.infinity), .double(-.infinity), .double(-0.0), 0.0,
+                .double(.greatestFiniteMagnitude), .double(-.greatestFiniteMagnitude),
+                .double(.leastNonzeroMagnitude), .double(.pi), -1.5,
+            ]
         case .string:
-            ["", "plain ASCII", "😀👩‍👩‍👧‍👦🇫🇷", "e\u{301}", "\u{E9}", "日本語のテキスト", "한국어", "a\u{0}b", "\u{0}",
-             .string(String(repeating: "long ", count: 2000))]
+            [
+                "", "plain ASCII", "😀👩‍👩‍👧‍👦🇫🇷", "e\u{301}", "\u{E9}", "日本語のテキスト", "한국어", "a\u{0}b", "\u{0}",
+                .string(String(repeating: "long ", count: 2000)),
+            ]
         case .data:
             [.data(Data()), .data(Data([0])), .data(Data([0, 255, 0, 128])), .data(megabyte)]
         case .date:
-            [.date(.distantPast), .date(.distantFuture), .date(Date(timeIntervalSinceReferenceDate: 0)),
-             .date(Date(timeIntervalSinceReferenceDate: 745_000_000.000_123_4)),
-             .date(Date(timeIntervalSince1970: -0.000_000_5)), .date(Date(timeIntervalSince1970: 0))]
+            [
+                .date(.distantPast), .date(.distantFuture), .date(Date(timeIntervalSinceReferenceDate: 0)),
+                .date(Date(timeIntervalSinceReferenceDate: 745_000_000.000_123_4)),
+                .date(Date(timeIntervalSince1970: -0.000_000_5)), .date(Date(timeIntervalSince1970: 0)),
+            ]
         case .uuid:
             [.uuid(Fixtures.zeroUUID), .uuid(maxUUID), .uuid(UUID()), .uuid(UUID())]
         }
@@ -51,9 +58,10 @@ import Testing
     /// equivalence), dates by their exact time interval.
     static func identical(_ a: Value, _ b: Value) -> Bool {
         switch (a, b) {
-        case let (.double(x), .double(y)): x.isNaN ? y.isNaN : x.bitPattern == y.bitPattern
-        case let (.string(x), .string(y)): Array(x.utf8) == Array(y.utf8)
-        case let (.date(x), .date(y)): x.timeIntervalSinceReferenceDate.bitPattern == y.timeIntervalSinceReferenceDate.bitPattern
+        case (.double(let x), .double(let y)): x.isNaN ? y.isNaN : x.bitPattern == y.bitPattern
+        case (.string(let x), .string(let y)): Array(x.utf8) == Array(y.utf8)
+        case (.date(let x), .date(let y)):
+            x.timeIntervalSinceReferenceDate.bitPattern == y.timeIntervalSinceReferenceDate.bitPattern
         default: a == b
         }
     }
@@ -61,8 +69,10 @@ import Testing
     /// Runs `write`, then `read` three times: inside the same write
     /// transaction, in a later read transaction, and in a read transaction
     /// of a new Database on the same file after the first was released.
-    func atEveryStage<T>(_ config: Database.Configuration, write: (WriteTransaction) throws -> Void,
-                         read: (ReadTransaction) throws -> T) throws -> [(stage: String, result: T)] {
+    func atEveryStage<T>(
+        _ config: Database.Configuration, write: (WriteTransaction) throws -> Void,
+        read: (ReadTransaction) throws -> T
+    ) throws -> [(stage: String, result: T)] {
         var results: [(stage: String, result: T)] = []
         do {
             let db = try Database(configuration: config)
@@ -83,7 +93,9 @@ import Testing
     @Test(arguments: PropertyType.allCases, Fixtures.modes)
     func edgeValuesSurviveWriteReadAndReopen(type: PropertyType, _ mode: Database.Mode) throws {
         let values = Self.edgeValues(type)
-        let stages = try atEveryStage(Fixtures.configuration(folder.path(), schema: Self.sampleSchema(type), mode: mode)) { tx in
+        let stages = try atEveryStage(
+            Fixtures.configuration(folder.path(), schema: Self.sampleSchema(type), mode: mode)
+        ) { tx in
             for (i, value) in values.enumerated() {
                 try tx.insert("Sample", ["id": .int(Int64(i)), "value": value, "maybe": value])
             }
@@ -102,10 +114,15 @@ import Testing
 
     @Test(arguments: Fixtures.modes) func specialDoublesKeepTheirIdentity(_ mode: Database.Mode) throws {
         let specials: [Double] = [.nan, -0.0, .infinity, -.infinity]
-        let stages = try atEveryStage(Fixtures.configuration(folder.path(), schema: Self.sampleSchema(.double), mode: mode)) { tx in
-            for (i, value) in specials.enumerated() { try tx.insert("Sample", ["id": .int(Int64(i)), "value": .double(value)]) }
+        let stages = try atEveryStage(
+            Fixtures.configuration(folder.path(), schema: Self.sampleSchema(.double), mode: mode)
+        ) { tx in
+            for (i, value) in specials.enumerated() {
+                try tx.insert("Sample", ["id": .int(Int64(i)), "value": .double(value)])
+            }
         } read: { tx in
-            try specials.indices.map { i in try #require(try tx.object("Sample", key: .int(Int64(i)))?["value"].double) }
+            try specials.indices.map { i in try #require(try tx.object("Sample", key: .int(Int64(i)))?["value"].double)
+            }
         }
         for (stage, read) in stages {
             #expect(read.count == 4, "\(stage)")
@@ -120,7 +137,9 @@ import Testing
     @Test(arguments: PropertyType.allCases, Fixtures.modes)
     func optionalPropertyGivenNullOrOmittedReadsNull(type: PropertyType, _ mode: Database.Mode) throws {
         let present = Self.edgeValues(type)[0]
-        let stages = try atEveryStage(Fixtures.configuration(folder.path(), schema: Self.sampleSchema(type), mode: mode)) { tx in
+        let stages = try atEveryStage(
+            Fixtures.configuration(folder.path(), schema: Self.sampleSchema(type), mode: mode)
+        ) { tx in
             try tx.insert("Sample", ["id": 1, "value": present, "maybe": nil])
             try tx.insert("Sample", ["id": 2, "value": present])
             try tx.insert("Sample", ["id": 3, "value": present, "maybe": present])
@@ -130,11 +149,13 @@ import Testing
         for (stage, maybes) in stages {
             #expect(maybes[0] == .null, "\(stage): explicit null read back as \(maybes[0])")
             #expect(maybes[1] == .null, "\(stage): omitted optional read back as \(maybes[1])")
-            #expect(Self.identical(maybes[2], present), "\(stage): a present value next to nulls read back as \(maybes[2])")
+            #expect(
+                Self.identical(maybes[2], present), "\(stage): a present value next to nulls read back as \(maybes[2])")
         }
     }
 
-    @Test(arguments: Fixtures.modes) func optionalPropertyOmittedReadsNullAndDefaultsApply(_ mode: Database.Mode) throws {
+    @Test(arguments: Fixtures.modes) func optionalPropertyOmittedReadsNullAndDefaultsApply(_ mode: Database.Mode) throws
+    {
         let stages = try atEveryStage(Fixtures.configuration(folder.path(), mode: mode)) { tx in
             try tx.insert("Person", ["id": 1, "firstName": "Ada", "lastName": "Lovelace"])
         } read: { tx in
@@ -163,13 +184,16 @@ import Testing
                 Property("when", .date, default: defaults["when"])
                 Property("ref", .uuid, default: defaults["ref"])
                 Property("maybe", .string, optional: true, default: defaults["maybe"])
-            },
+            }
         ])
         let stages = try atEveryStage(Fixtures.configuration(folder.path(), schema: schema, mode: mode)) { tx in
             try tx.insert("Defaults", ["id": 1])
             try tx.insert("Defaults", ["id": 2, "maybe": nil, "i": 5])
         } read: { tx in
-            (try #require(try tx.object("Defaults", key: 1)).values, try #require(try tx.object("Defaults", key: 2)).values)
+            (
+                try #require(try tx.object("Defaults", key: 1)).values,
+                try #require(try tx.object("Defaults", key: 2)).values
+            )
         }
         for (stage, (first, second)) in stages {
             for (name, expected) in defaults {
@@ -187,7 +211,7 @@ import Testing
                 Property("id", .int)
                 Property("reading", .double)
                 Property("fallback", .double, default: 2)
-            },
+            }
         ])
         let stages = try atEveryStage(Fixtures.configuration(folder.path(), schema: schema, mode: mode)) { tx in
             try tx.insert("Measure", ["id": 1, "reading": 3])
@@ -203,8 +227,11 @@ import Testing
         }
     }
 
-    @Test(arguments: Fixtures.modes) func intThatNoDoubleHoldsExactlyIsRejectedForDoubleProperty(_ mode: Database.Mode) throws {
-        let db = try Database(configuration: Fixtures.configuration(folder.path(), schema: Self.sampleSchema(.double), mode: mode))
+    @Test(arguments: Fixtures.modes) func intThatNoDoubleHoldsExactlyIsRejectedForDoubleProperty(_ mode: Database.Mode)
+        throws
+    {
+        let db = try Database(
+            configuration: Fixtures.configuration(folder.path(), schema: Self.sampleSchema(.double), mode: mode))
         let error = expectStrataError(.invalidValue) {
             try db.write { tx in _ = try tx.insert("Sample", ["id": 1, "value": .int(.max)]) }
         }
@@ -219,13 +246,14 @@ import Testing
             ObjectSchema("Keyed", primaryKey: "id") {
                 Property("id", type)
                 Property("label", .string)
-            },
+            }
         ])
     }
 
     @Test(arguments: Fixtures.modes) func intPrimaryKeysEnumerateInNumericOrder(_ mode: Database.Mode) throws {
         let keys: [Int64] = [42, .min, -1, .max, 0, -1_000_000, 1, .min + 1, .max - 1, 255, 256, -256, -255]
-        let stages = try atEveryStage(Fixtures.configuration(folder.path(), schema: Self.keyedSchema(.int), mode: mode)) { tx in
+        let stages = try atEveryStage(Fixtures.configuration(folder.path(), schema: Self.keyedSchema(.int), mode: mode))
+        { tx in
             for key in keys { try tx.insert("Keyed", ["id": .int(key), "label": .string("\(key)")]) }
         } read: { tx in
             try tx.objects("Keyed").map { ($0.primaryKey, $0["id"], $0["label"]) }
@@ -236,7 +264,8 @@ import Testing
             #expect(objects.map(\.1) == expected.map(Value.int), "\(stage): id property")
             #expect(objects.map(\.2) == expected.map { .string("\($0)") }, "\(stage): labels")
         }
-        let db = try Database(configuration: Fixtures.configuration(folder.path(), schema: Self.keyedSchema(.int), mode: mode))
+        let db = try Database(
+            configuration: Fixtures.configuration(folder.path(), schema: Self.keyedSchema(.int), mode: mode))
         try db.read { tx throws in
             for key in keys {
                 #expect(try tx.object("Keyed", key: .int(key))?["label"] == .string("\(key)"))
@@ -246,10 +275,14 @@ import Testing
     }
 
     @Test(arguments: Fixtures.modes) func stringPrimaryKeysEnumerateInUTF8ByteOrder(_ mode: Database.Mode) throws {
-        let keys = ["z", "", "a", "B", "\u{E9}", "e\u{301}", "e", "日本", "😀", "a\u{0}b", "a\u{0}", "ab", "Z", "\u{FFFF}", "ÿ"]
+        let keys = [
+            "z", "", "a", "B", "\u{E9}", "e\u{301}", "e", "日本", "😀", "a\u{0}b", "a\u{0}", "ab", "Z", "\u{FFFF}", "ÿ",
+        ]
         let config = Fixtures.configuration(folder.path(), schema: Self.keyedSchema(.string), mode: mode)
         let stages = try atEveryStage(config) { tx in
-            for (i, key) in keys.enumerated() { try tx.insert("Keyed", ["id": .string(key), "label": .string("#\(i)")]) }
+            for (i, key) in keys.enumerated() {
+                try tx.insert("Keyed", ["id": .string(key), "label": .string("#\(i)")])
+            }
         } read: { tx in
             let order = try tx.objects("Keyed").map { Array(($0.primaryKey.string ?? "<not a string>").utf8) }
             let labels = try keys.map { try tx.object("Keyed", key: .string($0))?["label"] }
@@ -263,12 +296,18 @@ import Testing
         }
     }
 
-    @Test(arguments: Fixtures.modes) func uuidPrimaryKeysRoundTripAndEnumerateInByteOrder(_ mode: Database.Mode) throws {
+    @Test(arguments: Fixtures.modes) func uuidPrimaryKeysRoundTripAndEnumerateInByteOrder(_ mode: Database.Mode) throws
+    {
         let keys = [UUID(), Self.maxUUID, UUID(), Fixtures.zeroUUID, UUID(), UUID()]
-        let stages = try atEveryStage(Fixtures.configuration(folder.path(), schema: Self.keyedSchema(.uuid), mode: mode)) { tx in
+        let stages = try atEveryStage(
+            Fixtures.configuration(folder.path(), schema: Self.keyedSchema(.uuid), mode: mode)
+        ) { tx in
             for (i, key) in keys.enumerated() { try tx.insert("Keyed", ["id": .uuid(key), "label": .string("#\(i)")]) }
         } read: { tx in
-            (try tx.objects("Keyed").map(\.primaryKey), try keys.map { try tx.object("Keyed", key: .uuid($0))?["label"] })
+            (
+                try tx.objects("Keyed").map(\.primaryKey),
+                try keys.map { try tx.object("Keyed", key: .uuid($0))?["label"] }
+            )
         }
         let bytes = { (uuid: UUID) in withUnsafeBytes(of: uuid.uuid) { Array($0) } }
         let expected = keys.sorted { bytes($0).lexicographicallyPrecedes(bytes($1)) }.map(Value.uuid)
@@ -278,8 +317,11 @@ import Testing
         }
     }
 
-    @Test(arguments: Fixtures.modes) func automaticIDsCountUpAndAreNotReusedAfterDeletingTheLastAndReopening(_ mode: Database.Mode) throws {
-        let config = Fixtures.configuration(folder.path(), schema: Schema([ObjectSchema("Note") { Property("text", .string) }]), mode: mode)
+    @Test(arguments: Fixtures.modes) func automaticIDsCountUpAndAreNotReusedAfterDeletingTheLastAndReopening(
+        _ mode: Database.Mode
+    ) throws {
+        let config = Fixtures.configuration(
+            folder.path(), schema: Schema([ObjectSchema("Note") { Property("text", .string) }]), mode: mode)
         do {
             let db = try Database(configuration: config)
             let ids = try db.write { tx in try (1 ... 3).map { try tx.insert("Note", ["text": .string("n\($0)")]) } }
@@ -302,14 +344,18 @@ import Testing
 
     @Test(arguments: [511, 600, 4096], Fixtures.modes)
     func stringPrimaryKeyOverTheLimitThrowsKeyTooLargeAndWritesNothing(byteCount: Int, _ mode: Database.Mode) throws {
-        let db = try Database(configuration: Fixtures.configuration(folder.path(), schema: Self.keyedSchema(.string), mode: mode))
+        let db = try Database(
+            configuration: Fixtures.configuration(folder.path(), schema: Self.keyedSchema(.string), mode: mode))
         let key = String(repeating: "k", count: byteCount)
         let error = expectStrataError(.keyTooLarge) {
             try db.write { tx in _ = try tx.insert("Keyed", ["id": .string(key), "label": "too long"]) }
         }
         #expect(error?.message.contains("'Keyed'") == true)
         expectStrataError(.keyTooLarge) {
-            try db.write { tx in _ = try tx.upsert("Keyed", ["id": .string(String(repeating: "é", count: byteCount / 2 + 1)), "label": "x"]) }
+            try db.write { tx in
+                _ = try tx.upsert(
+                    "Keyed", ["id": .string(String(repeating: "é", count: byteCount / 2 + 1)), "label": "x"])
+            }
         }
         try db.read { tx throws in
             #expect(try tx.objects("Keyed").count == 0)
@@ -320,7 +366,9 @@ import Testing
     @Test(arguments: Fixtures.modes) func stringPrimaryKeyAtTheLimitIsAccepted(_ mode: Database.Mode) throws {
         // 510 bytes of UTF-8 plus the key's marker byte make LMDB's 511.
         let key = String(repeating: "é", count: 255)
-        let stages = try atEveryStage(Fixtures.configuration(folder.path(), schema: Self.keyedSchema(.string), mode: mode)) { tx in
+        let stages = try atEveryStage(
+            Fixtures.configuration(folder.path(), schema: Self.keyedSchema(.string), mode: mode)
+        ) { tx in
             try tx.insert("Keyed", ["id": .string(key), "label": "at the limit"])
         } read: { tx in
             try tx.object("Keyed", key: .string(key))?["label"]

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Strata
 
 /// Edge cases of migrations found in review: other Databases and readers
@@ -31,10 +32,11 @@ import Testing
             try tx.insert("Dog", ["id": 1, "name": "Rex"])
         }
         expectStrataError(.migrationFailed) {
-            _ = try Database(configuration: Migrations.configuration(path, version: 2, [Migrations.personV1]) { migration, _ in
-                try migration.deleteData(forType: "Dog")
-                throw Stop()
-            })
+            _ = try Database(
+                configuration: Migrations.configuration(path, version: 2, [Migrations.personV1]) { migration, _ in
+                    try migration.deleteData(forType: "Dog")
+                    throw Stop()
+                })
         }
         // Nothing was committed: the holder is still at the file's generation.
         #expect(try holder.read { tx in try tx.objects("Dog").count } == 1)
@@ -114,7 +116,9 @@ import Testing
         try Migrations.seedPeople(path, count: 10)
         let a = try Database(configuration: Migrations.configuration(path, version: 1, [Migrations.personV1]))
         defer { a.close() }
-        let started = DispatchSemaphore(value: 0), migrated = DispatchSemaphore(value: 0), done = DispatchSemaphore(value: 0)
+        let started = DispatchSemaphore(value: 0)
+        let migrated = DispatchSemaphore(value: 0)
+        let done = DispatchSemaphore(value: 0)
         let result = Recorder<String>()
         let thread = Thread {
             do {
@@ -150,24 +154,31 @@ import Testing
     /// end, and the data must be gone afterwards.
     @Test func deleteDataInsideTheWalkOfTheSameTypeFinishesTheWalk() throws {
         let path = folder.path()
-        let first = try Database(configuration: Migrations.configuration(path, version: 1, [Migrations.personV1, Self.dog]))
+        let first = try Database(
+            configuration: Migrations.configuration(path, version: 1, [Migrations.personV1, Self.dog]))
         try first.write { tx in
-            for id in 1 ... 500 { try tx.insert("Dog", ["id": .int(Int64(id)), "name": .string("dog \(id) " + String(repeating: "x", count: 200))]) }
+            for id in 1 ... 500 {
+                try tx.insert(
+                    "Dog", ["id": .int(Int64(id)), "name": .string("dog \(id) " + String(repeating: "x", count: 200))])
+            }
         }
         first.close()
         let seen = Recorder<Int64>()
-        let db = try Database(configuration: Migrations.configuration(path, version: 2, [Migrations.personV1, Migrations.note]) { migration, _ in
-            try migration.enumerateObjects(ofType: "Dog") { old, _ in
-                seen.append(old!["id"].int!)
-                if old!["id"] == 1 { try migration.deleteData(forType: "Dog") }
-                // A new table opened after the drop may take the freed handle.
-                if old!["id"] == 2 { try migration.create("Note", value: ["text": "made"]) }
-                #expect(old!["name"].string!.hasPrefix("dog \(old!["id"].int!) "))
-            }
-        })
+        let db = try Database(
+            configuration: Migrations.configuration(path, version: 2, [Migrations.personV1, Migrations.note]) {
+                migration, _ in
+                try migration.enumerateObjects(ofType: "Dog") { old, _ in
+                    seen.append(old!["id"].int!)
+                    if old!["id"] == 1 { try migration.deleteData(forType: "Dog") }
+                    // A new table opened after the drop may take the freed handle.
+                    if old!["id"] == 2 { try migration.create("Note", value: ["text": "made"]) }
+                    #expect(old!["name"].string!.hasPrefix("dog \(old!["id"].int!) "))
+                }
+            })
         #expect(seen.all == Array(1 ... 500))
         db.close()
-        let again = try Database(configuration: Migrations.configuration(path, version: 3, [Migrations.personV1, Migrations.note, Self.dog]))
+        let again = try Database(
+            configuration: Migrations.configuration(path, version: 3, [Migrations.personV1, Migrations.note, Self.dog]))
         #expect(try again.read { tx in try tx.objects("Dog").count } == 0)
         #expect(try again.read { tx in try tx.objects("Note").count } == 1)
     }
@@ -193,21 +204,29 @@ import Testing
         let first = try Database(configuration: Migrations.configuration(path, version: 1, [v1]))
         try first.write { tx in
             for id in 1 ... 3000 {
-                try tx.insert("Dog", ["id": .int(Int64(id)), "code": .string(String(format: "c%05d", 3001 - id)),
-                                      "name": .string(String(repeating: "n", count: id % 50))])
+                try tx.insert(
+                    "Dog",
+                    [
+                        "id": .int(Int64(id)), "code": .string(String(format: "c%05d", 3001 - id)),
+                        "name": .string(String(repeating: "n", count: id % 50)),
+                    ])
             }
         }
         first.close()
         @Sendable func expectedName(_ id: Int64) -> String {
             id % 2 == 0 ? "grown \(id) " + String(repeating: "g", count: 600) : "s\(id % 5)"
         }
-        let db = try Database(configuration: Migrations.configuration(path, version: 2, [v2]) { migration, _ in
-            try migration.enumerateObjects(ofType: "Dog") { old, new in
-                let id = old!["id"].int!
-                if id % 7 == 0 { migration.delete(new!); return }
-                new!["name"] = .string(expectedName(id))
-            }
-        })
+        let db = try Database(
+            configuration: Migrations.configuration(path, version: 2, [v2]) { migration, _ in
+                try migration.enumerateObjects(ofType: "Dog") { old, new in
+                    let id = old!["id"].int!
+                    if id % 7 == 0 {
+                        migration.delete(new!)
+                        return
+                    }
+                    new!["name"] = .string(expectedName(id))
+                }
+            })
         let survivors = (1 ... Int64(3000)).filter { $0 % 7 != 0 }
         try db.read { tx throws in
             let records = try tx.objects("Dog").map { ($0["id"].int!, $0["name"].string!) }
@@ -215,7 +234,9 @@ import Testing
             #expect(Set(records.map(\.0)) == Set(survivors))
             #expect(records.allSatisfy { $0.1 == expectedName($0.0) })
             #expect(try tx.objects("Dog").where("name", equals: .string(expectedName(10))).map { $0["id"] } == [10])
-            #expect(try tx.objects("Dog").where("name", equals: "s3").count == survivors.filter { $0 % 2 == 1 && $0 % 5 == 3 }.count)
+            #expect(
+                try tx.objects("Dog").where("name", equals: "s3").count
+                    == survivors.filter { $0 % 2 == 1 && $0 % 5 == 3 }.count)
             #expect(try tx.objects("Dog").where("name", equals: "nnn").count == 0)
         }
         let index = try #require(db.tables["Dog"]?.field("name")?.index)
@@ -246,22 +267,27 @@ import Testing
             Property("id", .int)
             Property("name", .string)
         }
-        let first = try Database(configuration: Migrations.configuration(path, version: 1, [logV1, tagV1], mode: .synced))
+        let first = try Database(
+            configuration: Migrations.configuration(path, version: 1, [logV1, tagV1], mode: .synced))
         try first.write { tx in
             try tx.insert("Log", ["text": "a", "level": 7])
             try tx.insert("Tag", ["id": 1, "color": "red", "name": "x"])
         }
         first.close()
-        let second = try Database(configuration: Migrations.configuration(path, version: 2, [logV2, tagV2], mode: .synced))
+        let second = try Database(
+            configuration: Migrations.configuration(path, version: 2, [logV2, tagV2], mode: .synced))
         try second.write { tx in
             try tx.update("Log", key: 1, ["text": "b"])
             try tx.upsert("Tag", ["id": 1, "name": "y"])
             try tx.update("Tag", key: 1, ["name": "z"])
         }
         second.close()
-        let older = try Database(configuration: Migrations.configuration(path, version: 1, [logV1, tagV1], mode: .synced))
-        #expect(try older.read { tx in try tx.object("Log", key: 1)?.values } == ["text": "b", "level": 7, "extra": nil])
-        #expect(try older.read { tx in try tx.object("Tag", key: 1)?.values } == ["id": 1, "color": "red", "name": "z"])
+        let older = try Database(
+            configuration: Migrations.configuration(path, version: 1, [logV1, tagV1], mode: .synced))
+        #expect(
+            try older.read { tx in try tx.object("Log", key: 1)?.values } == ["text": "b", "level": 7, "extra": nil])
+        #expect(
+            try older.read { tx in try tx.object("Tag", key: 1)?.values } == ["id": 1, "color": "red", "name": "z"])
     }
 
     // MARK: The generation check
@@ -271,9 +297,13 @@ import Testing
     /// the other to reopen (and the second open should write nothing).
     @Test(arguments: Fixtures.modes) func theSameSchemaInAnotherOrderIsNotASchemaChange(_ mode: Database.Mode) throws {
         let path = folder.path()
-        let a = try Database(configuration: Migrations.configuration(path, version: 1, [Migrations.personV1, Migrations.note], mode: mode))
+        let a = try Database(
+            configuration: Migrations.configuration(
+                path, version: 1, [Migrations.personV1, Migrations.note], mode: mode))
         defer { a.close() }
-        let b = try Database(configuration: Migrations.configuration(path, version: 1, [Migrations.note, Migrations.personV1], mode: mode))
+        let b = try Database(
+            configuration: Migrations.configuration(
+                path, version: 1, [Migrations.note, Migrations.personV1], mode: mode))
         defer { b.close() }
         #expect(b.openingPlan.action == .open, "\(b.openingPlan)")
         #expect(try a.read { tx in try tx.objects("Person").count } == 0)
@@ -286,7 +316,8 @@ import Testing
     /// the type was added.
     @Test func thePlanForAReAddedKeptTypeListsItsRealChanges() throws {
         let path = folder.path()
-        let first = try Database(configuration: Migrations.configuration(path, version: 1, [Migrations.personV1, Self.dog]))
+        let first = try Database(
+            configuration: Migrations.configuration(path, version: 1, [Migrations.personV1, Self.dog]))
         try first.write { tx in try tx.insert("Dog", ["id": 1, "name": "Rex"]) }
         first.close()
         try Database(configuration: Migrations.configuration(path, version: 2, [Migrations.personV1])).close()
@@ -294,8 +325,11 @@ import Testing
             Property("id", .int)
             Property("name", .int, default: 0)
         }
-        let plan = try Database.migrationPlan(for: Migrations.configuration(path, version: 3, [Migrations.personV1, dogNameInt]))
-        #expect(plan.steps.contains { $0.change.kind == .propertyTypeChanged && $0.handling == .migrationClosure }, "\(plan)")
+        let plan = try Database.migrationPlan(
+            for: Migrations.configuration(path, version: 3, [Migrations.personV1, dogNameInt]))
+        #expect(
+            plan.steps.contains { $0.change.kind == .propertyTypeChanged && $0.handling == .migrationClosure },
+            "\(plan)")
         #expect(!plan.description.contains("Its table is created"), "\(plan)")
     }
 
@@ -316,9 +350,10 @@ import Testing
             try tx.insert("Item", ["id": "a", "label": "one"])
         }
         first.close()
-        let db = try Database(configuration: Migrations.configuration(path, version: 2, [v2]) { migration, _ in
-            try migration.renameProperty(onType: "Item", from: "id", to: "sku")
-        })
+        let db = try Database(
+            configuration: Migrations.configuration(path, version: 2, [v2]) { migration, _ in
+                try migration.renameProperty(onType: "Item", from: "id", to: "sku")
+            })
         #expect(Instrumentation.recordWritesOfLastOpen(db.path) == 0)
         #expect(try db.read { tx in try tx.object("Item", key: "b")?.values } == ["sku": "b", "label": "two"])
         #expect(try db.read { tx in try tx.objects("Item").where("label", equals: "one").map(\.primaryKey) } == ["a"])
@@ -351,7 +386,8 @@ import Testing
         let first = try Database(configuration: Migrations.configuration(path, version: 1, [Self.dogV1]))
         try first.write { tx in try tx.insert("Dog", ["id": 1, "name": "Rex"]) }
         first.close()
-        let db = try Database(configuration: Migrations.configuration(path, version: 3, [Self.houndV3], migration: migration))
+        let db = try Database(
+            configuration: Migrations.configuration(path, version: 3, [Self.houndV3], migration: migration))
         #expect(try db.read { tx in try tx.object("Hound", key: 1)?["title"] } == "Rex")
     }
 
@@ -369,10 +405,13 @@ import Testing
         // Works from version 2 ...
         let fromTwo = folder.path("two.strata")
         try Database(configuration: Migrations.configuration(fromTwo, version: 1, [dogV1])).close()
-        try Database(configuration: Migrations.configuration(fromTwo, version: 2, [houndV2]) { migration, oldVersion in
-            if oldVersion < 2 { try migration.renameType(from: "Dog", to: "Hound") }
-        }).close()
-        try Database(configuration: Migrations.configuration(fromTwo, version: 3, [Self.houndV3], migration: upToThree)).close()
+        try Database(
+            configuration: Migrations.configuration(fromTwo, version: 2, [houndV2]) { migration, oldVersion in
+                if oldVersion < 2 { try migration.renameType(from: "Dog", to: "Hound") }
+            }
+        ).close()
+        try Database(configuration: Migrations.configuration(fromTwo, version: 3, [Self.houndV3], migration: upToThree))
+            .close()
         // ... and must from version 1, with a chain of type renames too.
         let fourth = ObjectSchema("Canine", primaryKey: "id") {
             Property("id", .int)

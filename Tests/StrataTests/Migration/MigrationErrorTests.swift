@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Strata
 
 /// What a failed migration tells the caller: its own error back as the
@@ -12,12 +13,14 @@ import Testing
         let line: Int
     }
 
-    static let personV2 = Schema([ObjectSchema("Person", primaryKey: "id") {
-        Property("id", .int)
-        Property("fullName", .string)
-        Property("age", .int, default: 0, indexed: true)
-        Property("email", .string, optional: true)
-    }])
+    static let personV2 = Schema([
+        ObjectSchema("Person", primaryKey: "id") {
+            Property("id", .int)
+            Property("fullName", .string)
+            Property("age", .int, default: 0, indexed: true)
+            Property("email", .string, optional: true)
+        }
+    ])
 
     /// Version 1 with Ada (1), Charles (2) and Annabella (3); the
     /// configuration of version 2 with `migration`.
@@ -30,9 +33,12 @@ import Testing
 
     /// Opening fails with `code`, and the file is still at version 1 with
     /// its three people.
-    private func expectRefused(_ config: Database.Configuration, _ code: StrataError.Code,
-                               sourceLocation: SourceLocation = #_sourceLocation) throws -> StrataError {
-        let error = try #require(expectStrataError(code, sourceLocation: sourceLocation) { _ = try Database(configuration: config) })
+    private func expectRefused(
+        _ config: Database.Configuration, _ code: StrataError.Code,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> StrataError {
+        let error = try #require(
+            expectStrataError(code, sourceLocation: sourceLocation) { _ = try Database(configuration: config) })
         #expect(error.message.contains(folder.path()), "\(error.message)", sourceLocation: sourceLocation)
         #expect(error.message.contains("Nothing was written"), "\(error.message)", sourceLocation: sourceLocation)
         let reopened = try Database(configuration: Fixtures.configuration(folder.path()))

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Strata
 
 /// A migration that fails, at any point, leaves the file exactly as it was.
@@ -16,15 +17,17 @@ import Testing
         let old = Migrations.configuration(path, version: 1, [Migrations.personV1])
         let before = try Migrations.state(opening: old)
         let error = expectStrataError(.migrationFailed) {
-            _ = try Database(configuration: Migrations.configuration(path, version: 2, [Migrations.personV2, Migrations.note]) { migration, _ in
-                if afterCreating { try migration.create("Note", value: ["text": "made in the migration"]) }
-                var seen = 0
-                try migration.enumerateObjects(ofType: "Person") { old, new in
-                    seen += 1
-                    if seen == 50_000 { throw Halfway() }
-                    new?["fullName"] = .string(old!["firstName"].string!)
-                }
-            })
+            _ = try Database(
+                configuration: Migrations.configuration(path, version: 2, [Migrations.personV2, Migrations.note]) {
+                    migration, _ in
+                    if afterCreating { try migration.create("Note", value: ["text": "made in the migration"]) }
+                    var seen = 0
+                    try migration.enumerateObjects(ofType: "Person") { old, new in
+                        seen += 1
+                        if seen == 50_000 { throw Halfway() }
+                        new?["fullName"] = .string(old!["firstName"].string!)
+                    }
+                })
         }
         #expect(error?.message.contains("Halfway") == true, "\(error?.message ?? "")")
         #expect(error?.message.contains("still at version 1") == true)
@@ -37,14 +40,24 @@ import Testing
         let old = Migrations.configuration(path, version: 1, [Migrations.personV1])
         let before = try Migrations.state(opening: old)
         let cases: [(StrataError.Code, String, Database.MigrationBlock)] = [
-            (.invalidValue, "'Person.fullName' (string) to null", { m, _ in try m.enumerateObjects(ofType: "Person") { _, new in new?["fullName"] = .null } }),
-            (.invalidValue, "'Person.fullName' (string) to 42", { m, _ in try m.enumerateObjects(ofType: "Person") { _, new in new?["fullName"] = 42 } }),
-            (.unknownProperty, "has no property 'nope'", { m, _ in try m.enumerateObjects(ofType: "Person") { _, new in new?["nope"] = "x" } }),
+            (
+                .invalidValue, "'Person.fullName' (string) to null",
+                { m, _ in try m.enumerateObjects(ofType: "Person") { _, new in new?["fullName"] = .null } }
+            ),
+            (
+                .invalidValue, "'Person.fullName' (string) to 42",
+                { m, _ in try m.enumerateObjects(ofType: "Person") { _, new in new?["fullName"] = 42 } }
+            ),
+            (
+                .unknownProperty, "has no property 'nope'",
+                { m, _ in try m.enumerateObjects(ofType: "Person") { _, new in new?["nope"] = "x" } }
+            ),
             (.missingValue, "'Person.fullName' is required", { m, _ in try m.create("Person", value: ["id": 1000]) }),
         ]
         for (code, text, block) in cases {
             let error = expectStrataError(code) {
-                _ = try Database(configuration: Migrations.configuration(path, version: 2, [Migrations.personV2], migration: block))
+                _ = try Database(
+                    configuration: Migrations.configuration(path, version: 2, [Migrations.personV2], migration: block))
             }
             #expect(error?.message.contains(text) == true, "\(error?.message ?? "")")
         }
@@ -84,7 +97,8 @@ import Testing
     func aFailedMigrationLeavesNoTraceOfTheTypesIndexesAndRenamesItMade(_ failure: LateFailure) throws {
         let path = folder.path()
         try Migrations.seedPeople(path, count: 2_000)
-        let old = Migrations.configuration(path, version: 1, [Migrations.personV1, Self.dog, Migrations.note, Migrations.accountV1])
+        let old = Migrations.configuration(
+            path, version: 1, [Migrations.personV1, Self.dog, Migrations.note, Migrations.accountV1])
         try { () throws in
             let db = try Database(configuration: old)
             defer { db.close() }
@@ -93,15 +107,20 @@ import Testing
                 for i in 0 ..< 10 { try tx.insert("Note", ["text": .string("note \(i)")]) }
                 for id in 1 ... 20 as ClosedRange<Int64> {
                     let shared = failure == .duplicateKey && id == 20
-                    try tx.insert("Account", ["id": .int(id), "email": .string(shared ? "a1@example.org" : "a\(id)@example.org")])
+                    try tx.insert(
+                        "Account", ["id": .int(id), "email": .string(shared ? "a1@example.org" : "a\(id)@example.org")])
                 }
             }
         }()
         let before = try Migrations.state(opening: old)
         func migration(failing: LateFailure?) -> Database.Configuration {
-            Migrations.configuration(path, version: 2, [Self.personReindexed, Self.hound, Self.tag, Migrations.accountV2]) { migration, _ in
+            Migrations.configuration(
+                path, version: 2, [Self.personReindexed, Self.hound, Self.tag, Migrations.accountV2]
+            ) { migration, _ in
                 try migration.renameType(from: "Dog", to: "Hound")
-                if failing == .renameLeftOpen { try migration.renameProperty(onType: "Person", from: "lastName", to: "surname") }
+                if failing == .renameLeftOpen {
+                    try migration.renameProperty(onType: "Person", from: "lastName", to: "surname")
+                }
                 try migration.enumerateObjects(ofType: "Person") { old, new in
                     new?["fullName"] = .string(old!["firstName"].string! + " " + old!["lastName"].string!)
                 }
@@ -112,10 +131,11 @@ import Testing
                 if failing == .closureThrows { throw Halfway() }
             }
         }
-        let expected: StrataError.Code = switch failure {
-        case .closureThrows, .renameLeftOpen: .migrationFailed
-        case .duplicateKey: .duplicatePrimaryKey
-        }
+        let expected: StrataError.Code =
+            switch failure {
+            case .closureThrows, .renameLeftOpen: .migrationFailed
+            case .duplicateKey: .duplicatePrimaryKey
+            }
         expectStrataError(expected) { _ = try Database(configuration: migration(failing: failure)) }
         #expect(try Migrations.state(opening: old) == before)
         // Without the failure, the same migration changes every one of those databases.
@@ -123,8 +143,12 @@ import Testing
         let migrated = try Database(configuration: migration(failing: nil))
         migrated.close()
         let after = try expectFileVerified(path)
-        let changed = Set(after.digests.keys).union(before.databases.keys).filter { after.digests[$0] != before.databases[$0] }
-        #expect(changed.isSuperset(of: ["__strata.meta", "__strata.t1", "__strata.t1.i4", "__strata.t3", "__strata.t4"]), "\(changed.sorted())")
+        let changed = Set(after.digests.keys).union(before.databases.keys).filter {
+            after.digests[$0] != before.databases[$0]
+        }
+        #expect(
+            changed.isSuperset(of: ["__strata.meta", "__strata.t1", "__strata.t1.i4", "__strata.t3", "__strata.t4"]),
+            "\(changed.sorted())")
         #expect(after.objectCounts == ["Person": 2_000, "Hound": 50, "Tag": 10, "Account": 20])
     }
 }

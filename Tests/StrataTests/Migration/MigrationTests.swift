@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Strata
 
 @Suite(.temporaryFolder) struct MigrationTests {
@@ -30,12 +31,18 @@ import Testing
             #expect(people.count == 500)
             for (offset, person) in people.enumerated() {
                 let id = Int64(offset + 1)
-                #expect(person == ["id": .int(id), "fullName": .string("First\(id) Last\(id)"), "age": .int(id % 90),
-                                   "email": id % 3 == 0 ? .string("p\(id)@example.org") : .null])
+                #expect(
+                    person == [
+                        "id": .int(id), "fullName": .string("First\(id) Last\(id)"), "age": .int(id % 90),
+                        "email": id % 3 == 0 ? .string("p\(id)@example.org") : .null,
+                    ])
             }
             #expect(try tx.objects("Person").whereSchemaVersion(2...).count == 500)
             // The index still answers, through the rebuilt index.
-            #expect(try tx.objects("Person").where("age", equals: 41).map { $0["id"].int! } == [41, 131, 221, 311, 401, 491])
+            #expect(
+                try tx.objects("Person").where("age", equals: 41).map { $0["id"].int! } == [
+                    41, 131, 221, 311, 401, 491,
+                ])
             let ada = try #require(try tx.object("Person", key: 7))
             expectStrataError(.unknownProperty) { _ = try ada.value("firstName") }
         }
@@ -54,20 +61,22 @@ import Testing
         let path = folder.path()
         try Migrations.seedPeople(path, count: 3)
         let seen = Recorder<String>()
-        _ = try Database(configuration: Migrations.configuration(path, version: 2, [Migrations.personV2]) { migration, _ in
-            try migration.enumerateObjects(ofType: "Person") { old, new in
-                let old = try #require(old), new = try #require(new)
-                // The old side has the old properties and not the new ones.
-                #expect(old["firstName"].string != nil)
-                expectStrataError(.unknownProperty) { _ = try old.value("fullName") }
-                // The new side carries kept values and defaults, not removed ones.
-                #expect(new["age"] == old["age"])
-                #expect(new["fullName"] == .string(""))
-                expectStrataError(.unknownProperty) { _ = try new.value("firstName") }
-                new["fullName"] = "x"
-                seen.append("\(old["id"].int!):\(new["fullName"].string!):\(old.schemaVersion)")
-            }
-        })
+        _ = try Database(
+            configuration: Migrations.configuration(path, version: 2, [Migrations.personV2]) { migration, _ in
+                try migration.enumerateObjects(ofType: "Person") { old, new in
+                    let old = try #require(old)
+                    let new = try #require(new)
+                    // The old side has the old properties and not the new ones.
+                    #expect(old["firstName"].string != nil)
+                    expectStrataError(.unknownProperty) { _ = try old.value("fullName") }
+                    // The new side carries kept values and defaults, not removed ones.
+                    #expect(new["age"] == old["age"])
+                    #expect(new["fullName"] == .string(""))
+                    expectStrataError(.unknownProperty) { _ = try new.value("firstName") }
+                    new["fullName"] = "x"
+                    seen.append("\(old["id"].int!):\(new["fullName"].string!):\(old.schemaVersion)")
+                }
+            })
         #expect(seen.all == ["1:x:1", "2:x:1", "3:x:1"])
     }
 
@@ -92,19 +101,21 @@ import Testing
             try tx.insert("Book", ["id": 3, "year": "1936"])
         }
         v1.close()
-        let db = try Database(configuration: Migrations.configuration(path, version: 2, [Self.bookV2]) { migration, _ in
-            try migration.enumerateObjects(ofType: "Book") { old, new in
-                // Before the closure sets it, the new int starts at its default.
-                #expect(new?["year"] == .int(0))
-                if let year = Int64(old!["year"].string!) { new?["year"] = .int(year) }
-            }
-        })
+        let db = try Database(
+            configuration: Migrations.configuration(path, version: 2, [Self.bookV2]) { migration, _ in
+                try migration.enumerateObjects(ofType: "Book") { old, new in
+                    // Before the closure sets it, the new int starts at its default.
+                    #expect(new?["year"] == .int(0))
+                    if let year = Int64(old!["year"].string!) { new?["year"] = .int(year) }
+                }
+            })
         let books = try db.read { tx in try tx.objects("Book").map(\.values) }
-        #expect(books == [
-            ["id": 1, "year": 1843, "hometown": "N/A"],
-            ["id": 2, "year": 0, "hometown": "N/A"],
-            ["id": 3, "year": 1936, "hometown": "N/A"],
-        ])
+        #expect(
+            books == [
+                ["id": 1, "year": 1843, "hometown": "N/A"],
+                ["id": 2, "year": 0, "hometown": "N/A"],
+                ["id": 3, "year": 1936, "hometown": "N/A"],
+            ])
         // A type change rewrites the whole table, closure or not.
         #expect(Instrumentation.recordWritesOfLastOpen(db.path) == 3)
         #expect(try db.read { tx in try tx.objects("Book").map(\.schemaVersion) } == [2, 2, 2])
@@ -138,11 +149,12 @@ import Testing
             try tx.insert("Item", ["id": 3, "note": nil])
         }
         first.close()
-        let db = try Database(configuration: Migrations.configuration(path, version: 2, [v2]) { migration, _ in
-            try migration.enumerateObjects(ofType: "Item") { old, new in
-                if old?["id"] == 3 { new?["note"] = "set by the closure" }
-            }
-        })
+        let db = try Database(
+            configuration: Migrations.configuration(path, version: 2, [v2]) { migration, _ in
+                try migration.enumerateObjects(ofType: "Item") { old, new in
+                    if old?["id"] == 3 { new?["note"] = "set by the closure" }
+                }
+            })
         try db.read { tx throws in
             #expect(try tx.objects("Item").map { $0["note"] } == ["kept", "none", "set by the closure"])
             #expect(try tx.objects("Item").where("note", equals: "none").map(\.primaryKey) == [2])
@@ -156,7 +168,9 @@ import Testing
     func addingATypeIsAutomaticAtTheSameVersion(_ mode: Database.Mode) throws {
         let path = folder.path()
         try Migrations.seedPeople(path, count: 3, mode: mode)
-        let db = try Database(configuration: Migrations.configuration(path, version: 1, [Migrations.personV1, Migrations.note], mode: mode))
+        let db = try Database(
+            configuration: Migrations.configuration(
+                path, version: 1, [Migrations.personV1, Migrations.note], mode: mode))
         #expect(db.openingPlan.action == .updateCatalog)
         #expect(Instrumentation.recordWritesOfLastOpen(db.path) == 0)
         try db.write { tx in try tx.insert("Note", ["text": "hello"]) }
@@ -166,7 +180,8 @@ import Testing
 
     @Test func aRemovedTypeIsKeptUntilDeleteDataRemovesIt() throws {
         let path = folder.path()
-        let first = try Database(configuration: Migrations.configuration(path, version: 1, [Migrations.personV1, Migrations.note]))
+        let first = try Database(
+            configuration: Migrations.configuration(path, version: 1, [Migrations.personV1, Migrations.note]))
         try first.write { tx in
             try tx.insert("Person", Fixtures.person(1))
             try tx.insert("Note", ["text": "remember"])
@@ -179,30 +194,34 @@ import Testing
         expectStrataError(.unknownObjectType) { try second.read { tx in _ = try tx.objects("Note") } }
         second.close()
         // Version 3 names it again: the objects come back.
-        let third = try Database(configuration: Migrations.configuration(path, version: 3, [Migrations.personV1, Migrations.note]))
+        let third = try Database(
+            configuration: Migrations.configuration(path, version: 3, [Migrations.personV1, Migrations.note]))
         #expect(try third.read { tx in try tx.objects("Note").map { $0["text"] } } == ["remember"])
         third.close()
         // Version 4 drops it and deletes its data in the migration.
         let deleted = Recorder<Bool>()
-        let fourth = try Database(configuration: Migrations.configuration(path, version: 4, [Migrations.personV1]) { migration, _ in
-            try migration.enumerateObjects(ofType: "Note") { old, new in
-                #expect(old?["text"] == "remember")
-                #expect(new == nil)
-            }
-            deleted.append(try migration.deleteData(forType: "Note"))
-            deleted.append(try migration.deleteData(forType: "Note"))
-            try migration.enumerateObjects(ofType: "Note") { _, _ in Issue.record("deleted data was enumerated") }
-        })
+        let fourth = try Database(
+            configuration: Migrations.configuration(path, version: 4, [Migrations.personV1]) { migration, _ in
+                try migration.enumerateObjects(ofType: "Note") { old, new in
+                    #expect(old?["text"] == "remember")
+                    #expect(new == nil)
+                }
+                deleted.append(try migration.deleteData(forType: "Note"))
+                deleted.append(try migration.deleteData(forType: "Note"))
+                try migration.enumerateObjects(ofType: "Note") { _, _ in Issue.record("deleted data was enumerated") }
+            })
         #expect(deleted.all == [true, false])
         fourth.close()
-        let fifth = try Database(configuration: Migrations.configuration(path, version: 5, [Migrations.personV1, Migrations.note]))
+        let fifth = try Database(
+            configuration: Migrations.configuration(path, version: 5, [Migrations.personV1, Migrations.note]))
         #expect(try fifth.read { tx in try tx.objects("Note").count } == 0)
         #expect(try fifth.read { tx in try tx.objects("Person").count } == 1)
     }
 
     @Test func aTypeNamedAgainIsComparedWithWhatItsKeptObjectsStore() throws {
         let path = folder.path()
-        let first = try Database(configuration: Migrations.configuration(path, version: 1, [Migrations.personV1, Migrations.note]))
+        let first = try Database(
+            configuration: Migrations.configuration(path, version: 1, [Migrations.personV1, Migrations.note]))
         try first.write { tx in try tx.insert("Note", ["text": "kept"]) }
         first.close()
         _ = try Database(configuration: Migrations.configuration(path, version: 1, [Migrations.personV1]))
@@ -210,17 +229,25 @@ import Testing
         // At the same version, naming it again with another property type is
         // a change that needs a migration, not a new type.
         let error = expectStrataError(.migrationRequired) {
-            _ = try Database(configuration: Migrations.configuration(path, version: 1, [Migrations.personV1, numbered]))
+            _ = try Database(
+                configuration: Migrations.configuration(path, version: 1, [Migrations.personV1, numbered]))
         }
-        #expect(error?.message.contains("- Property 'Note.text' has been changed from 'string' to 'int'.") == true, "\(error?.message ?? "")")
-        let plan = try Database.migrationPlan(for: Migrations.configuration(path, version: 1, [Migrations.personV1, Migrations.note]))
+        #expect(
+            error?.message.contains("- Property 'Note.text' has been changed from 'string' to 'int'.") == true,
+            "\(error?.message ?? "")")
+        let plan = try Database.migrationPlan(
+            for: Migrations.configuration(path, version: 1, [Migrations.personV1, Migrations.note]))
         #expect(plan.action == .updateCatalog)
-        #expect(plan.steps.map(\.description) == ["Object type 'Note' has been added. Its objects, kept in the file since the type was removed, come back. (automatic)"])
-        let db = try Database(configuration: Migrations.configuration(path, version: 2, [Migrations.personV1, numbered]) { migration, _ in
-            try migration.enumerateObjects(ofType: "Note") { old, new in
-                new?["text"] = .int(Int64(old!["text"].string!.count))
-            }
-        })
+        #expect(
+            plan.steps.map(\.description) == [
+                "Object type 'Note' has been added. Its objects, kept in the file since the type was removed, come back. (automatic)"
+            ])
+        let db = try Database(
+            configuration: Migrations.configuration(path, version: 2, [Migrations.personV1, numbered]) { migration, _ in
+                try migration.enumerateObjects(ofType: "Note") { old, new in
+                    new?["text"] = .int(Int64(old!["text"].string!.count))
+                }
+            })
         #expect(try db.read { tx in try tx.objects("Note").map { $0["text"] } } == [4])
     }
 
@@ -236,7 +263,9 @@ import Testing
         Property("costImpact", .double, default: 0)
     }
 
-    @Test(arguments: Fixtures.modes) func existingObjectsKeepTheirEffectiveVersionUntilSavedAgain(_ mode: Database.Mode) throws {
+    @Test(arguments: Fixtures.modes) func existingObjectsKeepTheirEffectiveVersionUntilSavedAgain(_ mode: Database.Mode)
+        throws
+    {
         let path = folder.path()
         let v5 = try Database(configuration: Migrations.configuration(path, version: 5, [Self.issueV5], mode: mode))
         try v5.write { tx in
@@ -271,22 +300,26 @@ import Testing
             Property("nickname", .string, default: "-")
         }
         let calls = Recorder<UInt64>()
-        let db = try Database(configuration: Migrations.configuration(path, version: 4, [v4]) { migration, oldVersion in
-            calls.append(oldVersion)
-            #expect(migration.oldSchemaVersion == 1 && migration.newSchemaVersion == 4)
-            if oldVersion < 2 {
-                try migration.enumerateObjects(ofType: "Person") { old, new in
-                    new?["name"] = .string("\(old!["firstName"].string!) \(old!["lastName"].string!)")
+        let db = try Database(
+            configuration: Migrations.configuration(path, version: 4, [v4]) { migration, oldVersion in
+                calls.append(oldVersion)
+                #expect(migration.oldSchemaVersion == 1 && migration.newSchemaVersion == 4)
+                if oldVersion < 2 {
+                    try migration.enumerateObjects(ofType: "Person") { old, new in
+                        new?["name"] = .string("\(old!["firstName"].string!) \(old!["lastName"].string!)")
+                    }
                 }
-            }
-            if oldVersion < 4 {
-                try migration.enumerateObjects(ofType: "Person") { _, new in
-                    // The second walk starts from what the first one wrote.
-                    new?["name"] = .string(new!["name"].string!.uppercased())
+                if oldVersion < 4 {
+                    try migration.enumerateObjects(ofType: "Person") { _, new in
+                        // The second walk starts from what the first one wrote.
+                        new?["name"] = .string(new!["name"].string!.uppercased())
+                    }
                 }
-            }
-        })
+            })
         #expect(calls.all == [1])
-        #expect(try db.read { tx in try tx.object("Person", key: 4)?.values } == ["id": 4, "name": "FIRST4 LAST4", "age": 4, "email": nil, "nickname": "-"])
+        #expect(
+            try db.read { tx in try tx.object("Person", key: 4)?.values } == [
+                "id": 4, "name": "FIRST4 LAST4", "age": 4, "email": nil, "nickname": "-",
+            ])
     }
 }

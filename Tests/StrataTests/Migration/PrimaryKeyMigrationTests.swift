@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Strata
 
 /// Changing a type's primary key re-keys its objects, or fails and writes nothing.
@@ -41,11 +42,12 @@ import Testing
         #expect(error?.message.contains("Nothing was written") == true)
         #expect(try Migrations.state(opening: old) == before)
         // The closure can fix the values.
-        let db = try Database(configuration: Migrations.configuration(path, version: 2, [Migrations.accountV2]) { migration, _ in
-            try migration.enumerateObjects(ofType: "Account") { old, new in
-                if old?["id"] == 3 { new?["email"] = "third@example.org" }
-            }
-        })
+        let db = try Database(
+            configuration: Migrations.configuration(path, version: 2, [Migrations.accountV2]) { migration, _ in
+                try migration.enumerateObjects(ofType: "Account") { old, new in
+                    if old?["id"] == 3 { new?["email"] = "third@example.org" }
+                }
+            })
         #expect(try db.read { tx in try tx.objects("Account").map { $0["id"] } } == [2, 1, 3])
     }
 
@@ -55,9 +57,12 @@ import Testing
         let old = Migrations.configuration(path, version: 1, [Migrations.personV1])
         let before = try Migrations.state(opening: old)
         let error = expectStrataError(.migrationFailed) {
-            _ = try Database(configuration: Migrations.configuration(path, version: 2, [Migrations.personV1]) { migration, _ in
-                try migration.enumerateObjects(ofType: "Person") { _, new in new?["id"] = .int(new!["id"].int! + 100) }
-            })
+            _ = try Database(
+                configuration: Migrations.configuration(path, version: 2, [Migrations.personV1]) { migration, _ in
+                    try migration.enumerateObjects(ofType: "Person") { _, new in
+                        new?["id"] = .int(new!["id"].int! + 100)
+                    }
+                })
         }
         #expect(error?.message.contains("changed the primary key") == true, "\(error?.message ?? "")")
         #expect(try Migrations.state(opening: old) == before)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Strata
 
 /// Renamed properties and types keep their values without rewriting records.
@@ -29,15 +30,21 @@ import Testing
             first.close()
             if start == 2 {
                 // The version-2 app knew only the first rename.
-                let second = try Database(configuration: Migrations.configuration(path, version: 2, [Self.item("b")]) { migration, oldVersion in
-                    if oldVersion < 2 { try migration.renameProperty(onType: "Item", from: "a", to: "b") }
-                })
+                let second = try Database(
+                    configuration: Migrations.configuration(path, version: 2, [Self.item("b")]) {
+                        migration, oldVersion in
+                        if oldVersion < 2 { try migration.renameProperty(onType: "Item", from: "a", to: "b") }
+                    })
                 #expect(try second.read { tx in try tx.object("Item", key: 1)?["b"] } == "one")
                 second.close()
             }
-            let db = try Database(configuration: Migrations.configuration(path, version: 3, [Self.item("c")], migration: migration))
+            let db = try Database(
+                configuration: Migrations.configuration(path, version: 3, [Self.item("c")], migration: migration))
             #expect(Instrumentation.recordWritesOfLastOpen(db.path) == 0)
-            #expect(try db.read { tx in try tx.objects("Item").map(\.values) } == [["id": 1, "c": "one"], ["id": 2, "c": nil]])
+            #expect(
+                try db.read { tx in try tx.objects("Item").map(\.values) } == [
+                    ["id": 1, "c": "one"], ["id": 2, "c": nil],
+                ])
             #expect(try db.read { tx in try tx.objects("Item").map(\.schemaVersion) } == [1, 1])
         }
     }
@@ -62,11 +69,22 @@ import Testing
             ("is still in the new schema", { m, _ in try m.renameProperty(onType: "Item", from: "a", to: "b") }),
             ("had no property 'zzz'", { m, _ in try m.renameProperty(onType: "Item", from: "zzz", to: "b") }),
             ("a rename keeps the type", { m, _ in try m.renameProperty(onType: "Item", from: "n", to: "m") }),
-            ("neither the old nor the new schema has a type 'Nope'", { m, _ in try m.renameProperty(onType: "Nope", from: "n", to: "m") }),
-            ("no later rename moves it on", { m, _ in try m.renameProperty(onType: "Item", from: "n", to: "elsewhere") }),
-            ("inside enumerateObjects", { m, _ in
-                try m.enumerateObjects(ofType: "Item") { _, _ in try m.renameProperty(onType: "Item", from: "a", to: "b") }
-            }),
+            (
+                "neither the old nor the new schema has a type 'Nope'",
+                { m, _ in try m.renameProperty(onType: "Nope", from: "n", to: "m") }
+            ),
+            (
+                "no later rename moves it on",
+                { m, _ in try m.renameProperty(onType: "Item", from: "n", to: "elsewhere") }
+            ),
+            (
+                "inside enumerateObjects",
+                { m, _ in
+                    try m.enumerateObjects(ofType: "Item") { _, _ in
+                        try m.renameProperty(onType: "Item", from: "a", to: "b")
+                    }
+                }
+            ),
         ]
         let before = try Migrations.state(opening: Migrations.configuration(path, version: 1, [v1]))
         for (expected, block) in cases {
@@ -90,13 +108,17 @@ import Testing
         }
         // A closure written version by version: version 2 rewrote every
         // object, version 3 renamed email to contact.
-        let db = try Database(configuration: Migrations.configuration(path, version: 3, [v2, Migrations.note]) { migration, _ in
-            try migration.enumerateObjects(ofType: "Person") { old, new in
-                if old!["id"].int! % 2 == 0 { new?["fullName"] = .string(old!["firstName"].string! + " " + old!["lastName"].string!) }
-            }
-            try migration.create("Person", value: ["id": 100, "fullName": "Created", "contact": "made@example.org"])
-            try migration.renameProperty(onType: "Person", from: "email", to: "contact")
-        })
+        let db = try Database(
+            configuration: Migrations.configuration(path, version: 3, [v2, Migrations.note]) { migration, _ in
+                try migration.enumerateObjects(ofType: "Person") { old, new in
+                    if old!["id"].int! % 2 == 0 {
+                        new?["fullName"] = .string(old!["firstName"].string! + " " + old!["lastName"].string!)
+                    }
+                }
+                try migration.create(
+                    "Person", value: ["id": 100, "fullName": "Created", "contact": "made@example.org"])
+                try migration.renameProperty(onType: "Person", from: "email", to: "contact")
+            })
         try db.read { tx throws in
             for id in Int64(1) ... 30 {
                 let person = try #require(try tx.object("Person", key: .int(id)))
@@ -119,9 +141,10 @@ import Testing
             try tx.insert("Dog", ["name": "Fido"])
         }
         first.close()
-        let db = try Database(configuration: Migrations.configuration(path, version: 2, [hound]) { migration, _ in
-            try migration.renameType(from: "Dog", to: "Hound")
-        })
+        let db = try Database(
+            configuration: Migrations.configuration(path, version: 2, [hound]) { migration, _ in
+                try migration.renameType(from: "Dog", to: "Hound")
+            })
         #expect(Instrumentation.recordWritesOfLastOpen(db.path) == 0)
         try db.read { tx throws in
             #expect(tx.typeNames == ["Hound"])

@@ -43,10 +43,11 @@ import Testing
         v1.add("Person", ["id": 1, "firstName": "Ada", "lastName": "Lovelace", "age": 36, "email": "ada@example.org"])
         v1.add("Person", ["id": 2, "firstName": "Alan", "lastName": "Turing", "age": 41])
         let db = try test.open(v1, with: Self.today)
-        #expect(try test.objects("Person", in: db) == [
-            ["id": 1, "fullName": "Ada Lovelace", "age": 36, "contact": "ada@example.org"],
-            ["id": 2, "fullName": "Alan Turing", "age": 41, "contact": nil],
-        ])
+        #expect(
+            try test.objects("Person", in: db) == [
+                ["id": 1, "fullName": "Ada Lovelace", "age": 36, "contact": "ada@example.org"],
+                ["id": 2, "fullName": "Alan Turing", "age": 41, "contact": nil],
+            ])
         #expect(try test.schemaVersions("Person", in: db) == [3, 3])
     }
 
@@ -56,9 +57,15 @@ import Testing
         v2.add("Person", ["id": 7, "fullName": "Grace Hopper", "age": 85, "email": "grace@example.org"])
         let plan = try test.plan(v2, with: Self.today)
         #expect(plan.action == .migrate)
-        #expect(plan.changes.map(\.description) == ["Property 'Person.contact' has been added.", "Property 'Person.email' has been removed."])
+        #expect(
+            plan.changes.map(\.description) == [
+                "Property 'Person.contact' has been added.", "Property 'Person.email' has been removed.",
+            ])
         let db = try test.open(v2, with: Self.today)
-        #expect(try test.objects("Person", in: db) == [["id": 7, "fullName": "Grace Hopper", "age": 85, "contact": "grace@example.org"]])
+        #expect(
+            try test.objects("Person", in: db) == [
+                ["id": 7, "fullName": "Grace Hopper", "age": 85, "contact": "grace@example.org"]
+            ])
         // Untouched by the migration: still at the version that wrote it.
         #expect(try test.schemaVersions("Person", in: db) == [2])
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Strata
 
 /// Synced mode: older app versions share the data, so only additive changes
@@ -15,9 +16,12 @@ import Testing
         let ran = Recorder<Bool>()
         for version in [UInt64(1), 2] {
             let error = expectStrataError(.migrationForbidden) {
-                _ = try Database(configuration: Migrations.configuration(path, version: version, [Migrations.personV1], mode: .synced) { _, _ in
-                    ran.append(true)
-                })
+                _ = try Database(
+                    configuration: Migrations.configuration(
+                        path, version: version, [Migrations.personV1], mode: .synced
+                    ) { _, _ in
+                        ran.append(true)
+                    })
             }
             #expect(error?.message.contains("synced mode") == true)
             #expect(error?.message.contains("Remove Configuration.migration") == true)
@@ -27,7 +31,10 @@ import Testing
         // A new file is refused the same way, and not created.
         let fresh = folder.path("fresh.strata")
         expectStrataError(.migrationForbidden) {
-            _ = try Database(configuration: Migrations.configuration(fresh, version: 1, [Migrations.personV1], mode: .synced) { _, _ in })
+            _ = try Database(
+                configuration: Migrations.configuration(fresh, version: 1, [Migrations.personV1], mode: .synced) {
+                    _, _ in
+                })
         }
         #expect(!FileManager.default.fileExists(atPath: fresh))
     }
@@ -47,30 +54,43 @@ import Testing
             _ = try Database(configuration: Migrations.configuration(path, version: 2, [destructive], mode: .synced))
         }
         let lines = (error?.message ?? "").split(separator: "\n").filter { $0.hasPrefix("- ") }
-        #expect(lines == [
-            "- Primary key of 'Person' has been changed from 'id' to 'email'.",
-            "- Property 'Person.firstName' has been made optional.",
-            "- Property 'Person.age' has been changed from 'int' to 'string'.",
-            "- Property 'Person.email' has been made required.",
-        ], "\(error?.message ?? "")")
+        #expect(
+            lines == [
+                "- Primary key of 'Person' has been changed from 'id' to 'email'.",
+                "- Property 'Person.firstName' has been made optional.",
+                "- Property 'Person.age' has been changed from 'int' to 'string'.",
+                "- Property 'Person.email' has been made required.",
+            ], "\(error?.message ?? "")")
         #expect(try RawFile.contents(path) == before)
         // Each change alone is refused too.
         let single: [ObjectSchema] = [
             ObjectSchema("Person", primaryKey: "id") {
-                Property("id", .int); Property("firstName", .string); Property("lastName", .string)
-                Property("age", .double, default: 0); Property("email", .string, optional: true)
+                Property("id", .int)
+                Property("firstName", .string)
+                Property("lastName", .string)
+                Property("age", .double, default: 0)
+                Property("email", .string, optional: true)
             },
             ObjectSchema("Person", primaryKey: "id") {
-                Property("id", .int); Property("firstName", .string); Property("lastName", .string)
-                Property("age", .int, default: 0, indexed: true); Property("email", .string)
+                Property("id", .int)
+                Property("firstName", .string)
+                Property("lastName", .string)
+                Property("age", .int, default: 0, indexed: true)
+                Property("email", .string)
             },
             ObjectSchema("Person", primaryKey: "id") {
-                Property("id", .int); Property("firstName", .string, optional: true); Property("lastName", .string)
-                Property("age", .int, default: 0, indexed: true); Property("email", .string, optional: true)
+                Property("id", .int)
+                Property("firstName", .string, optional: true)
+                Property("lastName", .string)
+                Property("age", .int, default: 0, indexed: true)
+                Property("email", .string, optional: true)
             },
             ObjectSchema("Person", primaryKey: "firstName") {
-                Property("id", .int); Property("firstName", .string); Property("lastName", .string)
-                Property("age", .int, default: 0, indexed: true); Property("email", .string, optional: true)
+                Property("id", .int)
+                Property("firstName", .string)
+                Property("lastName", .string)
+                Property("age", .int, default: 0, indexed: true)
+                Property("email", .string, optional: true)
             },
         ]
         for schema in single {
@@ -91,7 +111,8 @@ import Testing
     @Test func aRemovedPropertyStaysForOlderVersionsAndNewObjectsStoreItsEmptyValue() throws {
         let path = folder.path()
         try Migrations.seedPeople(path, count: 3, mode: .synced)
-        let newer = try Database(configuration: Migrations.configuration(path, version: 2, [Self.personWithoutContact], mode: .synced))
+        let newer = try Database(
+            configuration: Migrations.configuration(path, version: 2, [Self.personWithoutContact], mode: .synced))
         #expect(Instrumentation.recordWritesOfLastOpen(newer.path) == 0)
         try newer.write { tx in
             try tx.insert("Person", ["id": 10, "firstName": "New", "age": 20])
@@ -106,7 +127,8 @@ import Testing
         }
         newer.close()
         // The version-1 app still opens the file, a lower version included.
-        let older = try Database(configuration: Migrations.configuration(path, version: 1, [Migrations.personV1], mode: .synced))
+        let older = try Database(
+            configuration: Migrations.configuration(path, version: 1, [Migrations.personV1], mode: .synced))
         try older.read { tx in
             let fresh = try #require(try tx.object("Person", key: 10))
             #expect(fresh["lastName"] == "")
@@ -119,7 +141,10 @@ import Testing
             #expect(try tx.object("Person", key: 2)?["lastName"] == "Last2")
             #expect(try tx.object("Person", key: 2)?["firstName"] == "Second")
             // Objects written by a newer app version than this one.
-            #expect(try tx.objects("Person").whereSchemaVersion((tx.appSchemaVersion + 1)...).map(\.primaryKey) == [2, 3, 10])
+            #expect(
+                try tx.objects("Person").whereSchemaVersion((tx.appSchemaVersion + 1)...).map(\.primaryKey) == [
+                    2, 3, 10,
+                ])
         }
         // Objects the older app writes carry its version.
         try older.write { tx in try tx.insert("Person", Fixtures.person(11)) }
@@ -151,7 +176,8 @@ import Testing
     @Test func namingAKeptPropertyAgainWithAnotherTypeIsRefused() throws {
         let path = folder.path()
         try Migrations.seedPeople(path, count: 2, mode: .synced)
-        _ = try Database(configuration: Migrations.configuration(path, version: 2, [Self.personWithoutContact], mode: .synced))
+        _ = try Database(
+            configuration: Migrations.configuration(path, version: 2, [Self.personWithoutContact], mode: .synced))
         let clash = ObjectSchema("Person", primaryKey: "id") {
             Property("id", .int)
             Property("firstName", .string)
@@ -161,39 +187,54 @@ import Testing
         let error = expectStrataError(.migrationForbidden) {
             _ = try Database(configuration: Migrations.configuration(path, version: 3, [clash], mode: .synced))
         }
-        #expect(error?.message.contains("Property 'Person.lastName' has been changed from 'string' to 'int'.") == true, "\(error?.message ?? "")")
+        #expect(
+            error?.message.contains("Property 'Person.lastName' has been changed from 'string' to 'int'.") == true,
+            "\(error?.message ?? "")")
     }
 
     @Test func addingTypesAndPropertiesIsAutomaticAtAnyVersion() throws {
         let path = folder.path()
         try Migrations.seedPeople(path, count: 2, mode: .synced)
         let more = ObjectSchema("Person", primaryKey: "id") {
-            Property("id", .int); Property("firstName", .string); Property("lastName", .string)
-            Property("age", .int, default: 0, indexed: true); Property("email", .string, optional: true)
+            Property("id", .int)
+            Property("firstName", .string)
+            Property("lastName", .string)
+            Property("age", .int, default: 0, indexed: true)
+            Property("email", .string, optional: true)
             Property("score", .double, default: 1.5)
         }
         for version in [UInt64(1), 3] {
-            let db = try Database(configuration: Migrations.configuration(path, version: version, [more, Migrations.note], mode: .synced))
+            let db = try Database(
+                configuration: Migrations.configuration(path, version: version, [more, Migrations.note], mode: .synced))
             #expect(Instrumentation.recordWritesOfLastOpen(db.path) == 0)
             #expect(try db.read { tx in try tx.objects("Person").map { $0["score"] } } == [1.5, 1.5])
             try db.write { tx in try tx.insert("Note", ["text": .string("v\(version)")]) }
             db.close()
         }
-        let db = try Database(configuration: Migrations.configuration(path, version: 2, [more, Migrations.note], mode: .synced))
+        let db = try Database(
+            configuration: Migrations.configuration(path, version: 2, [more, Migrations.note], mode: .synced))
         #expect(db.fileSchemaVersion == 3)
         #expect(try db.read { tx in try tx.objects("Note").map(\.schemaVersion) } == [1, 3])
     }
 
     @Test func aTypeThisVersionLeavesOutStaysForOlderVersions() throws {
         let path = folder.path()
-        let first = try Database(configuration: Migrations.configuration(path, version: 1, [Migrations.personV1, Migrations.note], mode: .synced))
+        let first = try Database(
+            configuration: Migrations.configuration(
+                path, version: 1, [Migrations.personV1, Migrations.note], mode: .synced))
         try first.write { tx in try tx.insert("Note", ["text": "for older versions"]) }
         first.close()
-        let newer = try Database(configuration: Migrations.configuration(path, version: 2, [Migrations.personV1], mode: .synced))
-        #expect(newer.openingPlan.steps.map(\.description) == ["Object type 'Note' has been removed. Its objects stay in the file for older app versions, ignored by this one. (automatic)"])
+        let newer = try Database(
+            configuration: Migrations.configuration(path, version: 2, [Migrations.personV1], mode: .synced))
+        #expect(
+            newer.openingPlan.steps.map(\.description) == [
+                "Object type 'Note' has been removed. Its objects stay in the file for older app versions, ignored by this one. (automatic)"
+            ])
         #expect(try newer.read { tx in tx.typeNames } == ["Person"])
         newer.close()
-        let older = try Database(configuration: Migrations.configuration(path, version: 1, [Migrations.personV1, Migrations.note], mode: .synced))
+        let older = try Database(
+            configuration: Migrations.configuration(
+                path, version: 1, [Migrations.personV1, Migrations.note], mode: .synced))
         #expect(try older.read { tx in try tx.objects("Note").map { $0["text"] } } == ["for older versions"])
     }
 }

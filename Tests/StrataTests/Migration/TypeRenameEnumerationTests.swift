@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Strata
 
 /// Enumerating a type by its old name in the migration that renames it:
@@ -9,13 +10,15 @@ import Testing
 @Suite(.temporaryFolder) struct TypeRenameEnumerationTests {
     let folder = TemporaryFolder.current
 
-    static let human = Schema([ObjectSchema("Human", primaryKey: "id") {
-        Property("id", .int)
-        Property("firstName", .string)
-        Property("lastName", .string)
-        Property("age", .int, default: 0, indexed: true)
-        Property("email", .string, optional: true)
-    }])
+    static let human = Schema([
+        ObjectSchema("Human", primaryKey: "id") {
+            Property("id", .int)
+            Property("firstName", .string)
+            Property("lastName", .string)
+            Property("age", .int, default: 0, indexed: true)
+            Property("email", .string, optional: true)
+        }
+    ])
 
     /// Version 1 holds three `Person`s; version 2 calls the type `Human`.
     private func version2(_ migration: @escaping MigrationBlock) throws -> Database.Configuration {

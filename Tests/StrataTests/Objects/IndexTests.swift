@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Strata
 
 @Suite(.temporaryFolder) struct IndexTests {
@@ -17,26 +18,34 @@ import Testing
     ]
 
     /// Values that no seeded object holds, to prove lookups find nothing for them.
-    static let absentValues: [Value] = ["purple", 12345, .date(Date(timeIntervalSinceReferenceDate: 1)), .uuid(UUID()), nil]
+    static let absentValues: [Value] = [
+        "purple", 12345, .date(Date(timeIntervalSinceReferenceDate: 1)), .uuid(UUID()), nil,
+    ]
 
     /// Checks, for every indexed property of every type, that an indexed
     /// `where(_:equals:)` returns exactly the objects (in the same order) that a
     /// brute-force `filter` over all objects returns, for every value an object
     /// holds and for `probes`; and that each index has one entry per object.
-    func expectIndexesMatchScan(_ db: Database, probes: [Value] = absentValues,
-                                sourceLocation: SourceLocation = #_sourceLocation) throws {
+    func expectIndexesMatchScan(
+        _ db: Database, probes: [Value] = absentValues,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
         try db.read { tx throws in
             for objectSchema in db.schema.objectSchemas {
                 let type = objectSchema.name
                 let all = try tx.objects(type)
                 let count = try all.count
                 let table = try tx.context.table(type)
-                for property in objectSchema.properties where property.isIndexed && property.name != objectSchema.primaryKey {
+                for property in objectSchema.properties
+                where property.isIndexed && property.name != objectSchema.primaryKey {
                     let name = property.name
                     let field = table.indexedFields.first { $0.name == name }
-                    let index = try #require(field?.index, "\(type).\(name) has no index", sourceLocation: sourceLocation)
+                    let index = try #require(
+                        field?.index, "\(type).\(name) has no index", sourceLocation: sourceLocation)
                     let entries = try tx.context.lmdb.entryCount(index)
-                    #expect(entries == count, "index on \(type).\(name) has \(entries) entries for \(count) objects", sourceLocation: sourceLocation)
+                    #expect(
+                        entries == count, "index on \(type).\(name) has \(entries) entries for \(count) objects",
+                        sourceLocation: sourceLocation)
                     let held = try all.map { $0[name] }
                     // Distinct by stored bytes, the equality Strata uses (a
                     // Set would merge canonically equivalent strings).
@@ -57,8 +66,10 @@ import Testing
 
     /// Seeds a new file, runs `body`, checks every index, then checks every
     /// index again after releasing the database and reopening the file.
-    func withIndexedFile(seed: [[String: Value]] = seed, probes: [Value] = absentValues, mode: Database.Mode,
-                         sourceLocation: SourceLocation = #_sourceLocation, _ body: (Database) throws -> Void) throws {
+    func withIndexedFile(
+        seed: [[String: Value]] = seed, probes: [Value] = absentValues, mode: Database.Mode,
+        sourceLocation: SourceLocation = #_sourceLocation, _ body: (Database) throws -> Void
+    ) throws {
         let config = Fixtures.configuration(folder.path(), schema: Items.schema, mode: mode)
         do {
             let db = try Database(configuration: config)
@@ -224,12 +235,17 @@ import Testing
         }
     }
 
-    @Test(arguments: Fixtures.modes) func longIndexedStringsSharingAPrefixMatchOnlyExactly(_ mode: Database.Mode) throws {
+    @Test(arguments: Fixtures.modes) func longIndexedStringsSharingAPrefixMatchOnlyExactly(_ mode: Database.Mode) throws
+    {
         let prefix = String(repeating: "p", count: 600)
-        let tags = [prefix + "A", prefix + "B", prefix, prefix + "AA", String(repeating: "é", count: 300) + "x",
-                    String(repeating: "é", count: 300) + "y", String(repeating: "p", count: 509)]
+        let tags = [
+            prefix + "A", prefix + "B", prefix, prefix + "AA", String(repeating: "é", count: 300) + "x",
+            String(repeating: "é", count: 300) + "y", String(repeating: "p", count: 509),
+        ]
         let seed = tags.enumerated().map { Items.item(Int64($0.offset + 1), $0.element, note: $0.element) }
-        try withIndexedFile(seed: seed, probes: [.string(prefix + "C"), .string(String(repeating: "p", count: 511))], mode: mode) { db throws in
+        try withIndexedFile(
+            seed: seed, probes: [.string(prefix + "C"), .string(String(repeating: "p", count: 511))], mode: mode
+        ) { db throws in
             for (i, tag) in tags.enumerated() {
                 #expect(try ids(db, "tag", .string(tag)) == [Int64(i + 1)], "tag #\(i + 1)")
                 #expect(try ids(db, "note", .string(tag)) == [Int64(i + 1)], "note #\(i + 1)")
@@ -244,7 +260,9 @@ import Testing
         }
     }
 
-    @Test(arguments: Fixtures.modes) func stringOfExactlyTheCutLengthDoesNotMatchLongerStrings(_ mode: Database.Mode) throws {
+    @Test(arguments: Fixtures.modes) func stringOfExactlyTheCutLengthDoesNotMatchLongerStrings(_ mode: Database.Mode)
+        throws
+    {
         // Index keys keep the first 510 bytes of a string; a 510-byte string is
         // not cut, yet its key equals that of every longer string it begins.
         let cut = String(repeating: "q", count: 510)
@@ -298,16 +316,21 @@ import Testing
         }
     }
 
-    @Test(arguments: Fixtures.modes) func indexedLookupAgreesWithUnindexedLookupForCanonicallyEquivalentStrings(_ mode: Database.Mode) throws {
-        let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
+    @Test(arguments: Fixtures.modes) func indexedLookupAgreesWithUnindexedLookupForCanonicallyEquivalentStrings(
+        _ mode: Database.Mode
+    ) throws {
+        let composed = "caf\u{E9}"
+        let decomposed = "cafe\u{301}"
         let seed = [Items.item(1, composed, plain: composed), Items.item(2, decomposed, plain: decomposed)]
         let db = try Database(configuration: Fixtures.configuration(folder.path(), schema: Items.schema, mode: mode))
         try db.write { tx in for item in seed { try tx.insert("Item", item) } }
         for probe in [composed, decomposed] {
             let (indexed, unindexed) = try db.read { tx in
                 let items = try tx.objects("Item")
-                return (try items.where("tag", equals: .string(probe)).map(\.primaryKey),
-                        try items.where("plain", equals: .string(probe)).map(\.primaryKey))
+                return (
+                    try items.where("tag", equals: .string(probe)).map(\.primaryKey),
+                    try items.where("plain", equals: .string(probe)).map(\.primaryKey)
+                )
             }
             #expect(indexed == unindexed, "where(_:equals: \(Array(probe.utf8)))")
         }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Strata
 
 /// Misuse stops the program with a message instead of reading freed or
@@ -8,8 +9,11 @@ import Testing
     /// The running test's own folder, removed when it ends.
     let folder = TemporaryFolder.current
 
-    @Test(arguments: Fixtures.modes) func anObjectUsedAfterItsReadTransactionStopsTheProgram(_ mode: Database.Mode) async throws {
-        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { [mode = mode as Database.Mode] in
+    @Test(arguments: Fixtures.modes) func anObjectUsedAfterItsReadTransactionStopsTheProgram(_ mode: Database.Mode)
+        async throws
+    {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            [mode = mode as Database.Mode] in
             let folder = try TemporaryFolder()
             let db = try Database(configuration: Fixtures.configuration(folder.path(), mode: mode))
             try db.write { tx in try tx.insert("Person", Fixtures.person(1)) }
@@ -21,8 +25,11 @@ import Testing
         #expect(stderr.contains("used after its transaction ended"), "stderr: \(stderr)")
     }
 
-    @Test(arguments: Fixtures.modes) func anObjectUsedAfterItsWriteTransactionStopsTheProgram(_ mode: Database.Mode) async throws {
-        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { [mode = mode as Database.Mode] in
+    @Test(arguments: Fixtures.modes) func anObjectUsedAfterItsWriteTransactionStopsTheProgram(_ mode: Database.Mode)
+        async throws
+    {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            [mode = mode as Database.Mode] in
             let folder = try TemporaryFolder()
             let db = try Database(configuration: Fixtures.configuration(folder.path(), mode: mode))
             var escaped: DynamicObject?
@@ -36,8 +43,11 @@ import Testing
         #expect(stderr.contains("used after its transaction ended"), "stderr: \(stderr)")
     }
 
-    @Test(arguments: Fixtures.modes) func aWriteNestedInAWriteOnOneThreadStopsTheProgram(_ mode: Database.Mode) async throws {
-        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { [mode = mode as Database.Mode] in
+    @Test(arguments: Fixtures.modes) func aWriteNestedInAWriteOnOneThreadStopsTheProgram(_ mode: Database.Mode)
+        async throws
+    {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            [mode = mode as Database.Mode] in
             let folder = try TemporaryFolder()
             let db = try Database(configuration: Fixtures.configuration(folder.path(), mode: mode))
             try db.write { _ in
@@ -48,8 +58,11 @@ import Testing
         #expect(stderr.contains("nested write transactions are not supported"), "stderr: \(stderr)")
     }
 
-    @Test(arguments: Fixtures.modes) func anUnknownPropertyNameInASubscriptStopsTheProgram(_ mode: Database.Mode) async throws {
-        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { [mode = mode as Database.Mode] in
+    @Test(arguments: Fixtures.modes) func anUnknownPropertyNameInASubscriptStopsTheProgram(_ mode: Database.Mode)
+        async throws
+    {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            [mode = mode as Database.Mode] in
             let folder = try TemporaryFolder()
             let db = try Database(configuration: Fixtures.configuration(folder.path(), mode: mode))
             try db.write { tx in try tx.insert("Person", Fixtures.person(1)) }
@@ -73,7 +86,9 @@ import Testing
         #expect(names == (1 ... 50).map { "P\($0)" })
         try db.write { tx in
             let first = try #require(try tx.object("Person", key: 1))
-            for id in 51 ... 300 { try tx.insert("Person", Fixtures.person(Int64(id), String(repeating: "x", count: id))) }
+            for id in 51 ... 300 {
+                try tx.insert("Person", Fixtures.person(Int64(id), String(repeating: "x", count: id)))
+            }
             try tx.update("Person", key: 1, ["firstName": "Changed"])
             #expect(first["firstName"] == "P1")
         }

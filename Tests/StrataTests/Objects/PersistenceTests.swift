@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Strata
 
 @Suite(.temporaryFolder) struct PersistenceTests {
@@ -26,7 +27,9 @@ import Testing
     /// The counter that migration tests use to prove which operations
     /// rewrite records: one per record written or deleted by a committed
     /// transaction, none for reads, index entries or rolled-back writes.
-    @Test(arguments: Fixtures.modes) func recordWritesCountEachRecordWrittenOrDeletedAndNothingElse(_ mode: Database.Mode) throws {
+    @Test(arguments: Fixtures.modes) func recordWritesCountEachRecordWrittenOrDeletedAndNothingElse(
+        _ mode: Database.Mode
+    ) throws {
         let path = folder.path()
         let db = try Database(configuration: Fixtures.configuration(path, mode: mode))
         var counts: [Int] = []
@@ -48,7 +51,12 @@ import Testing
         try count { tx in _ = try tx.objects("Person").count }
         struct Rollback: Error {}
         let before = Instrumentation.recordWrites(in: path)
-        #expect(throws: Rollback.self) { try db.write { tx in try tx.insert("Person", Fixtures.person(4)); throw Rollback() } }
+        #expect(throws: Rollback.self) {
+            try db.write { tx in
+                try tx.insert("Person", Fixtures.person(4))
+                throw Rollback()
+            }
+        }
         counts.append(Instrumentation.recordWrites(in: path) - before)
         #expect(counts == [3, 2, 1, 0, 0])
     }

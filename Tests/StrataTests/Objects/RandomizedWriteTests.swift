@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Strata
 
 /// Seeded random sequences of writes, checked after every transaction
@@ -11,7 +12,9 @@ import Testing
 
     static let longA = String(repeating: "a", count: 600) + "1"
     static let longB = String(repeating: "a", count: 600) + "2"
-    static let tags: [String] = ["red", "blue", "", "caf\u{E9}", "cafe\u{301}", longA, longB, String(repeating: "b", count: 510)]
+    static let tags: [String] = [
+        "red", "blue", "", "caf\u{E9}", "cafe\u{301}", longA, longB, String(repeating: "b", count: 510),
+    ]
     static let ranks: [Int64] = [-1, 0, 1, 63, 64, 1000, .min, .max]
     static let notes: [String?] = [nil, "a", "", "\u{1F600}"]
     static let refs: [UUID?] = [nil, UUID(uuid: (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16))]
@@ -20,10 +23,11 @@ import Testing
     struct Abort: Error {}
 
     static func randomItem(_ id: Int64, using generator: inout SplitMix64) -> [String: Value] {
-        Items.item(id, tags.randomElement(using: &generator)!, rank: ranks.randomElement(using: &generator)!,
-                        flag: Bool.random(using: &generator), when: dates.randomElement(using: &generator)!,
-                        ref: refs.randomElement(using: &generator)!, note: notes.randomElement(using: &generator)!,
-                        plain: String(repeating: "p", count: Int.random(in: 0 ... 40, using: &generator)))
+        Items.item(
+            id, tags.randomElement(using: &generator)!, rank: ranks.randomElement(using: &generator)!,
+            flag: Bool.random(using: &generator), when: dates.randomElement(using: &generator)!,
+            ref: refs.randomElement(using: &generator)!, note: notes.randomElement(using: &generator)!,
+            plain: String(repeating: "p", count: Int.random(in: 0 ... 40, using: &generator)))
     }
 
     @Test(arguments: [1, 2, 3] as [UInt64], Fixtures.modes)

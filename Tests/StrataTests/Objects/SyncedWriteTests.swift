@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Strata
 
 /// In synced mode an older app version writes objects whose properties a
@@ -10,20 +11,26 @@ import Testing
 @Suite(.temporaryFolder) struct SyncedWriteTests {
     let folder = TemporaryFolder.current
 
-    static let v1 = Schema([ObjectSchema("Item", primaryKey: "id") {
-        Property("id", .int)
-        Property("name", .string)
-    }])
+    static let v1 = Schema([
+        ObjectSchema("Item", primaryKey: "id") {
+            Property("id", .int)
+            Property("name", .string)
+        }
+    ])
 
-    static let v2 = Schema([ObjectSchema("Item", primaryKey: "id") {
-        Property("id", .int)
-        Property("name", .string)
-        Property("color", .string, default: "red", indexed: true)
-    }])
+    static let v2 = Schema([
+        ObjectSchema("Item", primaryKey: "id") {
+            Property("id", .int)
+            Property("name", .string)
+            Property("color", .string, default: "red", indexed: true)
+        }
+    ])
 
     private func open(_ version: UInt64) throws -> Database {
-        try Database(configuration: Fixtures.configuration(folder.path(), version: version,
-                                                           schema: version == 1 ? Self.v1 : Self.v2, mode: .synced))
+        try Database(
+            configuration: Fixtures.configuration(
+                folder.path(), version: version,
+                schema: version == 1 ? Self.v1 : Self.v2, mode: .synced))
     }
 
     /// Item 1 written at version 1 (no color field), item 2 at version 2

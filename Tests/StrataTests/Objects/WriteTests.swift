@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Strata
 
 @Suite(.temporaryFolder) struct WriteTests {
@@ -43,7 +44,9 @@ import Testing
 
     // MARK: Rejected writes
 
-    @Test(arguments: Fixtures.modes) func insertWithDuplicatePrimaryKeyThrowsAndKeepsTheFirstObject(_ mode: Database.Mode) throws {
+    @Test(arguments: Fixtures.modes) func insertWithDuplicatePrimaryKeyThrowsAndKeepsTheFirstObject(
+        _ mode: Database.Mode
+    ) throws {
         let db = try Self.seeded(folder, mode: mode)
         let before = try Self.people(db)
         let error = expectStrataError(.duplicatePrimaryKey) {
@@ -71,8 +74,10 @@ import Testing
 
     /// Runs a write that must fail with `code`, and checks that nothing changed.
     @discardableResult
-    func expectRejected(_ code: StrataError.Code, _ write: Write, _ changes: [String: Value], mode: Database.Mode,
-                        sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+    func expectRejected(
+        _ code: StrataError.Code, _ write: Write, _ changes: [String: Value], mode: Database.Mode,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> String {
         let db = try Self.seeded(folder, mode: mode)
         let before = try Self.people(db)
         let error = expectStrataError(code, sourceLocation: sourceLocation) {
@@ -109,7 +114,9 @@ import Testing
         let error = expectStrataError(.missingValue) {
             try db.write { tx in
                 let values: [String: Value] = ["id": 1, "lastName": "Lovelace"]
-                _ = try write == .insert ? tx.insert("Person", values.merging(["id": 4]) { $1 }) : tx.upsert("Person", values)
+                _ =
+                    try write == .insert
+                    ? tx.insert("Person", values.merging(["id": 4]) { $1 }) : tx.upsert("Person", values)
             }
         }
         #expect(error?.message.contains("'Person.firstName'") == true, "\(error?.message ?? "")")
@@ -123,7 +130,10 @@ import Testing
             (.duplicatePrimaryKey, { _ = try $0.insert("Person", Fixtures.person(1, "Impostor", age: 99)) }),
             (.invalidValue, { _ = try $0.insert("Person", Fixtures.person(5).merging(["age": "old"]) { $1 }) }),
             (.unknownProperty, { try $0.update("Person", key: 1, ["age": 99, "nickname": "A"]) }),
-            (.invalidValue, { _ = try $0.upsert("Person", Fixtures.person(1, age: 99).merging(["firstName": nil]) { $1 }) }),
+            (
+                .invalidValue,
+                { _ = try $0.upsert("Person", Fixtures.person(1, age: 99).merging(["firstName": nil]) { $1 }) }
+            ),
             (.objectNotFound, { try $0.update("Person", key: 99, ["age": 99]) }),
             (.invalidValue, { try $0.update("Person", key: 1, ["id": 6, "age": 99]) }),
             (.missingValue, { _ = try $0.insert("Person", ["id": 7, "lastName": "Nobody", "age": 99]) }),
@@ -156,7 +166,8 @@ import Testing
         #expect(try Self.people(db) == before)
     }
 
-    @Test(arguments: Fixtures.modes) func errorThrownByTheWriteClosureRollsBackEverything(_ mode: Database.Mode) throws {
+    @Test(arguments: Fixtures.modes) func errorThrownByTheWriteClosureRollsBackEverything(_ mode: Database.Mode) throws
+    {
         let db = try Self.seeded(folder, mode: mode)
         let before = try Self.people(db)
         #expect(throws: Failure.self) {
@@ -198,13 +209,20 @@ import Testing
 
     @Test(arguments: Fixtures.modes) func upsertInsertsThenReplacesEveryProperty(_ mode: Database.Mode) throws {
         let db = try Self.seeded(folder, mode: mode)
-        let key = try db.write { try $0.upsert("Person", Fixtures.person(4, "Grace", "Hopper", age: 85, email: "grace@example.org")) }
+        let key = try db.write {
+            try $0.upsert("Person", Fixtures.person(4, "Grace", "Hopper", age: 85, email: "grace@example.org"))
+        }
         #expect(key == 4)
-        #expect(try db.read { try $0.object("Person", key: 4)?.values } == Fixtures.person(4, "Grace", "Hopper", age: 85, email: "grace@example.org"))
+        #expect(
+            try db.read { try $0.object("Person", key: 4)?.values }
+                == Fixtures.person(4, "Grace", "Hopper", age: 85, email: "grace@example.org"))
         try db.write { tx in _ = try tx.upsert("Person", ["id": 4, "firstName": "G.", "lastName": "Hopper"]) }
         try db.read { tx throws in
             // Omitted properties go back to their defaults: age 0, email null.
-            #expect(try tx.object("Person", key: 4)?.values == ["id": 4, "firstName": "G.", "lastName": "Hopper", "age": 0, "email": nil])
+            #expect(
+                try tx.object("Person", key: 4)?.values == [
+                    "id": 4, "firstName": "G.", "lastName": "Hopper", "age": 0, "email": nil,
+                ])
             #expect(try tx.objects("Person").count == 4)
         }
     }
@@ -251,13 +269,17 @@ import Testing
         #expect(notes == [[id: ["text": "final", "priority": 2]]])
     }
 
-    @Test(arguments: Fixtures.modes) func updateRejectsAPrimaryKeyThatDiffersOnlyInUnicodeNormalization(_ mode: Database.Mode) throws {
+    @Test(arguments: Fixtures.modes) func updateRejectsAPrimaryKeyThatDiffersOnlyInUnicodeNormalization(
+        _ mode: Database.Mode
+    ) throws {
         let db = try Self.seeded(folder, mode: mode)
-        let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
+        let composed = "caf\u{E9}"
+        let decomposed = "cafe\u{301}"
         try db.write { tx in _ = try tx.insert("Tag", ["name": .string(composed), "uses": 1]) }
         // Swift's == calls the two strings equal, but as keys they are different bytes.
         expectStrataError(.invalidValue) {
-            try db.write { tx in try tx.update("Tag", key: .string(composed), ["name": .string(decomposed), "uses": 2]) }
+            try db.write { tx in try tx.update("Tag", key: .string(composed), ["name": .string(decomposed), "uses": 2])
+            }
         }
         try db.read { tx throws in
             let keys = try tx.objects("Tag").map { Array(($0.primaryKey.string ?? "").utf8) }
@@ -325,7 +347,9 @@ import Testing
         expectStrataError(.unknownObjectType) { try db.write { tx in try tx.deleteAll("Pet") } }
     }
 
-    @Test(arguments: Fixtures.modes) func whereOnUnindexedPropertyAndPrimaryKeyReturnsTheMatchingObjects(_ mode: Database.Mode) throws {
+    @Test(arguments: Fixtures.modes) func whereOnUnindexedPropertyAndPrimaryKeyReturnsTheMatchingObjects(
+        _ mode: Database.Mode
+    ) throws {
         let db = try Self.seeded(folder, mode: mode)
         try db.read { tx throws in
             let people = try tx.objects("Person")
@@ -362,7 +386,10 @@ import Testing
             #expect(visited == [1, 2, 3, 4])
 
             var evaluated = 0
-            let old = people.filter { evaluated += 1; return $0["age"].int! >= 40 }
+            let old = people.filter {
+                evaluated += 1
+                return $0["age"].int! >= 40
+            }
             #expect(evaluated == 0, "filter must be lazy")
             #expect(try old.count == 3)
             #expect(try Self.ids(old) == [2, 3, 4])

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Strata
 
 /// Where a child process kills itself with SIGKILL.
@@ -53,16 +54,21 @@ struct KillPoint: Codable, Sendable, CustomStringConvertible {
     static func draw(_ trials: Int, seed: UInt64, _ span: Span) -> [KillPoint] {
         var generator = SplitMix64(seed: seed)
         return (0 ..< trials).map { trial in
-            let phase = trial < span.phases.count ? span.phases[trial]
-                : Int.random(in: 0 ..< 10, using: &generator) < 6 ? .working : span.phases.randomElement(using: &generator)!
+            let phase =
+                trial < span.phases.count
+                ? span.phases[trial]
+                : Int.random(in: 0 ..< 10, using: &generator) < 6
+                    ? .working : span.phases.randomElement(using: &generator)!
             switch phase {
             case .working, .indexing:
                 return KillPoint(phase: phase, count: Int.random(in: 0 ..< span.objects, using: &generator))
             case .growing:
-                return KillPoint(phase: phase, count: Int.random(in: 0 ..< max(1, span.mapFulls), using: &generator),
-                                 microseconds: Int.random(in: 0 ... span.growingMicroseconds, using: &generator))
+                return KillPoint(
+                    phase: phase, count: Int.random(in: 0 ..< max(1, span.mapFulls), using: &generator),
+                    microseconds: Int.random(in: 0 ... span.growingMicroseconds, using: &generator))
             case .committing:
-                return KillPoint(phase: phase, microseconds: Int.random(in: 0 ... span.commitMicroseconds, using: &generator))
+                return KillPoint(
+                    phase: phase, microseconds: Int.random(in: 0 ... span.commitMicroseconds, using: &generator))
             case .returned:
                 return KillPoint(phase: phase)
             }
@@ -139,8 +145,11 @@ struct KillPoint: Codable, Sendable, CustomStringConvertible {
 
         /// Checks that `pristine` is sound, runs the work undisturbed on a
         /// copy with `finish`, and checks that copy too.
-        init(_ name: String, folder: TemporaryFolder, pristine: String, opening: @escaping @Sendable (String, Outcome) -> Database.Configuration,
-             finish: @escaping @Sendable (String) throws -> Calibration) async throws {
+        init(
+            _ name: String, folder: TemporaryFolder, pristine: String,
+            opening: @escaping @Sendable (String, Outcome) -> Database.Configuration,
+            finish: @escaping @Sendable (String) throws -> Calibration
+        ) async throws {
             self.name = name
             self.pristine = pristine
             self.opening = opening
@@ -159,7 +168,9 @@ struct KillPoint: Codable, Sendable, CustomStringConvertible {
 
         /// For each point: restores a file, lets `child` run the work in a
         /// child process killed at the point, then checks what is left.
-        func run(_ points: [KillPoint], child: @escaping @Sendable (String, KillPoint, String) async -> Void) async throws -> [Outcome?] {
+        func run(_ points: [KillPoint], child: @escaping @Sendable (String, KillPoint, String) async -> Void)
+            async throws -> [Outcome?]
+        {
             var outcomes = [Outcome?](repeating: nil, count: points.count)
             try await withThrowingTaskGroup(of: [(Int, Outcome?)].self) { group in
                 for (lane, path) in lanes.enumerated() {
@@ -178,13 +189,19 @@ struct KillPoint: Codable, Sendable, CustomStringConvertible {
                     for (trial, outcome) in results { outcomes[trial] = outcome }
                 }
             }
-            let phases = Dictionary(grouping: points, by: \.phase.rawValue).mapValues(\.count).sorted { $0.key < $1.key }
-            let counts = Dictionary(grouping: outcomes.compactMap { $0 }, by: \.rawValue).mapValues(\.count).sorted { $0.key < $1.key }
-            print("\(name): \(points.count) kills (seed \(CrashTests.seed)), by phase \(phases), left the file \(counts)")
+            let phases = Dictionary(grouping: points, by: \.phase.rawValue).mapValues(\.count).sorted {
+                $0.key < $1.key
+            }
+            let counts = Dictionary(grouping: outcomes.compactMap { $0 }, by: \.rawValue).mapValues(\.count).sorted {
+                $0.key < $1.key
+            }
+            print(
+                "\(name): \(points.count) kills (seed \(CrashTests.seed)), by phase \(phases), left the file \(counts)")
             // Kills that are synchronous with the work, whatever the timing.
             for (point, outcome) in zip(points, outcomes) {
                 if point.phase == .working || point.phase == .indexing {
-                    #expect(outcome == .asItWas, "\(name): killed before the commit, \(point), the file must be as it was")
+                    #expect(
+                        outcome == .asItWas, "\(name): killed before the commit, \(point), the file must be as it was")
                 } else if point.phase == .returned {
                     #expect(outcome == .finished, "\(name): killed after the work returned, the file must be finished")
                 }
@@ -204,15 +221,21 @@ struct KillPoint: Codable, Sendable, CustomStringConvertible {
                 outcome = .finished
             } else {
                 let names = Set(found.digests.keys).union(after.digests.keys).union(before.digests.keys).sorted()
-                let differing = names.filter { found.digests[$0] != before.digests[$0] && found.digests[$0] != after.digests[$0] }
-                Issue.record("\(label): the file is neither as it was nor as the finished work leaves it; these differ from both: \(differing)")
+                let differing = names.filter {
+                    found.digests[$0] != before.digests[$0] && found.digests[$0] != after.digests[$0]
+                }
+                Issue.record(
+                    "\(label): the file is neither as it was nor as the finished work leaves it; these differ from both: \(differing)"
+                )
                 return nil
             }
             let configuration = opening(path, outcome)
             let (action, counts) = try await offThePool {
                 let db = try Database(configuration: configuration)
                 defer { db.close() }
-                let counts = try db.read { tx in try Dictionary(uniqueKeysWithValues: tx.typeNames.map { ($0, try tx.objects($0).count) }) }
+                let counts = try db.read { tx in
+                    try Dictionary(uniqueKeysWithValues: tx.typeNames.map { ($0, try tx.objects($0).count) })
+                }
                 return (db.openingPlan.action, counts)
             }
             #expect(action == .open, "\(label)")
@@ -264,25 +287,32 @@ struct KillPoint: Codable, Sendable, CustomStringConvertible {
     func aMigrationKilledAtAnyMomentLeavesTheOldFileOrTheMigratedOne() async throws {
         let pristine = folder.path("pristine.strata")
         try await offThePool { try Migrations.seedPeople(pristine, count: Self.migrationObjects) }
-        let trials = try await Trials("migration", folder: folder, pristine: pristine, opening: { path, outcome in
-            outcome == .asItWas ? Migrations.configuration(path, version: 1, [Migrations.personV1]) : Self.migration(path, killingAt: nil)
-        }, finish: { path in
-            // The commit is what follows the last index progress report.
-            let indexed = Recorder<ContinuousClock.Instant>()
-            var config = Self.migration(path, killingAt: nil)
-            config.progress = { if $0.step == .buildingIndex && $0.completed == $0.total { indexed.append(.now) } }
-            _ = try Database(configuration: config)
-            return Calibration(commit: (indexed.all.last ?? .now).duration(to: .now))
-        })
+        let trials = try await Trials(
+            "migration", folder: folder, pristine: pristine,
+            opening: { path, outcome in
+                outcome == .asItWas
+                    ? Migrations.configuration(path, version: 1, [Migrations.personV1])
+                    : Self.migration(path, killingAt: nil)
+            },
+            finish: { path in
+                // The commit is what follows the last index progress report.
+                let indexed = Recorder<ContinuousClock.Instant>()
+                var config = Self.migration(path, killingAt: nil)
+                config.progress = { if $0.step == .buildingIndex && $0.completed == $0.total { indexed.append(.now) } }
+                _ = try Database(configuration: config)
+                return Calibration(commit: (indexed.all.last ?? .now).duration(to: .now))
+            })
         #expect(trials.after.schemaVersion == 2 && trials.after.objectCounts == ["Person": Self.migrationObjects])
 
         // Kills of the `committing` phase are spread over twice the commit.
-        let span = KillPoint.Span(phases: [.working, .indexing, .committing, .returned], objects: Self.migrationObjects,
-                                  commitMicroseconds: 2 * Self.microseconds(trials.calibration.commit))
+        let span = KillPoint.Span(
+            phases: [.working, .indexing, .committing, .returned], objects: Self.migrationObjects,
+            commitMicroseconds: 2 * Self.microseconds(trials.calibration.commit))
         let points = KillPoint.draw(Self.trials, seed: Self.seed, span)
         let survivorCopy = folder.path("survivor.strata")
         _ = try await trials.run(points) { path, point, label in
-            await #expect(processExitsWith: .signal(SIGKILL), "\(label)") { [path = path as String, point = point as KillPoint] in
+            await #expect(processExitsWith: .signal(SIGKILL), "\(label)") {
+                [path = path as String, point = point as KillPoint] in
                 _ = try Database(configuration: CrashTests.migration(path, killingAt: point))
                 CrashTests.dieAfterWork()
             }
@@ -306,15 +336,19 @@ struct KillPoint: Codable, Sendable, CustomStringConvertible {
     static func largeWrite(_ tx: WriteTransaction, _ step: (Int) -> Void) throws {
         var n = 0
         for id in 20_001 ... 60_000 as ClosedRange<Int64> {
-            step(n); n += 1
+            step(n)
+            n += 1
             try tx.insert("Person", Fixtures.person(id, "New\(id)", "Person\(id)", age: id % 70))
         }
         for id in 1 ... 10_000 as ClosedRange<Int64> {
-            step(n); n += 1
-            try tx.update("Person", key: .int(id), ["age": .int(100 + id % 50), "email": .string("u\(id)@example.org")])
+            step(n)
+            n += 1
+            try tx.update(
+                "Person", key: .int(id), ["age": .int(100 + id % 50), "email": .string("u\(id)@example.org")])
         }
         for id in stride(from: 10_001, through: 20_000, by: 2) as StrideThrough<Int64> {
-            step(n); n += 1
+            step(n)
+            n += 1
             try tx.delete("Person", key: .int(id))
         }
     }
@@ -338,26 +372,30 @@ struct KillPoint: Codable, Sendable, CustomStringConvertible {
     func aLargeWriteTransactionKilledAtAnyMomentIsAllOrNothing(_ mode: Database.Mode) async throws {
         let pristine = folder.path("pristine.strata")
         try await offThePool { try Migrations.seedPeople(pristine, count: 20_000, mode: mode) }
-        let trials = try await Trials("large write (\(mode))", folder: folder, pristine: pristine, opening: { path, _ in Fixtures.configuration(path, mode: mode) },
-                                      finish: { path in
-            let db = try Database(configuration: Self.largeWriteConfiguration(path, mode: mode))
-            var steps = 0
-            var done = ContinuousClock.now
-            try db.write { tx in
-                steps = 0
-                try Self.largeWrite(tx) { _ in steps += 1 }
-                done = .now
-            }
-            return Calibration(commit: done.duration(to: .now), objects: steps)
-        })
+        let trials = try await Trials(
+            "large write (\(mode))", folder: folder, pristine: pristine,
+            opening: { path, _ in Fixtures.configuration(path, mode: mode) },
+            finish: { path in
+                let db = try Database(configuration: Self.largeWriteConfiguration(path, mode: mode))
+                var steps = 0
+                var done = ContinuousClock.now
+                try db.write { tx in
+                    steps = 0
+                    try Self.largeWrite(tx) { _ in steps += 1 }
+                    done = .now
+                }
+                return Calibration(commit: done.duration(to: .now), objects: steps)
+            })
         #expect(trials.calibration.objects == Self.largeWriteOperations)
         #expect(trials.after.objectCounts == ["Person": 55_000])
 
-        let span = KillPoint.Span(phases: [.working, .committing, .returned], objects: Self.largeWriteOperations,
-                                  commitMicroseconds: 2 * Self.microseconds(trials.calibration.commit))
+        let span = KillPoint.Span(
+            phases: [.working, .committing, .returned], objects: Self.largeWriteOperations,
+            commitMicroseconds: 2 * Self.microseconds(trials.calibration.commit))
         let points = KillPoint.draw(Self.trials, seed: Self.seed &+ 1, span)
         _ = try await trials.run(points) { path, point, label in
-            await #expect(processExitsWith: .signal(SIGKILL), "\(label)") { [path = path as String, point = point as KillPoint, mode = mode as Database.Mode] in
+            await #expect(processExitsWith: .signal(SIGKILL), "\(label)") {
+                [path = path as String, point = point as KillPoint, mode = mode as Database.Mode] in
                 let db = try Database(configuration: CrashTests.largeWriteConfiguration(path, mode: mode))
                 try db.write { tx in
                     try CrashTests.largeWrite(tx) { if point.phase == .working && $0 == point.count { killSelf() } }
@@ -381,7 +419,9 @@ struct KillPoint: Codable, Sendable, CustomStringConvertible {
     /// six times. `step` is called before each insert of every run,
     /// `mapFull` each time an insert finds the map full, `done` when a run
     /// has inserted everything. Returns the inserts of every run, and the runs.
-    static func growingWrite(_ db: Database, step: (Int) -> Void, mapFull: (Int) -> Void, done: () -> Void) throws -> (inserts: Int, runs: Int) {
+    static func growingWrite(_ db: Database, step: (Int) -> Void, mapFull: (Int) -> Void, done: () -> Void) throws -> (
+        inserts: Int, runs: Int
+    ) {
         var inserts = 0
         var fulls = 0
         var runs = 0
@@ -391,7 +431,8 @@ struct KillPoint: Codable, Sendable, CustomStringConvertible {
                 step(inserts)
                 inserts += 1
                 do {
-                    try tx.insert("Person", Fixtures.person(id, "Grown\(id)", String(repeating: "x", count: 40), age: id % 90))
+                    try tx.insert(
+                        "Person", Fixtures.person(id, "Grown\(id)", String(repeating: "x", count: 40), age: id % 90))
                 } catch let error as StrataError where error.lmdbCode == .mapFull {
                     mapFull(fulls)
                     fulls += 1
@@ -409,30 +450,41 @@ struct KillPoint: Codable, Sendable, CustomStringConvertible {
         let initialMap = try await offThePool {
             let db = try Database(configuration: Self.growingConfiguration(pristine))
             defer { db.close() }
-            try db.write { tx in for id in 1 ... 1_000 as ClosedRange<Int64> { try tx.insert("Person", Fixtures.person(id)) } }
+            try db.write { tx in
+                for id in 1 ... 1_000 as ClosedRange<Int64> { try tx.insert("Person", Fixtures.person(id)) }
+            }
             return db.environment.mapSize
         }
         #expect(initialMap < 1 << 20)
-        let trials = try await Trials("map growth", folder: folder, pristine: pristine, opening: { path, _ in Fixtures.configuration(path) },
-                                      finish: { path in
-            let db = try Database(configuration: Self.growingConfiguration(path))
-            var done = ContinuousClock.now
-            var fulls = 0
-            let (inserts, runs) = try Self.growingWrite(db, step: { _ in }, mapFull: { _ in fulls += 1 }, done: { done = .now })
-            return Calibration(commit: done.duration(to: .now), objects: inserts, mapFulls: fulls, runs: runs)
-        })
+        let trials = try await Trials(
+            "map growth", folder: folder, pristine: pristine, opening: { path, _ in Fixtures.configuration(path) },
+            finish: { path in
+                let db = try Database(configuration: Self.growingConfiguration(path))
+                var done = ContinuousClock.now
+                var fulls = 0
+                let (inserts, runs) = try Self.growingWrite(
+                    db, step: { _ in }, mapFull: { _ in fulls += 1 }, done: { done = .now })
+                return Calibration(commit: done.duration(to: .now), objects: inserts, mapFulls: fulls, runs: runs)
+            })
         #expect(trials.calibration.mapFulls >= 4, "the transaction should fill the map several times")
-        #expect(trials.calibration.runs == trials.calibration.mapFulls + 1, "each map-full should run the transaction again")
+        #expect(
+            trials.calibration.runs == trials.calibration.mapFulls + 1, "each map-full should run the transaction again"
+        )
 
-        let span = KillPoint.Span(phases: [.working, .growing, .committing, .returned], objects: trials.calibration.objects,
-                                  mapFulls: trials.calibration.mapFulls, commitMicroseconds: 2 * Self.microseconds(trials.calibration.commit))
+        let span = KillPoint.Span(
+            phases: [.working, .growing, .committing, .returned], objects: trials.calibration.objects,
+            mapFulls: trials.calibration.mapFulls, commitMicroseconds: 2 * Self.microseconds(trials.calibration.commit))
         let points = KillPoint.draw(Self.trials, seed: Self.seed &+ 2, span)
         _ = try await trials.run(points) { path, point, label in
-            await #expect(processExitsWith: .signal(SIGKILL), "\(label)") { [path = path as String, point = point as KillPoint] in
+            await #expect(processExitsWith: .signal(SIGKILL), "\(label)") {
+                [path = path as String, point = point as KillPoint] in
                 let db = try Database(configuration: CrashTests.growingConfiguration(path))
-                _ = try CrashTests.growingWrite(db, step: { if point.phase == .working && $0 == point.count { killSelf() } },
-                                                mapFull: { if point.phase == .growing && $0 == point.count { CrashTests.killSoon(point.microseconds) } },
-                                                done: { if point.phase == .committing { CrashTests.killSoon(point.microseconds) } })
+                _ = try CrashTests.growingWrite(
+                    db, step: { if point.phase == .working && $0 == point.count { killSelf() } },
+                    mapFull: {
+                        if point.phase == .growing && $0 == point.count { CrashTests.killSoon(point.microseconds) }
+                    },
+                    done: { if point.phase == .committing { CrashTests.killSoon(point.microseconds) } })
                 CrashTests.dieAfterWork()
             }
         }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Strata
 
 /// A damage done to a sound file (given its path), and the error opening
@@ -8,12 +9,18 @@ typealias FileDamage = Refusal<String>
 
 extension Refusal where Subject == String {
     /// A damage done through the storage layer, past Strata's checks.
-    init(_ name: String, _ code: StrataError.Code, _ fragment: String, raw: @escaping @Sendable (LMDBTransaction) throws -> Void) {
+    init(
+        _ name: String, _ code: StrataError.Code, _ fragment: String,
+        raw: @escaping @Sendable (LMDBTransaction) throws -> Void
+    ) {
         self.init(name, code, fragment) { path in _ = try RawFile.withWrite(path, raw) }
     }
 
     /// A change to the catalog's JSON.
-    init(_ name: String, _ code: StrataError.Code, _ fragment: String, catalog: @escaping @Sendable (inout [String: Any]) throws -> Void) {
+    init(
+        _ name: String, _ code: StrataError.Code, _ fragment: String,
+        catalog: @escaping @Sendable (inout [String: Any]) throws -> Void
+    ) {
         self.init(name, code, fragment) { path in try RawFile.rewriteCatalog(path, catalog) }
     }
 
@@ -28,41 +35,74 @@ extension Refusal where Subject == String {
     }
 
     /// Damages that FileOpeningTests does not already cover.
-    static var all: [FileDamage] { [
-        FileDamage("catalog with another magic", .corruptFile, "The catalog of") { $0["magic"] = "sqlite" },
-        FileDamage("catalog without a format version", .corruptFile, "The catalog of") { $0["formatVersion"] = nil },
-        FileDamage("catalog with an unknown mode", .corruptFile, "is damaged") { $0["mode"] = "shared" },
-        FileDamage("catalog with a type id past its counter", .corruptFile, "type id 9 of 'Person' is repeated or out of range") { json in
-            try firstType(&json) { $0["id"] = 9 }
-        },
-        FileDamage("catalog whose schema is invalid", .corruptFile, "Primary key 'nope' of 'Person' is not one of its properties") { json in
-            try firstType(&json) { $0["primaryKey"] = "nope" }
-        },
-        FileDamage("catalog of random bytes", .corruptFile, "The catalog of", raw: { txn in
-            var generator = SplitMix64(seed: 11)
-            try txn.put(meta(txn), FileLayout.MetaKey.catalog, (0 ..< 300).map { _ in UInt8.random(in: 0 ... 255, using: &generator) })
-        }),
-        FileDamage("empty catalog", .corruptFile, "The catalog of", raw: { txn in
-            try txn.put(meta(txn), FileLayout.MetaKey.catalog, [])
-        }),
-        FileDamage("generation of the wrong length", .corruptFile, "generation of", raw: { txn in
-            try txn.put(meta(txn), FileLayout.MetaKey.generation, [0, 0, 1])
-        }),
-        FileDamage("records database missing", .corruptFile, "The records of 'Person' are missing", raw: { txn in
-            try txn.empty(try #require(try txn.openDatabase(FileLayout.records(TypeID(1)), create: false)), delete: true)
-        }),
-        FileDamage("index database missing", .corruptFile, "The index on 'Person.age' is missing", raw: { txn in
-            try txn.empty(try #require(try txn.openDatabase(FileLayout.index(TypeID(1), PropertyID(4)), create: false)), delete: true)
-        }),
-    ] }
+    static var all: [FileDamage] {
+        [
+            FileDamage("catalog with another magic", .corruptFile, "The catalog of") { $0["magic"] = "sqlite" },
+            FileDamage("catalog without a format version", .corruptFile, "The catalog of") {
+                $0["formatVersion"] = nil
+            },
+            FileDamage("catalog with an unknown mode", .corruptFile, "is damaged") { $0["mode"] = "shared" },
+            FileDamage(
+                "catalog with a type id past its counter", .corruptFile,
+                "type id 9 of 'Person' is repeated or out of range"
+            ) { json in
+                try firstType(&json) { $0["id"] = 9 }
+            },
+            FileDamage(
+                "catalog whose schema is invalid", .corruptFile,
+                "Primary key 'nope' of 'Person' is not one of its properties"
+            ) { json in
+                try firstType(&json) { $0["primaryKey"] = "nope" }
+            },
+            FileDamage(
+                "catalog of random bytes", .corruptFile, "The catalog of",
+                raw: { txn in
+                    var generator = SplitMix64(seed: 11)
+                    try txn.put(
+                        meta(txn), FileLayout.MetaKey.catalog,
+                        (0 ..< 300).map { _ in UInt8.random(in: 0 ... 255, using: &generator) })
+                }),
+            FileDamage(
+                "empty catalog", .corruptFile, "The catalog of",
+                raw: { txn in
+                    try txn.put(meta(txn), FileLayout.MetaKey.catalog, [])
+                }),
+            FileDamage(
+                "generation of the wrong length", .corruptFile, "generation of",
+                raw: { txn in
+                    try txn.put(meta(txn), FileLayout.MetaKey.generation, [0, 0, 1])
+                }),
+            FileDamage(
+                "records database missing", .corruptFile, "The records of 'Person' are missing",
+                raw: { txn in
+                    try txn.empty(
+                        try #require(try txn.openDatabase(FileLayout.records(TypeID(1)), create: false)), delete: true)
+                }),
+            FileDamage(
+                "index database missing", .corruptFile, "The index on 'Person.age' is missing",
+                raw: { txn in
+                    try txn.empty(
+                        try #require(try txn.openDatabase(FileLayout.index(TypeID(1), PropertyID(4)), create: false)),
+                        delete: true)
+                }),
+        ]
+    }
 
     /// An index database made again without `MDB_DUPSORT`. LMDB 0.9.24's
     /// `mdb_dbi_open` does not report the difference, so today the open
     /// succeeds and the first index lookup fails with `MDB_INCOMPATIBLE`.
-    static var indexWithOtherFlags: FileDamage { FileDamage("index database with other flags", .corruptFile, "'__strata.t1.i4' in", raw: { txn in
-        try txn.empty(try #require(try txn.openDatabase(FileLayout.index(TypeID(1), PropertyID(4)), create: false)), delete: true)
-        _ = try txn.openDatabase(NamedDatabase(name: FileLayout.index(TypeID(1), PropertyID(4)).name, duplicateKeys: false), create: true)
-    }) }
+    static var indexWithOtherFlags: FileDamage {
+        FileDamage(
+            "index database with other flags", .corruptFile, "'__strata.t1.i4' in",
+            raw: { txn in
+                try txn.empty(
+                    try #require(try txn.openDatabase(FileLayout.index(TypeID(1), PropertyID(4)), create: false)),
+                    delete: true)
+                _ = try txn.openDatabase(
+                    NamedDatabase(name: FileLayout.index(TypeID(1), PropertyID(4)).name, duplicateKeys: false),
+                    create: true)
+            })
+    }
 }
 
 /// Damaged files: each gives a StrataError that names the file and says
@@ -82,16 +122,22 @@ extension Refusal where Subject == String {
         try expectRefused(FileDamage.indexWithOtherFlags, mode: mode)
     }
 
-    func expectRefused(_ damage: FileDamage, mode: Database.Mode, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    func expectRefused(_ damage: FileDamage, mode: Database.Mode, sourceLocation: SourceLocation = #_sourceLocation)
+        throws
+    {
         let path = folder.path()
         try Fixtures.seed(path, mode: mode)
         try damage.act(path)
         let before = try RawFile.contents(path)
-        let error = expectStrataError(damage.code) { _ = try Database(configuration: Fixtures.configuration(path, mode: mode)) }
+        let error = expectStrataError(damage.code) {
+            _ = try Database(configuration: Fixtures.configuration(path, mode: mode))
+        }
         #expect(error?.message.contains(damage.fragment) == true, "\(error?.message ?? "")")
         #expect(error?.message.contains(path) == true, "\(error?.message ?? "")")
         // The plan reads the file the same way, and neither writes to it.
-        let planError = expectStrataError(damage.code) { _ = try Database.migrationPlan(for: Fixtures.configuration(path, mode: mode)) }
+        let planError = expectStrataError(damage.code) {
+            _ = try Database.migrationPlan(for: Fixtures.configuration(path, mode: mode))
+        }
         #expect(planError?.message == error?.message)
         #expect(try RawFile.contents(path) == before)
     }
@@ -101,7 +147,8 @@ extension Refusal where Subject == String {
     /// 300 people, every record damaged by one to three flipped bytes
     /// (seeded): each read either gives values or `.corruptFile` naming
     /// the type, the object and the file.
-    @Test(arguments: Fixtures.modes) func recordsWithFlippedBytesReadOrAreReportedOneByOne(_ mode: Database.Mode) throws {
+    @Test(arguments: Fixtures.modes) func recordsWithFlippedBytesReadOrAreReportedOneByOne(_ mode: Database.Mode) throws
+    {
         let path = folder.path()
         try Migrations.seedPeople(path, count: 300, mode: mode)
         var generator = SplitMix64(seed: 12)
@@ -111,7 +158,8 @@ extension Refusal where Subject == String {
                 let key = RawFile.key(id)
                 var record = try #require(try txn.get(records, key).map { Array($0) })
                 for _ in 0 ..< Int.random(in: 1 ... 3, using: &generator) {
-                    record[Int.random(in: 0 ..< record.count, using: &generator)] ^= UInt8.random(in: 1 ... 255, using: &generator)
+                    record[Int.random(in: 0 ..< record.count, using: &generator)] ^= UInt8.random(
+                        in: 1 ... 255, using: &generator)
                 }
                 try txn.put(records, key, record)
             }
@@ -135,12 +183,17 @@ extension Refusal where Subject == String {
         #expect(try FileVerifier.verify(path).problems.contains { $0.contains("is damaged") })
     }
 
-    @Test(arguments: Fixtures.modes) func aRecordCutAtEveryLengthIsReportedAndTheOthersStillRead(_ mode: Database.Mode) throws {
+    @Test(arguments: Fixtures.modes) func aRecordCutAtEveryLengthIsReportedAndTheOthersStillRead(_ mode: Database.Mode)
+        throws
+    {
         let path = folder.path()
         try Fixtures.seed(path, mode: mode)
         let key = RawFile.key(1)
-        func records(_ txn: LMDBTransaction) throws -> DatabaseHandle { try #require(try txn.openDatabase(FileLayout.records(TypeID(1)), create: false)) }
-        let record = try RawFile.withWrite(path) { txn in try #require(try txn.get(records(txn), key).map { Array($0) }) }
+        func records(_ txn: LMDBTransaction) throws -> DatabaseHandle {
+            try #require(try txn.openDatabase(FileLayout.records(TypeID(1)), create: false))
+        }
+        let record = try RawFile.withWrite(path) { txn in try #require(try txn.get(records(txn), key).map { Array($0) })
+        }
         for length in 0 ..< record.count {
             _ = try RawFile.withWrite(path) { txn in try txn.put(records(txn), key, Array(record.prefix(length))) }
             let db = try Database(configuration: Fixtures.configuration(path, mode: mode))
@@ -175,7 +228,9 @@ extension Refusal where Subject == String {
         try Fixtures.seed(path, mode: mode)
         try FileManager.default.removeItem(atPath: path + "-lock")
         try FileManager.default.createDirectory(atPath: path + "-lock", withIntermediateDirectories: false)
-        let error = expectStrataError(.fileSystem) { _ = try Database(configuration: Fixtures.configuration(path, mode: mode)) }
+        let error = expectStrataError(.fileSystem) {
+            _ = try Database(configuration: Fixtures.configuration(path, mode: mode))
+        }
         #expect(error?.message.contains(path) == true, "\(error?.message ?? "")")
     }
 
@@ -210,7 +265,9 @@ extension Refusal where Subject == String {
 
     static func rewriteBlob(_ db: Database, times: Int) throws {
         for round in 0 ..< times {
-            try db.write { tx in try tx.upsert("Blob", ["id": 1, "payload": .data(Blobs.payload(round, size: 256 << 10))]) }
+            try db.write { tx in
+                try tx.upsert("Blob", ["id": 1, "payload": .data(Blobs.payload(round, size: 256 << 10))])
+            }
         }
     }
 
@@ -249,8 +306,11 @@ extension Refusal where Subject == String {
         let path = folder.path()
         try Migrations.seedPeople(path, count: 20, mode: mode)
         let unindexed = ObjectSchema("Person", primaryKey: "id") {
-            Property("id", .int); Property("firstName", .string); Property("lastName", .string)
-            Property("age", .int, default: 0); Property("email", .string, optional: true)
+            Property("id", .int)
+            Property("firstName", .string)
+            Property("lastName", .string)
+            Property("age", .int, default: 0)
+            Property("email", .string, optional: true)
         }
         let indexed = Migrations.configuration(path, version: 1, [Migrations.personV1], mode: mode)
         let holder = try Database(configuration: indexed)
@@ -264,4 +324,3 @@ extension Refusal where Subject == String {
         try expectFileVerified(path)
     }
 }
-

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Strata
 
 /// The verifier finds each kind of damage it claims to, so that a clean
@@ -55,7 +56,8 @@ import Testing
                     try ageKey(99).withUnsafeBytes { _ = try txn.put(ageIndex(txn), $0, object) }
                 }
             },
-            Damage(name: "an object deleted without its index entry", fragment: "names an object that does not exist") { txn in
+            Damage(name: "an object deleted without its index entry", fragment: "names an object that does not exist") {
+                txn in
                 try txn.delete(records(txn), RawFile.key(2))
             },
             Damage(name: "a damaged record", fragment: "is damaged") { txn in
@@ -79,7 +81,10 @@ import Testing
             Damage(name: "a generation of the wrong length", fragment: "the generation is 3 bytes") { txn in
                 try txn.put(meta(txn), FileLayout.MetaKey.generation, [0, 0, 1])
             },
-            Damage(name: "no schema snapshot for the file's version", fragment: "no schema snapshot for the file's version 1") { txn in
+            Damage(
+                name: "no schema snapshot for the file's version",
+                fragment: "no schema snapshot for the file's version 1"
+            ) { txn in
                 try txn.delete(meta(txn), FileLayout.MetaKey.schemaSnapshot(1))
             },
             Damage(name: "an unexpected meta key", fragment: "unexpected meta key 'stray'") { txn in
@@ -92,7 +97,8 @@ import Testing
                 try rewriteCatalog(txn) { $0.orphanedDatabases = ["__strata.t1.i4"] }
             },
             Damage(name: "an orphaned database that still holds entries", fragment: "still holds 1 entries") { txn in
-                let orphan = try #require(try txn.openDatabase(FileLayout.index(TypeID(1), PropertyID(77)), create: true))
+                let orphan = try #require(
+                    try txn.openDatabase(FileLayout.index(TypeID(1), PropertyID(77)), create: true))
                 try txn.put(orphan, [1], [2])
                 try rewriteCatalog(txn) { $0.orphanedDatabases = ["__strata.t1.i77"] }
             },
@@ -118,7 +124,9 @@ import Testing
         #expect(verifier.digests["__strata.t1.i4"]?.entries == 3)
         #expect(try FileVerifier.verify(path).digests == verifier.digests)
         // One changed value changes the digest of its table and index.
-        try Database(configuration: Fixtures.configuration(path, schema: Self.schema)).write { tx in try tx.update("Person", key: 2, ["age": 80]) }
+        try Database(configuration: Fixtures.configuration(path, schema: Self.schema)).write { tx in
+            try tx.update("Person", key: 2, ["age": 80])
+        }
         let changed = try FileVerifier.verify(path).digests
         #expect(Set(changed.keys.filter { changed[$0] != verifier.digests[$0] }) == ["__strata.t1", "__strata.t1.i4"])
     }

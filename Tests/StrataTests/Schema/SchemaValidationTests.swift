@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Strata
 
 /// A schema that breaks exactly one rule, and a fragment of the sentence
@@ -28,62 +29,100 @@ struct InvalidSchemaCase: Sendable, CustomTestStringConvertible {
     /// 128 characters but 256 bytes: the limit counts UTF-8 bytes.
     static let longNonASCII = String(repeating: "é", count: 128)
 
-    static let all: [InvalidSchemaCase] = [
-        .init("empty type name", "An object type has an empty name.", [ObjectSchema("") { Property("x", .int) }]),
-        .init("empty property name", "A property of 'T' has an empty name.", [ObjectSchema("T") { Property("", .int) }]),
-        .init("duplicate type", "Object type 'T' is declared more than once.", [
-            ObjectSchema("T") { Property("x", .int) },
-            ObjectSchema("T") { Property("y", .string) },
-        ]),
-        .init("duplicate property", "Property 'T.x' is declared more than once.", [
-            ObjectSchema("T") {
-                Property("x", .int)
-                Property("x", .string)
-            },
-        ]),
-        .init("type name starting with __", "Object type '__T' starts with '__', which is reserved for Strata.",
-              [ObjectSchema("__T") { Property("x", .int) }]),
-        .init("property name starting with __", "Property 'T.__x' starts with '__', which is reserved for Strata.",
-              [ObjectSchema("T") { Property("__x", .int) }]),
-        .init("type name over 255 bytes", "Object type '\(longASCII)' has a name longer than 255 bytes.",
-              [ObjectSchema(longASCII) { Property("x", .int) }]),
-        .init("type name over 255 UTF-8 bytes in 128 characters", "Object type '\(longNonASCII)' has a name longer than 255 bytes.",
-              [ObjectSchema(longNonASCII) { Property("x", .int) }]),
-        .init("property name over 255 bytes", "Property 'T.\(longASCII)' has a name longer than 255 bytes.",
-              [ObjectSchema("T") { Property(longASCII, .int) }]),
-        .init("type without properties", "Object type 'T' has no properties.", [ObjectSchema("T", properties: [])]),
-        .init("primary key naming a missing property", "Primary key 'id' of 'T' is not one of its properties.",
-              [ObjectSchema("T", primaryKey: "id") { Property("name", .string) }]),
-        .init("double primary key", "Primary key 'T.id' is of type double; a primary key must be int, string or uuid.", [keyed(.double)]),
-        .init("bool primary key", "Primary key 'T.id' is of type bool; a primary key must be int, string or uuid.", [keyed(.bool)]),
-        .init("data primary key", "Primary key 'T.id' is of type data; a primary key must be int, string or uuid.", [keyed(.data)]),
-        .init("date primary key", "Primary key 'T.id' is of type date; a primary key must be int, string or uuid.", [keyed(.date)]),
-        .init("optional primary key", "Primary key 'T.id' is optional; a primary key must be required.", [keyed(.int, optional: true)]),
-        .init("string default on int", "Property 'T.n' has a default value \"zero\" of type string; it must be int.",
-              [ObjectSchema("T") { Property("n", .int, default: "zero") }]),
-        .init("double default on int", "Property 'T.n' has a default value 1.5 of type double; it must be int.",
-              [ObjectSchema("T") { Property("n", .int, default: 1.5) }]),
-        .init("wrong default on optional", "Property 'T.n' has a default value true of type bool; it must be int?.",
-              [ObjectSchema("T") { Property("n", .int, optional: true, default: true) }]),
-        .init("null default on required", "Property 'T.n' has a default value null of type null; it must be int.",
-              [ObjectSchema("T") { Property("n", .int, default: .null) }]),
-        .init("index on double", "Property 'T.score' of type double cannot be indexed; only bool, int, string, date and uuid properties can.",
-              [ObjectSchema("T") { Property("score", .double, indexed: true) }]),
-        .init("index on data", "Property 'T.blob' of type data cannot be indexed; only bool, int, string, date and uuid properties can.",
-              [ObjectSchema("T") { Property("blob", .data, indexed: true) }]),
-        .init("property name over 255 UTF-8 bytes in 128 characters", "Property 'T.\(longNonASCII)' has a name longer than 255 bytes.",
-              [ObjectSchema("T") { Property(longNonASCII, .int) }]),
-    ] + wrongDefaults
+    static let all: [InvalidSchemaCase] =
+        [
+            .init("empty type name", "An object type has an empty name.", [ObjectSchema("") { Property("x", .int) }]),
+            .init(
+                "empty property name", "A property of 'T' has an empty name.",
+                [ObjectSchema("T") { Property("", .int) }]),
+            .init(
+                "duplicate type", "Object type 'T' is declared more than once.",
+                [
+                    ObjectSchema("T") { Property("x", .int) },
+                    ObjectSchema("T") { Property("y", .string) },
+                ]),
+            .init(
+                "duplicate property", "Property 'T.x' is declared more than once.",
+                [
+                    ObjectSchema("T") {
+                        Property("x", .int)
+                        Property("x", .string)
+                    }
+                ]),
+            .init(
+                "type name starting with __", "Object type '__T' starts with '__', which is reserved for Strata.",
+                [ObjectSchema("__T") { Property("x", .int) }]),
+            .init(
+                "property name starting with __", "Property 'T.__x' starts with '__', which is reserved for Strata.",
+                [ObjectSchema("T") { Property("__x", .int) }]),
+            .init(
+                "type name over 255 bytes", "Object type '\(longASCII)' has a name longer than 255 bytes.",
+                [ObjectSchema(longASCII) { Property("x", .int) }]),
+            .init(
+                "type name over 255 UTF-8 bytes in 128 characters",
+                "Object type '\(longNonASCII)' has a name longer than 255 bytes.",
+                [ObjectSchema(longNonASCII) { Property("x", .int) }]),
+            .init(
+                "property name over 255 bytes", "Property 'T.\(longASCII)' has a name longer than 255 bytes.",
+                [ObjectSchema("T") { Property(longASCII, .int) }]),
+            .init("type without properties", "Object type 'T' has no properties.", [ObjectSchema("T", properties: [])]),
+            .init(
+                "primary key naming a missing property", "Primary key 'id' of 'T' is not one of its properties.",
+                [ObjectSchema("T", primaryKey: "id") { Property("name", .string) }]),
+            .init(
+                "double primary key",
+                "Primary key 'T.id' is of type double; a primary key must be int, string or uuid.", [keyed(.double)]),
+            .init(
+                "bool primary key", "Primary key 'T.id' is of type bool; a primary key must be int, string or uuid.",
+                [keyed(.bool)]),
+            .init(
+                "data primary key", "Primary key 'T.id' is of type data; a primary key must be int, string or uuid.",
+                [keyed(.data)]),
+            .init(
+                "date primary key", "Primary key 'T.id' is of type date; a primary key must be int, string or uuid.",
+                [keyed(.date)]),
+            .init(
+                "optional primary key", "Primary key 'T.id' is optional; a primary key must be required.",
+                [keyed(.int, optional: true)]),
+            .init(
+                "string default on int", "Property 'T.n' has a default value \"zero\" of type string; it must be int.",
+                [ObjectSchema("T") { Property("n", .int, default: "zero") }]),
+            .init(
+                "double default on int", "Property 'T.n' has a default value 1.5 of type double; it must be int.",
+                [ObjectSchema("T") { Property("n", .int, default: 1.5) }]),
+            .init(
+                "wrong default on optional", "Property 'T.n' has a default value true of type bool; it must be int?.",
+                [ObjectSchema("T") { Property("n", .int, optional: true, default: true) }]),
+            .init(
+                "null default on required", "Property 'T.n' has a default value null of type null; it must be int.",
+                [ObjectSchema("T") { Property("n", .int, default: .null) }]),
+            .init(
+                "index on double",
+                "Property 'T.score' of type double cannot be indexed; only bool, int, string, date and uuid properties can.",
+                [ObjectSchema("T") { Property("score", .double, indexed: true) }]),
+            .init(
+                "index on data",
+                "Property 'T.blob' of type data cannot be indexed; only bool, int, string, date and uuid properties can.",
+                [ObjectSchema("T") { Property("blob", .data, indexed: true) }]),
+            .init(
+                "property name over 255 UTF-8 bytes in 128 characters",
+                "Property 'T.\(longNonASCII)' has a name longer than 255 bytes.",
+                [ObjectSchema("T") { Property(longNonASCII, .int) }]),
+        ] + wrongDefaults
 
     /// Every property type with a default of every other type (an integer
     /// default of a double property excepted: it is converted), and with a
     /// null default while required.
     static let wrongDefaults: [InvalidSchemaCase] = PropertyType.allCases.flatMap { type in
-        let wrong = Fixtures.valueOfEachType.filter { $0.propertyType != type && !(type == .double && $0.propertyType == .int) } + [.null]
+        let wrong =
+            Fixtures.valueOfEachType.filter { $0.propertyType != type && !(type == .double && $0.propertyType == .int) }
+            + [.null]
         return wrong.map { value in
             let found = value.propertyType.map { "\($0)" } ?? "null"
-            return InvalidSchemaCase("\(found) default on \(type)", "Property 'T.p' has a default value \(value) of type \(found); it must be \(type).",
-                                     [ObjectSchema("T") { Property("p", type, default: value) }])
+            return InvalidSchemaCase(
+                "\(found) default on \(type)",
+                "Property 'T.p' has a default value \(value) of type \(found); it must be \(type).",
+                [ObjectSchema("T") { Property("p", type, default: value) }])
         }
     }
 }
@@ -203,7 +242,7 @@ struct InvalidSchemaCase: Sendable, CustomTestStringConvertible {
             ObjectSchema("Measure") {
                 Property("reading", .double, default: 2)
                 Property("limit", .double, optional: true, default: .int(-7))
-            },
+            }
         ])
         try schema.validate()
         let config = Fixtures.configuration(folder.path(), schema: schema, mode: mode)

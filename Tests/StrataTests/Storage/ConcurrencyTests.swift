@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Strata
 
 @Suite(.temporaryFolder) struct ConcurrencyTests {
@@ -10,17 +11,18 @@ import Testing
         ObjectSchema("Account", primaryKey: "id") {
             Property("id", .int)
             Property("balance", .int)
-        },
+        }
     ])
     static let accountCount: Int64 = 20
     static let startingBalance: Int64 = 1_000
 
-    static let ledger = Schema(accounts.objectSchemas + [
-        ObjectSchema("Clock", primaryKey: "id") {
-            Property("id", .int)
-            Property("tick", .int)
-        },
-    ])
+    static let ledger = Schema(
+        accounts.objectSchemas + [
+            ObjectSchema("Clock", primaryKey: "id") {
+                Property("id", .int)
+                Property("tick", .int)
+            }
+        ])
 
     /// Every write transaction moves money between accounts and advances a
     /// clock, so that every committed state has the same total; a reader
@@ -64,17 +66,24 @@ import Testing
                         if db == nil || own % 25 == 0 {
                             db?.close()
                             db = try Database(configuration: config)
-                            if db?.openingPlan.action != .open { anomalies.append("reader \(reader): a reopen did \(db!.openingPlan.action)") }
+                            if db?.openingPlan.action != .open {
+                                anomalies.append("reader \(reader): a reopen did \(db!.openingPlan.action)")
+                            }
                             reopens.increment()
                         }
                         let (total, count, tick) = try db!.read { tx in
                             let all = try tx.objects("Account")
-                            return (try all.map { $0["balance"].int! }.reduce(0, +), try all.count, try tx.object("Clock", key: 0)!["tick"].int!)
+                            return (
+                                try all.map { $0["balance"].int! }.reduce(0, +), try all.count,
+                                try tx.object("Clock", key: 0)!["tick"].int!
+                            )
                         }
                         if total != expectedTotal || count != Int(Self.accountCount) {
                             anomalies.append("reader \(reader) at tick \(tick): total \(total) over \(count) accounts")
                         }
-                        if tick < lastTick { anomalies.append("reader \(reader): the clock went from \(lastTick) back to \(tick)") }
+                        if tick < lastTick {
+                            anomalies.append("reader \(reader): the clock went from \(lastTick) back to \(tick)")
+                        }
                         lastTick = tick
                     } catch {
                         anomalies.append("reader \(reader): \(error)")
@@ -113,7 +122,10 @@ import Testing
         #expect(reads.value >= readerCount)
         #expect(reopens.value >= readerCount)
         let (finalTotal, tick) = try writer.read { tx in
-            (try tx.objects("Account").map { $0["balance"].int! }.reduce(0, +), try tx.object("Clock", key: 0)?["tick"].int)
+            (
+                try tx.objects("Account").map { $0["balance"].int! }.reduce(0, +),
+                try tx.object("Clock", key: 0)?["tick"].int
+            )
         }
         #expect(finalTotal == expectedTotal)
         #expect(tick == Int64(transfers))
@@ -121,10 +133,12 @@ import Testing
         try expectFileVerified(folder.path())
     }
 
-    @Test(arguments: Fixtures.modes) func writesFromManyThreadsAreSerializedAndNoneIsLost(_ mode: Database.Mode) throws {
+    @Test(arguments: Fixtures.modes) func writesFromManyThreadsAreSerializedAndNoneIsLost(_ mode: Database.Mode) throws
+    {
         let db = try Database(configuration: Fixtures.configuration(folder.path(), schema: Self.accounts, mode: mode))
         try db.write { tx in try tx.insert("Account", ["id": 1, "balance": 0]) }
-        let threads = 4, incrementsPerThread = 100
+        let threads = 4
+        let incrementsPerThread = 100
         DispatchQueue.concurrentPerform(iterations: threads) { _ in
             for _ in 0 ..< incrementsPerThread {
                 try! db.write { tx in
@@ -137,7 +151,9 @@ import Testing
         #expect(balance == Int64(threads * incrementsPerThread))
     }
 
-    @Test(arguments: Fixtures.modes) func aReadTransactionKeepsItsSnapshotWhileAnotherThreadCommits(_ mode: Database.Mode) throws {
+    @Test(arguments: Fixtures.modes) func aReadTransactionKeepsItsSnapshotWhileAnotherThreadCommits(
+        _ mode: Database.Mode
+    ) throws {
         let db = try Database(configuration: Fixtures.configuration(folder.path(), mode: mode))
         try db.write { tx in try tx.insert("Person", Fixtures.person(1, age: 10)) }
         let (before, after) = try db.read { tx -> (Int64, Int64) in
@@ -156,7 +172,9 @@ import Testing
         #expect(try db.read { tx in try tx.object("Person", key: 1)!["age"].int } == 99)
     }
 
-    @Test(arguments: Fixtures.modes) func asyncOpenReadAndWriteRunOffTheCallersThread(_ mode: Database.Mode) async throws {
+    @Test(arguments: Fixtures.modes) func asyncOpenReadAndWriteRunOffTheCallersThread(_ mode: Database.Mode)
+        async throws
+    {
         let db = try await Database.open(configuration: Fixtures.configuration(folder.path(), mode: mode))
         let key = try await db.write { tx in try tx.insert("Person", Fixtures.person(7, "Grace", "Hopper", age: 85)) }
         #expect(key == .int(7))

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Strata
 
 #if os(Linux)
@@ -14,12 +15,16 @@ final class SmallDisk {
         folder = try TemporaryFolder()
         mountPoint = folder.path("disk")
         guard geteuid() == 0 else {
-            try Test.cancel("Skipped: filling a disk needs a small tmpfs, and mounting one needs root; this process runs as uid \(geteuid()).")
+            try Test.cancel(
+                "Skipped: filling a disk needs a small tmpfs, and mounting one needs root; this process runs as uid \(geteuid())."
+            )
         }
         try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: false)
         guard mount("tmpfs", mountPoint, "tmpfs", 0, "size=\(size)") == 0 else {
             let reason = String(cString: strerror(errno))
-            try Test.cancel("Skipped: mounting a \(size) tmpfs on \(mountPoint) failed (\(reason)); the container may not allow mounts.")
+            try Test.cancel(
+                "Skipped: mounting a \(size) tmpfs on \(mountPoint) failed (\(reason)); the container may not allow mounts."
+            )
         }
     }
 
@@ -53,7 +58,9 @@ final class SmallDisk {
         var committed: [Int64] = []
         for id in 0 ..< 64 as Range<Int64> {
             do {
-                try db.write { tx in try tx.insert("Blob", ["id": .int(id), "payload": .data(Blobs.payload(Int(id), size: blobSize))]) }
+                try db.write { tx in
+                    try tx.insert("Blob", ["id": .int(id), "payload": .data(Blobs.payload(Int(id), size: blobSize))])
+                }
                 committed.append(id)
             } catch let error as StrataError {
                 // The Database still reads what was committed.
@@ -104,7 +111,10 @@ final class SmallDisk {
     /// Opening a new file on a full disk: LMDB maps the lock file it
     /// creates and writes its reader table through the map, and a page that
     /// the disk has no room for is a SIGBUS, not an error.
-    @Test(.disabled("Strata bug: opening a new database on a full disk kills the process with SIGBUS (LMDB writes the new lock file through mmap). Environment.init could reserve the lock file's space with posix_fallocate before mdb_env_open, and report ENOSPC as a full disk."))
+    @Test(
+        .disabled(
+            "Strata bug: opening a new database on a full disk kills the process with SIGBUS (LMDB writes the new lock file through mmap). Environment.init could reserve the lock file's space with posix_fallocate before mdb_env_open, and report ENOSPC as a full disk."
+        ))
     func openingANewDatabaseOnAFullDiskIsAnErrorNotACrash() async throws {
         let disk = try SmallDisk(size: "2m")
         try disk.fill("fill")

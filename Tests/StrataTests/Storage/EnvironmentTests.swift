@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Strata
 
 /// One environment per file, whatever the path's spelling; file usage and
@@ -8,8 +9,11 @@ import Testing
     /// The running test's own folder, removed when it ends.
     let folder = TemporaryFolder.current
 
-    @Test(arguments: Fixtures.modes) func aFileOpenedThroughASymbolicLinkSharesTheEnvironmentOfItsRealPath(_ mode: Database.Mode) throws {
-        let real = folder.path("real.strata"), link = folder.path("link.strata")
+    @Test(arguments: Fixtures.modes) func aFileOpenedThroughASymbolicLinkSharesTheEnvironmentOfItsRealPath(
+        _ mode: Database.Mode
+    ) throws {
+        let real = folder.path("real.strata")
+        let link = folder.path("link.strata")
         let viaReal = try Database(configuration: Fixtures.configuration(real, mode: mode))
         try viaReal.write { tx in try tx.insert("Person", Fixtures.person(1, "Ada")) }
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: real)
@@ -20,8 +24,11 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: link + "-lock"))
     }
 
-    @Test(arguments: Fixtures.modes) func aSymbolicLinkOpensAloneWithoutAFalseTruncationError(_ mode: Database.Mode) throws {
-        let real = folder.path("real.strata"), link = folder.path("link.strata")
+    @Test(arguments: Fixtures.modes) func aSymbolicLinkOpensAloneWithoutAFalseTruncationError(_ mode: Database.Mode)
+        throws
+    {
+        let real = folder.path("real.strata")
+        let link = folder.path("link.strata")
         do {
             let db = try Database(configuration: Fixtures.configuration(real, mode: mode))
             try db.write { tx in try tx.insert("Person", Fixtures.person(1)) }
@@ -32,7 +39,8 @@ import Testing
     }
 
     @Test(arguments: Fixtures.modes) func aHardLinkSharesTheEnvironmentOfTheFile(_ mode: Database.Mode) throws {
-        let first = folder.path("first.strata"), second = folder.path("second.strata")
+        let first = folder.path("first.strata")
+        let second = folder.path("second.strata")
         let a = try Database(configuration: Fixtures.configuration(first, mode: mode))
         try FileManager.default.linkItem(atPath: first, toPath: second)
         let b = try Database(configuration: Fixtures.configuration(second, mode: mode))
@@ -62,7 +70,9 @@ import Testing
     @Test func aFailedOpenGivesItsLeaseBack() throws {
         let path = folder.path()
         _ = try Database(configuration: Fixtures.configuration(path, version: 2))
-        expectStrataError(.schemaVersionTooLow) { _ = try Database(configuration: Fixtures.configuration(path, version: 1)) }
+        expectStrataError(.schemaVersionTooLow) {
+            _ = try Database(configuration: Fixtures.configuration(path, version: 1))
+        }
         var readOnly = Fixtures.configuration(path, version: 2)
         readOnly.readOnly = true
         #expect(throws: Never.self) { _ = try Database(configuration: readOnly) }
@@ -117,11 +127,13 @@ import Testing
     }
 
     @Test(arguments: Fixtures.modes) func aNaNDefaultDoesNotBlockReopening(_ mode: Database.Mode) throws {
-        let schema = Schema([ObjectSchema("Reading", primaryKey: "id") {
-            Property("id", .int)
-            Property("value", .double, default: .double(.nan))
-            Property("offset", .double, default: .double(-0.0))
-        }])
+        let schema = Schema([
+            ObjectSchema("Reading", primaryKey: "id") {
+                Property("id", .int)
+                Property("value", .double, default: .double(.nan))
+                Property("offset", .double, default: .double(-0.0))
+            }
+        ])
         do {
             let db = try Database(configuration: Fixtures.configuration(folder.path(), schema: schema, mode: mode))
             try db.write { tx in try tx.insert("Reading", ["id": 1]) }
@@ -140,7 +152,8 @@ import Testing
         #expect(error?.message.contains(path) == true)
     }
 
-    @Test(arguments: Fixtures.modes) func anExhaustedAutomaticIDCounterIsReportedAsDamage(_ mode: Database.Mode) throws {
+    @Test(arguments: Fixtures.modes) func anExhaustedAutomaticIDCounterIsReportedAsDamage(_ mode: Database.Mode) throws
+    {
         let path = folder.path()
         let schema = Schema([ObjectSchema("Note") { Property("text", .string) }])
         do {
@@ -154,7 +167,9 @@ import Testing
             try txn.put(meta, Array("seq.t1".utf8), writer.bytes)
         }
         let db = try Database(configuration: Fixtures.configuration(path, schema: schema, mode: mode))
-        let error = expectStrataError(.corruptFile) { try db.write { tx in _ = try tx.insert("Note", ["text": "second"]) } }
+        let error = expectStrataError(.corruptFile) {
+            try db.write { tx in _ = try tx.insert("Note", ["text": "second"]) }
+        }
         #expect(error?.message.contains("'Note'") == true)
         #expect(try db.read { tx in try tx.objects("Note").count } == 1)
     }
@@ -162,7 +177,9 @@ import Testing
     @Test(arguments: Fixtures.modes) func updateWithANullPrimaryKeyNamesTheKeyType(_ mode: Database.Mode) throws {
         let db = try Database(configuration: Fixtures.configuration(folder.path(), mode: mode))
         try db.write { tx in try tx.insert("Person", Fixtures.person(1)) }
-        let error = expectStrataError(.invalidValue) { try db.write { tx in try tx.update("Person", key: 1, ["id": nil]) } }
+        let error = expectStrataError(.invalidValue) {
+            try db.write { tx in try tx.update("Person", key: 1, ["id": nil]) }
+        }
         #expect(error?.message.contains("is int, but null was given") == true)
     }
 
@@ -205,17 +222,23 @@ import Testing
         _ = first
     }
 
-    @Test(arguments: Fixtures.modes) func aFileReplacedWhileOpenIsRefusedRatherThanOpenedTwice(_ mode: Database.Mode) throws {
+    @Test(arguments: Fixtures.modes) func aFileReplacedWhileOpenIsRefusedRatherThanOpenedTwice(_ mode: Database.Mode)
+        throws
+    {
         let path = folder.path()
         let first = try Database(configuration: Fixtures.configuration(path, mode: mode))
         try first.write { tx in try tx.insert("Person", Fixtures.person(1)) }
         try FileManager.default.removeItem(atPath: path)
-        let error = expectStrataError(.fileSystem) { _ = try Database(configuration: Fixtures.configuration(path, mode: mode)) }
+        let error = expectStrataError(.fileSystem) {
+            _ = try Database(configuration: Fixtures.configuration(path, mode: mode))
+        }
         #expect(error?.message.contains("replaced or deleted") == true)
         #expect(try first.read { tx in try tx.objects("Person").count } == 1)
     }
 
-    @Test(arguments: Fixtures.modes) func aClosedDatabaseRefusesTransactionsAndTheFileReopens(_ mode: Database.Mode) throws {
+    @Test(arguments: Fixtures.modes) func aClosedDatabaseRefusesTransactionsAndTheFileReopens(_ mode: Database.Mode)
+        throws
+    {
         let path = folder.path()
         let db = try Database(configuration: Fixtures.configuration(path, mode: mode))
         try db.write { tx in try tx.insert("Person", Fixtures.person(1)) }
@@ -232,7 +255,9 @@ import Testing
         #expect(try Database(configuration: readOnly).read { tx in try tx.objects("Person").count } == 1)
     }
 
-    @Test(arguments: Fixtures.modes) func closingOneOfTwoDatabasesOfAFileKeepsTheOtherWorking(_ mode: Database.Mode) throws {
+    @Test(arguments: Fixtures.modes) func closingOneOfTwoDatabasesOfAFileKeepsTheOtherWorking(_ mode: Database.Mode)
+        throws
+    {
         let first = try Database(configuration: Fixtures.configuration(folder.path(), mode: mode))
         let second = try Database(configuration: Fixtures.configuration(folder.path(), mode: mode))
         first.close()
@@ -240,7 +265,8 @@ import Testing
         #expect(try second.read { tx in try tx.objects("Person").count } == 1)
     }
 
-    @Test(arguments: Fixtures.modes) func closeWaitsForATransactionRunningOnAnotherThread(_ mode: Database.Mode) throws {
+    @Test(arguments: Fixtures.modes) func closeWaitsForATransactionRunningOnAnotherThread(_ mode: Database.Mode) throws
+    {
         let db = try Database(configuration: Fixtures.configuration(folder.path(), mode: mode))
         try db.write { tx in try tx.insert("Person", Fixtures.person(1)) }
         let inside = DispatchSemaphore(value: 0)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Strata
 
 @Suite(.temporaryFolder) struct MapGrowthTests {
@@ -19,7 +20,8 @@ import Testing
                 try db.write { tx in
                     for i in 0 ..< blobsPerTransaction {
                         let id = t * blobsPerTransaction + i
-                        try tx.insert("Blob", ["id": .int(Int64(id)), "payload": .data(Blobs.payload(id, size: megabyte))])
+                        try tx.insert(
+                            "Blob", ["id": .int(Int64(id)), "payload": .data(Blobs.payload(id, size: megabyte))])
                     }
                 }
             }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Strata
 
 /// Two processes on one file: one reads at version 1 while the other
@@ -70,7 +71,9 @@ import Testing
         #expect(stale?.message.contains("now at schema version 2") == true, "\(stale?.message ?? "")")
         db.close()
         let lower = expectStrataError(.schemaVersionTooLow) { _ = try Database(configuration: old) }
-        #expect(lower?.message.contains("Schema version 1 is lower than the file's version 2") == true, "\(lower?.message ?? "")")
+        #expect(
+            lower?.message.contains("Schema version 1 is lower than the file's version 2") == true,
+            "\(lower?.message ?? "")")
 
         let after = try expectFileVerified(path)
         #expect(after.schemaVersion == 2)
@@ -78,8 +81,11 @@ import Testing
         let migratedDB = try Database(configuration: Self.migrateToVersion2(path))
         #expect(migratedDB.openingPlan.action == .open)
         let (atVersion2, fullName, aged42) = try await migratedDB.read { tx in
-            (try tx.objects("Person").whereSchemaVersion(2 ... 2).count, try tx.object("Person", key: 4242)?["fullName"],
-             try tx.objects("Person").where("age", equals: 42).count)
+            (
+                try tx.objects("Person").whereSchemaVersion(2 ... 2).count,
+                try tx.object("Person", key: 4242)?["fullName"],
+                try tx.objects("Person").where("age", equals: 42).count
+            )
         }
         #expect(atVersion2 == 10_000)
         #expect(fullName == "First4242 Last4242")

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Strata
 
 /// Something a test does wrong to a `Subject` (a file's path, a write
@@ -14,8 +15,10 @@ struct Refusal<Subject>: Sendable, CustomTestStringConvertible {
     let act: @Sendable (Subject) throws -> Void
     var testDescription: String { name }
 
-    init(_ name: String, _ code: StrataError.Code, _ fragment: String, namesTheFile: Bool = true,
-         _ act: @escaping @Sendable (Subject) throws -> Void) {
+    init(
+        _ name: String, _ code: StrataError.Code, _ fragment: String, namesTheFile: Bool = true,
+        _ act: @escaping @Sendable (Subject) throws -> Void
+    ) {
         self.name = name
         self.code = code
         self.fragment = fragment
@@ -26,7 +29,9 @@ struct Refusal<Subject>: Sendable, CustomTestStringConvertible {
 
 /// Runs `body`, expecting a StrataError with `code`; returns it for more checks.
 @discardableResult
-func expectStrataError(_ code: StrataError.Code, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void) -> StrataError? {
+func expectStrataError(
+    _ code: StrataError.Code, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void
+) -> StrataError? {
     do {
         try body()
         Issue.record("Expected StrataError \(code), but nothing was thrown", sourceLocation: sourceLocation)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Strata
 
 /// Checks a Strata file from the storage layer up, the way a future
@@ -84,7 +85,9 @@ struct FileVerifier {
         for table in tables.values.sorted(by: { $0.type.id < $1.type.id }) {
             let expected = try checkRecords(txn, table, catalog: catalog, meta: meta)
             objectCounts[table.name] = expected.objects
-            for field in table.indexedFields { try checkIndex(txn, table, field, expected: expected.entries[field.position]) }
+            for field in table.indexedFields {
+                try checkIndex(txn, table, field, expected: expected.entries[field.position])
+            }
         }
     }
 
@@ -140,7 +143,9 @@ struct FileVerifier {
             } else if key.hasPrefix("schema.v"), let version = UInt64(key.dropFirst("schema.v".count)) {
                 snapshots.insert(version)
                 if let snapshot = try? SchemaSnapshot(jsonData: Data(value)) {
-                    if snapshot.schemaVersion != version { report("the schema snapshot '\(key)' is of version \(snapshot.schemaVersion)") }
+                    if snapshot.schemaVersion != version {
+                        report("the schema snapshot '\(key)' is of version \(snapshot.schemaVersion)")
+                    }
                 } else {
                     report("the schema snapshot '\(key)' does not decode")
                 }
@@ -178,8 +183,10 @@ struct FileVerifier {
     /// Every record's key and bytes validate. Returns the number of
     /// objects, and for each indexed field (by position) the entries its
     /// index must hold.
-    private mutating func checkRecords(_ txn: LMDBTransaction, _ table: ObjectTable, catalog: Catalog,
-                                       meta: DatabaseHandle) throws -> (objects: Int, entries: [Int: ExpectedEntries]) {
+    private mutating func checkRecords(
+        _ txn: LMDBTransaction, _ table: ObjectTable, catalog: Catalog,
+        meta: DatabaseHandle
+    ) throws -> (objects: Int, entries: [Int: ExpectedEntries]) {
         var count = 0
         var lastAutomaticID: UInt64 = 0
         var problems: [String] = []
@@ -191,13 +198,18 @@ struct FileVerifier {
                 try KeyCodec.validateKey(key, type: table.primaryKey?.type)
                 let view = try RecordView(validating: record)
                 if catalog.mode == .local && view.effectiveSchemaVersion > catalog.fileSchemaVersion {
-                    problems.append("a '\(table.name)' record says schema version \(view.effectiveSchemaVersion), above the file's \(catalog.fileSchemaVersion)")
+                    problems.append(
+                        "a '\(table.name)' record says schema version \(view.effectiveSchemaVersion), above the file's \(catalog.fileSchemaVersion)"
+                    )
                 }
                 if let primaryKey = table.primaryKey {
                     indexKey.removeAll()
-                    _ = KeyCodec.appendPrimaryKey(table.value(at: primaryKey.position, in: view), type: primaryKey.type, to: &indexKey)
+                    _ = KeyCodec.appendPrimaryKey(
+                        table.value(at: primaryKey.position, in: view), type: primaryKey.type, to: &indexKey)
                     if !indexKey.withUnsafeBytes({ Self.same($0, key) }) {
-                        problems.append("the '\(table.name)' record under key \(Array(key.prefix(16))) holds another primary key, \(table.value(at: primaryKey.position, in: view))")
+                        problems.append(
+                            "the '\(table.name)' record under key \(Array(key.prefix(16))) holds another primary key, \(table.value(at: primaryKey.position, in: view))"
+                        )
                     }
                 } else {
                     lastAutomaticID = UInt64(bigEndian: key.loadUnaligned(as: UInt64.self))
@@ -213,9 +225,13 @@ struct FileVerifier {
         }
         problems.forEach { report($0) }
         if table.primaryKey == nil && lastAutomaticID > 0 {
-            let counter = try txn.get(meta, table.sequenceKey).flatMap { $0.count == 8 ? UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)) : nil }
+            let counter = try txn.get(meta, table.sequenceKey).flatMap {
+                $0.count == 8 ? UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)) : nil
+            }
             if (counter ?? 0) < lastAutomaticID {
-                report("the automatic-id counter of '\(table.name)' is at \(counter.map(String.init) ?? "nothing"), behind id \(lastAutomaticID)")
+                report(
+                    "the automatic-id counter of '\(table.name)' is at \(counter.map(String.init) ?? "nothing"), behind id \(lastAutomaticID)"
+                )
             }
         }
         return (count, entries)
@@ -225,15 +241,19 @@ struct FileVerifier {
     /// entry names an object whose value has that index key, and every
     /// object has its entry. Compared as sums of hashes first; when they
     /// differ, the entries are walked again to say which are wrong.
-    private mutating func checkIndex(_ txn: LMDBTransaction, _ table: ObjectTable, _ field: ObjectTable.Field,
-                                     expected: ExpectedEntries?) throws {
+    private mutating func checkIndex(
+        _ txn: LMDBTransaction, _ table: ObjectTable, _ field: ObjectTable.Field,
+        expected: ExpectedEntries?
+    ) throws {
         guard let index = field.index else { return }
         let expected = expected ?? ExpectedEntries()
         var found = ExpectedEntries()
         try walk(txn, index) { found.add($0, $1) }
         guard found.count != expected.count || found.sum != expected.sum else { return }
         let label = "the index on '\(table.name).\(field.name)'"
-        report("\(label) has \(found.count) entries for \(expected.count) objects, and they differ from what the objects call for")
+        report(
+            "\(label) has \(found.count) entries for \(expected.count) objects, and they differ from what the objects call for"
+        )
         var problems: [String] = []
         var wanted = ByteWriter(capacity: 64)
         try walk(txn, index) { indexKey, objectKey in
@@ -244,8 +264,12 @@ struct FileVerifier {
             wanted.removeAll()
             KeyCodec.appendIndexKey(table.value(at: field.position, in: view), to: &wanted)
             if !wanted.withUnsafeBytes({ Self.same($0, indexKey) }) {
-                let key = (try? KeyCodec.decodeKey(objectKey, type: table.primaryKey?.type)).map { "\($0)" } ?? "\(Array(objectKey))"
-                problems.append("\(label) files object \(key) under \(Array(indexKey.prefix(16))), but its value is \(table.value(at: field.position, in: view))")
+                let key =
+                    (try? KeyCodec.decodeKey(objectKey, type: table.primaryKey?.type)).map { "\($0)" }
+                    ?? "\(Array(objectKey))"
+                problems.append(
+                    "\(label) files object \(key) under \(Array(indexKey.prefix(16))), but its value is \(table.value(at: field.position, in: view))"
+                )
             }
         }
         problems.forEach { report($0) }
@@ -255,8 +279,10 @@ struct FileVerifier {
         a.count == b.count && (a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0)
     }
 
-    private func walk(_ txn: LMDBTransaction, _ dbi: DatabaseHandle,
-                      _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) throws {
+    private func walk(
+        _ txn: LMDBTransaction, _ dbi: DatabaseHandle,
+        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void
+    ) throws {
         try txn.withCursor(dbi) { cursor in
             var entry = try cursor.first()
             while let (key, value) = entry {
@@ -270,8 +296,13 @@ struct FileVerifier {
 /// Verifies the file at `path` and records every problem found as an
 /// issue; returns the verifier for further checks.
 @discardableResult
-func expectFileVerified(_ path: String, _ comment: String = "", sourceLocation: SourceLocation = #_sourceLocation) throws -> FileVerifier {
+func expectFileVerified(_ path: String, _ comment: String = "", sourceLocation: SourceLocation = #_sourceLocation)
+    throws -> FileVerifier
+{
     let verifier = try FileVerifier.verify(path)
-    #expect(verifier.problems.isEmpty, "\(comment)\(comment.isEmpty ? "" : ": ")\(verifier.problems.joined(separator: "\n"))", sourceLocation: sourceLocation)
+    #expect(
+        verifier.problems.isEmpty,
+        "\(comment)\(comment.isEmpty ? "" : ": ")\(verifier.problems.joined(separator: "\n"))",
+        sourceLocation: sourceLocation)
     return verifier
 }

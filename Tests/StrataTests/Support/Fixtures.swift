@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Strata
 
 /// The schemas, objects and configurations most tests start from.
@@ -19,16 +20,23 @@ enum Fixtures {
     static let schema = Schema([person])
 
     /// A configuration that does not wait for the disk, in `mode`.
-    static func configuration(_ path: String, version: UInt64 = 1, schema: Schema = schema,
-                              mode: Database.Mode = .local) -> Database.Configuration {
+    static func configuration(
+        _ path: String, version: UInt64 = 1, schema: Schema = schema,
+        mode: Database.Mode = .local
+    ) -> Database.Configuration {
         var config = Database.Configuration(path: path, schemaVersion: version, schema: schema)
         config.durability = .noSync
         config.mode = mode
         return config
     }
 
-    static func person(_ id: Int64, _ first: String = "First", _ last: String = "Last", age: Int64 = 30, email: String? = nil) -> [String: Value] {
-        ["id": .int(id), "firstName": .string(first), "lastName": .string(last), "age": .int(age), "email": email.map(Value.string) ?? .null]
+    static func person(
+        _ id: Int64, _ first: String = "First", _ last: String = "Last", age: Int64 = 30, email: String? = nil
+    ) -> [String: Value] {
+        [
+            "id": .int(id), "firstName": .string(first), "lastName": .string(last), "age": .int(age),
+            "email": email.map(Value.string) ?? .null,
+        ]
     }
 
     static let ada = person(1, "Ada", "Lovelace", age: 36, email: "ada@example.org")
@@ -61,7 +69,8 @@ enum Fixtures {
     /// One value of each type.
     static let valueOfEachType: [Value] = [
         .bool(true), .int(7), .double(1.5), .string("seven"), .data(Data([1, 2, 3])),
-        .date(Date(timeIntervalSinceReferenceDate: 86_400)), .uuid(UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!),
+        .date(Date(timeIntervalSinceReferenceDate: 86_400)),
+        .uuid(UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!),
     ]
 }
 
@@ -71,7 +80,7 @@ enum Blobs {
         ObjectSchema("Blob", primaryKey: "id") {
             Property("id", .int)
             Property("payload", .data)
-        },
+        }
     ])
 
     /// Bytes that differ per id, so a mixed-up record would be noticed.
@@ -81,7 +90,9 @@ enum Blobs {
             let words = bytes.bindMemory(to: UInt64.self)
             var x = UInt64(id) &* 0x9E37_79B9_7F4A_7C15 | 1
             for i in words.indices {
-                x ^= x << 13; x ^= x >> 7; x ^= x << 17
+                x ^= x << 13
+                x ^= x >> 7
+                x ^= x << 17
                 words[i] = x
             }
         }
@@ -110,9 +121,13 @@ enum Items {
         },
     ])
 
-    static func item(_ id: Int64, _ tag: String, rank: Int64 = 0, flag: Bool = false, when: Date = epoch,
-                     ref: UUID? = nil, note: String? = nil, plain: String = "") -> [String: Value] {
-        ["id": .int(id), "tag": .string(tag), "rank": .int(rank), "flag": .bool(flag), "when": .date(when),
-         "ref": ref.map(Value.uuid) ?? .null, "note": note.map(Value.string) ?? .null, "plain": .string(plain)]
+    static func item(
+        _ id: Int64, _ tag: String, rank: Int64 = 0, flag: Bool = false, when: Date = epoch,
+        ref: UUID? = nil, note: String? = nil, plain: String = ""
+    ) -> [String: Value] {
+        [
+            "id": .int(id), "tag": .string(tag), "rank": .int(rank), "flag": .bool(flag), "when": .date(when),
+            "ref": ref.map(Value.uuid) ?? .null, "note": note.map(Value.string) ?? .null, "plain": .string(plain),
+        ]
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Strata
 
 /// Schemas and helpers shared by the migration suites.
@@ -27,8 +28,10 @@ enum Migrations {
     /// A type that migrations add or keep beside Person.
     static let note = ObjectSchema("Note") { Property("text", .string) }
 
-    static func configuration(_ path: String, version: UInt64, _ objectSchemas: [ObjectSchema], mode: Database.Mode = .local,
-                              migration: Database.MigrationBlock? = nil) -> Database.Configuration {
+    static func configuration(
+        _ path: String, version: UInt64, _ objectSchemas: [ObjectSchema], mode: Database.Mode = .local,
+        migration: Database.MigrationBlock? = nil
+    ) -> Database.Configuration {
         var config = Fixtures.configuration(path, version: version, schema: Schema(objectSchemas))
         config.mode = mode
         config.migration = migration
@@ -40,7 +43,10 @@ enum Migrations {
         let db = try Database(configuration: configuration(path, version: 1, [personV1], mode: mode))
         try db.write { tx in
             for id in 1 ... Int64(count) {
-                try tx.insert("Person", Fixtures.person(id, "First\(id)", "Last\(id)", age: id % 90, email: id % 3 == 0 ? "p\(id)@example.org" : nil))
+                try tx.insert(
+                    "Person",
+                    Fixtures.person(
+                        id, "First\(id)", "Last\(id)", age: id % 90, email: id % 3 == 0 ? "p\(id)@example.org" : nil))
             }
         }
         db.close()
@@ -77,7 +83,9 @@ enum Migrations {
         var databases: [String: FileVerifier.Digest]
     }
 
-    static func state(opening configuration: Database.Configuration, sourceLocation: SourceLocation = #_sourceLocation) throws -> FileState {
+    static func state(opening configuration: Database.Configuration, sourceLocation: SourceLocation = #_sourceLocation)
+        throws -> FileState
+    {
         let verifier = try expectFileVerified(configuration.path, sourceLocation: sourceLocation)
         return FileState(objects: try everything(opening: configuration), databases: verifier.digests)
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Strata
 
 /// A file as bytes and as LMDB databases, past every check of Strata's:
@@ -45,7 +46,9 @@ enum RawFile {
             let bytes = try #require(try txn.get(meta, FileLayout.MetaKey.catalog))
             var json = try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])
             try change(&json)
-            try txn.put(meta, FileLayout.MetaKey.catalog, Array(try JSONSerialization.data(withJSONObject: json, options: [.sortedKeys])))
+            try txn.put(
+                meta, FileLayout.MetaKey.catalog,
+                Array(try JSONSerialization.data(withJSONObject: json, options: [.sortedKeys])))
         }
     }
 

@@ -9,7 +9,9 @@ enum StrataBinary {
     /// The binary beside the test bundle.
     static var binary: URL? {
         let folder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        for candidate in [folder, folder.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()] {
+        for candidate in [
+            folder, folder.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent(),
+        ] {
             let url = candidate.appendingPathComponent("strata")
             if FileManager.default.isExecutableFile(atPath: url.path) { return url }
         }
@@ -23,7 +25,8 @@ enum StrataBinary {
         process.executableURL = executable ?? strata
         process.arguments = arguments
         process.standardInput = FileHandle.nullDevice
-        let output = Pipe(), error = Pipe()
+        let output = Pipe()
+        let error = Pipe()
         process.standardOutput = output
         process.standardError = error
         try process.run()
@@ -35,10 +38,14 @@ enum StrataBinary {
 
     /// Expects a failure: a non-zero exit and one line on stderr, "Error: ...".
     @discardableResult
-    static func expectOneLineError(_ result: Output, containing fragments: [String], sourceLocation: SourceLocation = #_sourceLocation) -> String {
+    static func expectOneLineError(
+        _ result: Output, containing fragments: [String], sourceLocation: SourceLocation = #_sourceLocation
+    ) -> String {
         #expect(result.status != 0, "stdout: \(result.output)", sourceLocation: sourceLocation)
         #expect(result.error.hasPrefix("Error: "), "stderr: \(result.error)", sourceLocation: sourceLocation)
-        #expect(result.error.hasSuffix("\n") && result.error.filter { $0 == "\n" }.count == 1, "stderr: \(result.error)", sourceLocation: sourceLocation)
+        #expect(
+            result.error.hasSuffix("\n") && result.error.filter { $0 == "\n" }.count == 1, "stderr: \(result.error)",
+            sourceLocation: sourceLocation)
         for fragment in fragments {
             #expect(result.error.contains(fragment), "stderr: \(result.error)", sourceLocation: sourceLocation)
         }

@@ -52,8 +52,10 @@ final class TemporaryFolder: Sendable {
 struct TemporaryFolderTrait: SuiteTrait, TestTrait, TestScoping {
     var isRecursive: Bool { true }
 
-    func provideScope(for test: Test, testCase: Test.Case?,
-                      performing function: @Sendable () async throws -> Void) async throws {
+    func provideScope(
+        for test: Test, testCase: Test.Case?,
+        performing function: @Sendable () async throws -> Void
+    ) async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         try await TemporaryFolder.$scoped.withValue(folder, operation: function)
