@@ -3,7 +3,6 @@ extension RecordRewriter {
     /// type's keys or value types changed. Left alone otherwise.
     func write(_ object: MutableObject, _ target: Target, _ writer: LMDBCursor) throws {
         let table = target.table
-        let engine = scope.engine
         if object.isDeleted {
             // A re-keyed table starts empty: the object is simply not
             // inserted again.
@@ -99,7 +98,7 @@ extension RecordRewriter {
                 try encoder.encodeRewrite(
                     table: table, schemaVersion: view.effectiveSchemaVersion, automaticKey: .keep, newKeys: false,
                     base: nil, overrides: overrides, storedPositions: storedPositions)
-                scope.engine.tally.recordWritten()
+                engine.tally.recordWritten()
                 try encoder.record.withUnsafeBytes { try cursor.replaceCurrent(key: copy.key, value: $0) }
                 indexes.markChanged(source, of: type.id)
                 entry = try cursor.next()

@@ -27,12 +27,15 @@ final class RecordRewriter: MigrationRecords {
     var walkWrote = false
 
     let scope: MigrationScope
+    /// The scope's table engine, held directly: the write-back runs once per object.
+    let engine: TableEngine
     var path: String { scope.path }
     var old: Catalog { scope.old }
     var txn: LMDBTransaction { scope.txn }
 
     init(scope: MigrationScope) {
         self.scope = scope
+        self.engine = scope.engine
         let widest = (scope.old.types.map(\.properties.count) + [0]).max() ?? 0
         self.encoder = ObjectEncoder(
             fieldCapacity: max(widest, scope.settings.schema.objectSchemas.map(\.properties.count).max() ?? 0))
@@ -79,7 +82,7 @@ final class RecordRewriter: MigrationRecords {
         let table = ObjectTable(type: type, records: records, indexes: [:], path: path)
         if existed && getsNewKeys(type) {
             _ = try scope.snapshotContext()
-            try scope.engine.emptyRecords(table)
+            try engine.emptyRecords(table)
             indexes.markStale(type.id)
         }
         install(table)
@@ -185,9 +188,9 @@ final class RecordRewriter: MigrationRecords {
             typeName: name, step: .migratingObjects, total: try reader.entryCount(oldTable.records),
             handler: scope.settings.progress)
         let clock = Stopwatch()
-        let writesBefore = scope.engine.tally.recordWrites
+        let writesBefore = engine.tally.recordWrites
         defer {
-            let written = scope.engine.tally.recordWrites - writesBefore
+            let written = engine.tally.recordWrites - writesBefore
             scope.settings.logger?.debug(
                 "Walked '\(name)' of \(path): \(progress.completedCount) objects, \(written) written, \(clock.milliseconds) ms"
             )

@@ -242,9 +242,12 @@ final class TableEngine {
 
     // MARK: Automatic ids
 
-    /// Where a new object of `table` gets its key when it has no primary key.
+    /// Where a new object of `table` gets its key: a new automatic id when
+    /// it has no primary key (the closure is made only then: it costs an
+    /// allocation per object).
+    @inline(__always)
     func newID(_ table: ObjectTable) -> ObjectEncoder.AutomaticKey {
-        .new { try self.nextAutomaticID(table) }
+        table.primaryKey == nil ? .new { try self.nextAutomaticID(table) } : .keep
     }
 
     /// The next automatic id of a type without a primary key.
