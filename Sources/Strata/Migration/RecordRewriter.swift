@@ -12,7 +12,7 @@ final class RecordRewriter: MigrationRecords {
     /// Set right after init; the rewriter and the catalog refer to each other.
     unowned var catalog: MigrationCatalog!
     var indexes = MigrationIndexes()
-    var encoder: ObjectEncoder
+    private var encoder: ObjectEncoder
     /// New-side tables opened so far, by type id.
     private(set) var tables: [TypeID: ObjectTable] = [:]
     private var enumerated: Set<TypeID> = []
@@ -23,8 +23,8 @@ final class RecordRewriter: MigrationRecords {
     /// Positions of the fields set on the objects written by the current
     /// walk, one bit each (all bits once a position passes 63), and whether
     /// it wrote anything.
-    var walkChangedPositions: UInt64 = 0
-    var walkWrote = false
+    private var walkChangedPositions: UInt64 = 0
+    private var walkWrote = false
 
     let scope: MigrationScope
     /// The scope's table engine, held directly: the write-back runs once per object.
@@ -301,5 +301,60 @@ final class RecordRewriter: MigrationRecords {
                 advice: "Set only properties of the new schema, with values of their type.")
         }
         try write(object, target, writer)
+    }
+
+    // MARK: Writing back
+
+    /// Writes back one object: deleted, changed, or rewritten because its
+    /// type's keys or value types changed. Left alone otherwise.
+    func write(_ object: MutableObject, _ target: Target, _ writer: LMDBCursor) throws {
+        let table = target.table
+        if object.isDeleted {
+            // A re-keyed table starts empty: the object is simply not
+            // inserted again.
+            if !target.rekey { _ = try engine.deleteRecord(table, key: object.key) }
+            walkWrote = true
+            indexes.markStale(table.type.id)
+            return
+        }
+        guard object.isDirty || target.rewriteAll else { return }
+        walkChangedPositions |= object.changedPositions
+        walkWrote = true
+        let automaticKey: ObjectEncoder.AutomaticKey =
+            target.rekey && table.primaryKey == nil ? engine.newID(table) : .keep
+        let keyEncoded: Bool
+        do {
+            keyEncoded = try encoder.encodeRewrite(
+                table: table, schemaVersion: scope.newVersion, automaticKey: automaticKey,
+                newKeys: target.rekey, base: object.base, overrides: object.overrides,
+                storedPositions: target.storedPositions)
+        } catch {
+            throw scope.failure(
+                error,
+                at: "writing the '\(table.name)' object \(scope.describeKey(object.key, of: table, oldKey: true))",
+                advice: "Give every required property of the new schema a value of its type in the migration closure.")
+        }
+        if target.rekey {
+            guard try engine.putRecord(table, encoder, noOverwrite: true) else {
+                throw StrataError(
+                    .duplicatePrimaryKey,
+                    "After the migration of \(path) \(scope.step), two '\(table.name)' objects have the primary key \(encoder.decodedKey(table)). Give them distinct values in the migration closure, or delete one with migration.delete. Nothing was written; the file is still at version \(old.fileSchemaVersion).",
+                    path: path)
+            }
+            return
+        }
+        if keyEncoded {
+            try encoder.key.withUnsafeBytes { key in
+                guard KeyCodec.compare(key, object.key) == 0 else {
+                    throw StrataError(
+                        .migrationFailed,
+                        "The migration of \(path) \(scope.step) changed the primary key of a '\(table.name)' object from \(scope.describeKey(object.key, of: table, oldKey: true)) to \(scope.describeKey(key, of: table, oldKey: false)), but the new schema keeps the primary key of '\(table.name)'. Create a new object with migration.create and delete this one with migration.delete instead. Nothing was written; the file is still at version \(old.fileSchemaVersion).",
+                        path: path)
+                }
+            }
+        }
+        try encoder.record.withUnsafeBytes { record in
+            try engine.replaceRecord(table, key: object.key, record: record, walking: writer)
+        }
     }
 }

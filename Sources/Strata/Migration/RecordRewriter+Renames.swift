@@ -1,0 +1,56 @@
+extension RecordRewriter {
+    /// After a rename of a property of a type whose objects the migration
+    /// already wrote: those records hold the target under the id it had
+    /// before the rename (`fresh`) and lack the source's values. Rewrites
+    /// them with the source's values from the snapshot (objects created in
+    /// the migration, which the snapshot lacks, keep what they were given),
+    /// and swaps in the type's table under the new ids.
+    func propertyRenamed(in type: CatalogType, fresh: PropertyID, source: PropertyID) throws {
+        guard let written = tables[type.id] else { return }
+        let table = ObjectTable(type: type, records: written.records, indexes: [:], path: path)
+        install(table)
+        guard let oldTable = scope.oldTables[type.id], let target = table.fields.firstIndex(where: { $0.id == source })
+        else { return }
+        let (reader, _) = try scope.snapshotContext()
+        let storedPositions = table.fields.map { field in written.fields.firstIndex { $0.name == field.name } ?? Int.max
+        }
+        // Each field of the new table, as the written records hold it.
+        let writtenFields = table.fields.map { field in written.fields.first { $0.name == field.name } }
+        var renameEncoder = ObjectEncoder(fieldCapacity: table.fields.count)
+        let overrides = UnsafeMutableBufferPointer<Value?>.allocate(capacity: table.fields.count)
+        overrides.initialize(repeating: nil)
+        defer {
+            overrides.deinitialize()
+            overrides.deallocate()
+        }
+        try txn.withCursor(table.records) { cursor in
+            var entry = try cursor.first()
+            while let (key, record) = entry {
+                let copy = CopiedBytes(key: key, record: record)
+                let view = try table.validatedView(key: copy.key, record: copy.record)
+                guard let given = view.value(forField: fresh, expectedAt: Int.max) else {
+                    entry = try cursor.next()
+                    continue
+                }
+                for position in overrides.indices {
+                    overrides[position] = writtenFields[position].map { written.value(at: $0.position, in: view) }
+                }
+                if let stored = try reader.get(oldTable.records, copy.key),
+                    let oldView = try? RecordView(validating: stored)
+                {
+                    overrides[target] =
+                        oldView.value(forField: source, expectedAt: Int.max) ?? table.fields[target].valueWhenAbsent
+                } else {
+                    overrides[target] = given
+                }
+                try renameEncoder.encodeRewrite(
+                    table: table, schemaVersion: view.effectiveSchemaVersion, automaticKey: .keep, newKeys: false,
+                    base: nil, overrides: overrides, storedPositions: storedPositions)
+                engine.tally.recordWritten()
+                try renameEncoder.record.withUnsafeBytes { try cursor.replaceCurrent(key: copy.key, value: $0) }
+                indexes.markChanged(source, of: type.id)
+                entry = try cursor.next()
+            }
+        }
+    }
+}
