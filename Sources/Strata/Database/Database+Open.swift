@@ -12,6 +12,13 @@ extension Database {
         var plan: MigrationPlan
         /// What a migration wrote, for ``Instrumentation``.
         var migrationTally = Instrumentation.Tally()
+
+        /// The same, with `tables` as the tables the database uses.
+        func showing(_ tables: [String: ObjectTable]) -> Prepared {
+            var copy = self
+            copy.tables = tables
+            return copy
+        }
     }
 
     /// The file's catalog as last committed, with every type's table open.
@@ -87,14 +94,12 @@ extension Database {
                         catalog: existing.catalog, tables: visible(existing.tables), store: existing.store,
                         generation: existing.generation, plan: plan)
                 case .createFile:
-                    var prepared = try create(environment, configuration, plan)
-                    prepared.tables = visible(try readExisting(environment, path: configuration.path)?.tables ?? [:])
-                    return prepared
+                    let (prepared, tables) = try create(environment, configuration, plan)
+                    return prepared.showing(visible(tables))
                 case .updateCatalog, .migrate:
                     guard let existing else { break }
-                    var prepared = try migrate(environment, settings, existing, plan)
-                    prepared.tables = visible(try readExisting(environment, path: configuration.path)?.tables ?? [:])
-                    return prepared
+                    let (prepared, tables) = try migrate(environment, settings, existing, plan)
+                    return prepared.showing(visible(tables))
                 case .deleteAndRecreate:
                     throw DeleteAndRecreate()
                 case .refuse:
@@ -141,8 +146,10 @@ extension Database {
         return existing
     }
 
+    /// Creates the file; returns what opening produced, and every type's
+    /// table, opened in the same transaction.
     private static func create(_ environment: Environment, _ configuration: Configuration, _ plan: MigrationPlan) throws
-        -> Prepared
+        -> (Prepared, [TypeID: ObjectTable])
     {
         try environment.withWriteTransaction { txn in
             let store = CatalogStore(meta: try CatalogStore.openMeta(txn, create: true)!, path: configuration.path)
@@ -153,8 +160,8 @@ extension Database {
             try store.write(catalog, txn)
             try store.writeSnapshot(configuration.schema, version: catalog.fileSchemaVersion, replacing: true, txn)
             try store.setGeneration(1, txn)
-            _ = try ObjectTable.openAll(txn, catalog, create: true, path: configuration.path)
-            return Prepared(catalog: catalog, tables: [:], store: store, generation: 1, plan: plan)
+            let tables = try ObjectTable.openAll(txn, catalog, create: true, path: configuration.path)
+            return (Prepared(catalog: catalog, tables: [:], store: store, generation: 1, plan: plan), tables)
         }
     }
 
@@ -181,7 +188,7 @@ extension Database {
     private static func migrate(
         _ environment: Environment, _ settings: MigrationSettings, _ existing: Existing,
         _ plan: MigrationPlan
-    ) throws -> Prepared {
+    ) throws -> (Prepared, [TypeID: ObjectTable]) {
         guard let evolved = plan.evolved else { preconditionFailure("A migration plan without a catalog") }
         // A migration rewrites pages copy-on-write: make room first, so that
         // it rarely has to roll back, grow the map and run again.
@@ -195,7 +202,7 @@ extension Database {
             let prepared = Prepared(
                 catalog: catalog, tables: [:], store: existing.store,
                 generation: existing.generation &+ 1, plan: plan, migrationTally: runner.tally)
-            return prepared
+            return (prepared, try ObjectTable.openAll(txn, catalog, create: false, path: settings.path))
         }
     }
 

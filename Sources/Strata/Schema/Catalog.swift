@@ -61,10 +61,24 @@ struct Catalog: Codable, Equatable, Sendable {
         formatVersion = try container.decode(UInt32.self, forKey: .formatVersion)
         fileSchemaVersion = try container.decode(UInt64.self, forKey: .fileSchemaVersion)
         mode = try container.decode(DatabaseMode.self, forKey: .mode)
-        nextTypeID = try container.decode(TypeID.self, forKey: .nextTypeID)
-        nextPropertyID = try container.decode(PropertyID.self, forKey: .nextPropertyID)
+        // Ids are read and written as plain numbers: a nested decoder per id
+        // would cost allocations at every open.
+        nextTypeID = TypeID(try container.decode(UInt32.self, forKey: .nextTypeID))
+        nextPropertyID = PropertyID(try container.decode(UInt32.self, forKey: .nextPropertyID))
         types = try container.decode([CatalogType].self, forKey: .types)
         orphanedDatabases = try container.decodeIfPresent([String].self, forKey: .orphanedDatabases) ?? []
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(magic, forKey: .magic)
+        try container.encode(formatVersion, forKey: .formatVersion)
+        try container.encode(fileSchemaVersion, forKey: .fileSchemaVersion)
+        try container.encode(mode, forKey: .mode)
+        try container.encode(nextTypeID.rawValue, forKey: .nextTypeID)
+        try container.encode(nextPropertyID.rawValue, forKey: .nextPropertyID)
+        try container.encode(types, forKey: .types)
+        try container.encode(orphanedDatabases, forKey: .orphanedDatabases)
     }
 
     /// Whether two catalogs describe the same file, whatever the order of
@@ -194,13 +208,24 @@ struct CatalogType: Codable, Equatable, Sendable {
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        id = try container.decode(TypeID.self, forKey: .id)
+        id = TypeID(try container.decode(UInt32.self, forKey: .id))
         name = try container.decode(String.self, forKey: .name)
         primaryKey = try container.decodeIfPresent(String.self, forKey: .primaryKey)
         properties = try container.decode([CatalogProperty].self, forKey: .properties)
         retiredProperties = try container.decodeIfPresent([CatalogProperty].self, forKey: .retiredProperties) ?? []
         keptProperties = try container.decodeIfPresent([CatalogProperty].self, forKey: .keptProperties) ?? []
         isKept = try container.decodeIfPresent(Bool.self, forKey: .isKept) ?? false
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id.rawValue, forKey: .id)
+        try container.encode(name, forKey: .name)
+        try container.encodeIfPresent(primaryKey, forKey: .primaryKey)
+        try container.encode(properties, forKey: .properties)
+        try container.encode(retiredProperties, forKey: .retiredProperties)
+        try container.encode(keptProperties, forKey: .keptProperties)
+        try container.encode(isKept, forKey: .isKept)
     }
 
     /// The named database holding the type's records.
@@ -227,6 +252,27 @@ struct CatalogType: Codable, Equatable, Sendable {
 struct CatalogProperty: Codable, Equatable, Sendable {
     var id: PropertyID
     var property: Property
+
+    init(id: PropertyID, property: Property) {
+        self.id = id
+        self.property = property
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case id, property
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = PropertyID(try container.decode(UInt32.self, forKey: .id))
+        property = try container.decode(Property.self, forKey: .property)
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id.rawValue, forKey: .id)
+        try container.encode(property, forKey: .property)
+    }
 
     /// Whether the property has an index database (a primary key never
     /// needs one: the records are keyed by it).
