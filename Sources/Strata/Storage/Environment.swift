@@ -86,6 +86,7 @@ final class Environment: @unchecked Sendable {
         }
         let lockPath = resolvedPath + "-lock"
         let lockExisted = fileManager.fileExists(atPath: lockPath)
+        if !lockExisted { try Environment.reserveLockFile(lockPath, path: path) }
 
         var env: OpaquePointer?
         try check(mdb_env_create(&env), "mdb_env_create", path: path)
@@ -120,12 +121,51 @@ final class Environment: @unchecked Sendable {
         } catch {
             mdb_env_close(env)
             if !lockExisted { try? fileManager.removeItem(atPath: lockPath) }
+            // A data file this open created, shorter than LMDB's two meta
+            // pages, is one whose first pages did not fit on the disk: left
+            // behind, the next open would refuse it as empty or damaged.
+            if !existed, Environment.fileSize(resolvedPath).map({ $0 < 2 * Int(getpagesize()) }) == true {
+                try? fileManager.removeItem(atPath: resolvedPath)
+            }
             throw error
         }
         self.handle = env
         let gate = TransactionGate()
         self.gate = gate
         self.map = MemoryMap(environment: env, path: path, gate: gate)
+    }
+
+    /// The size of the lock file LMDB makes with its default reader table:
+    /// `mdb_env_setup_locks` truncates it to `(maxreaders - 1) *
+    /// sizeof(MDB_reader) + sizeof(MDB_txninfo)`, with 126 readers of one
+    /// 64-byte cache line each and a header of two cache lines plus the
+    /// first reader. A lock file of another size would change the number
+    /// of readers LMDB computes from it.
+    static let lockFileSize = (126 - 1) * 64 + 3 * 64
+
+    /// Creates the lock file of a file opened for the first time, with its
+    /// disk space reserved. LMDB would make it with `ftruncate`, which
+    /// reserves nothing, and write its header and reader table through a
+    /// memory map: on a full disk the first write to that map kills the
+    /// process with `SIGBUS` instead of returning an error.
+    private static func reserveLockFile(_ lockPath: String, path: String) throws {
+        #if canImport(Glibc)
+        let fd = Glibc.open(lockPath, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        // Another process created it meanwhile, or the folder is not
+        // writable: mdb_env_open reports the latter.
+        guard fd >= 0 else { return }
+        defer { Glibc.close(fd) }
+        let rc = posix_fallocate(fd, 0, off_t(lockFileSize))
+        if rc != 0 {
+            unlink(lockPath)
+            try check(rc, "posix_fallocate", path: path, context: .reservingLockFile)
+        }
+        #endif
+    }
+
+    private static func fileSize(_ path: String) -> Int? {
+        var info = stat()
+        return stat(path, &info) == 0 ? Int(info.st_size) : nil
     }
 
     /// Closes the environment once no transaction of this process is
