@@ -115,7 +115,7 @@ enum MetaPages {
     /// has it open, then lets the holder go and reads the compacted file.
     static func watchKillAndCompact(_ path: String) throws -> Outcome {
         let release = path + ".release"
-        defer { FileManager.default.createFile(atPath: release, contents: nil) }
+        defer { _ = FileManager.default.createFile(atPath: release, contents: nil) }
         while !FileManager.default.fileExists(atPath: path + ".holding") { usleep(5_000) }
         let watcher = try Database(configuration: configuration(path))
         var pid: Int32?
@@ -134,7 +134,7 @@ enum MetaPages {
         let visibleAge = try age(watcher)
         watcher.close()
         try Database.compact(path: path)
-        FileManager.default.createFile(atPath: release, contents: nil)
+        _ = FileManager.default.createFile(atPath: release, contents: nil)
         // The holder closes its environment before the compacted file opens
         // here, so that this open has the file and its lock file alone.
         while lockFileInUse(path) { usleep(5_000) }
@@ -167,7 +167,7 @@ enum MetaPages {
     /// page anyway). Where the kill left a latent commit, this process,
     /// which kept the file open, still reads the commit before it, and the
     /// compacted file holds the latent commit.
-    @Test(.timeLimit(.minutes(3)))
+    @Test(.timeLimit(.minutes(5)))
     func compactKeepsACommitWhoseWriterDiedBeforePublishingIt() async throws {
         var landed = 0
         var watched = 0
@@ -192,7 +192,7 @@ enum MetaPages {
             async let holder = #expect(processExitsWith: .success) {
                 [path = path as String, holding = holding as String, release = release as String] in
                 let db = try Database(configuration: LatentCommitTests.configuration(path))
-                FileManager.default.createFile(atPath: holding, contents: nil)
+                _ = FileManager.default.createFile(atPath: holding, contents: nil)
                 while !FileManager.default.fileExists(atPath: release) { usleep(10_000) }
                 db.close()
             }
@@ -200,7 +200,7 @@ enum MetaPages {
                 [path = path as String, holding = holding as String, pidFile = writerPID as String] in
                 while !FileManager.default.fileExists(atPath: holding) { usleep(10_000) }
                 let db = try Database(configuration: LatentCommitTests.configuration(path))
-                FileManager.default.createFile(atPath: pidFile, contents: Data("\(getpid())".utf8))
+                _ = FileManager.default.createFile(atPath: pidFile, contents: Data("\(getpid())".utf8))
                 var age: Int64 = 1
                 while true {
                     try db.write { tx in try tx.update("Person", key: 1, ["age": .int(age)]) }
