@@ -161,6 +161,10 @@ extension Database {
     /// No other `Database` of this process, and no other process, may have
     /// the file open meanwhile.
     ///
+    /// The copy holds the newest commit in the file, even one whose writer
+    /// was killed before other processes could see it (see
+    /// docs/Reliability.md, "Latent commits").
+    ///
     /// - Parameter path: The database file.
     /// - Returns: The file's size before and after, in bytes.
     /// - Throws: ``StrataError`` when the file cannot be opened or written;
@@ -170,6 +174,7 @@ extension Database {
         let before = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
         let copy = path + ".compacting"
         do {
+            try adoptNewestCommit(path)
             let db = try Database(inspecting: path, readOnly: false)
             defer { db.close() }
             guard db.environment.isExclusive else {
@@ -191,6 +196,20 @@ extension Database {
         }
         let after = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
         return (before, after)
+    }
+
+    /// Publishes a commit whose writer died before publishing it, so that
+    /// the catalog, the records and the copy are read from the newest
+    /// commit rather than the one before: read transactions take the last
+    /// published commit, and a write transaction publishes the newest.
+    /// Leaves a file that this process has open alone; `compact` refuses it.
+    private static func adoptNewestCommit(_ path: String) throws {
+        guard FileManager.default.fileExists(atPath: path),
+            Environment.optionsOfOpenEnvironment(atPath: path) == nil
+        else { return }
+        let environment = try Environment.open(path: path, options: EnvironmentOptions())
+        defer { environment.release() }
+        try environment.adoptNewestCommit()
     }
 
     /// Writes every type's records again in key order into emptied tables

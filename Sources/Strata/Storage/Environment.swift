@@ -29,6 +29,8 @@ final class Environment: @unchecked Sendable {
     let map: MemoryMap
     private let closedLock = NSLock()
     private var closed = false
+    /// When the next write transaction looks for dead readers.
+    private let deadReaders = DeadReaderSchedule()
 
     /// Returns the environment already open for the file at `path` in this
     /// process, or opens it. Every successful call must be balanced by one
@@ -86,6 +88,7 @@ final class Environment: @unchecked Sendable {
         }
         let lockPath = resolvedPath + "-lock"
         let lockExisted = fileManager.fileExists(atPath: lockPath)
+        if !lockExisted { try Environment.reserveLockFile(lockPath, path: path) }
 
         var env: OpaquePointer?
         try check(mdb_env_create(&env), "mdb_env_create", path: path)
@@ -120,12 +123,51 @@ final class Environment: @unchecked Sendable {
         } catch {
             mdb_env_close(env)
             if !lockExisted { try? fileManager.removeItem(atPath: lockPath) }
+            // A data file this open created, shorter than LMDB's two meta
+            // pages, is one whose first pages did not fit on the disk: left
+            // behind, the next open would refuse it as empty or damaged.
+            if !existed, Environment.fileSize(resolvedPath).map({ $0 < 2 * Int(getpagesize()) }) == true {
+                try? fileManager.removeItem(atPath: resolvedPath)
+            }
             throw error
         }
         self.handle = env
         let gate = TransactionGate()
         self.gate = gate
         self.map = MemoryMap(environment: env, path: path, gate: gate)
+    }
+
+    /// The size of the lock file LMDB makes with its default reader table:
+    /// `mdb_env_setup_locks` truncates it to `(maxreaders - 1) *
+    /// sizeof(MDB_reader) + sizeof(MDB_txninfo)`, with 126 readers of one
+    /// 64-byte cache line each and a header of two cache lines plus the
+    /// first reader. A lock file of another size would change the number
+    /// of readers LMDB computes from it.
+    static let lockFileSize = (126 - 1) * 64 + 3 * 64
+
+    /// Creates the lock file of a file opened for the first time, with its
+    /// disk space reserved. LMDB would make it with `ftruncate`, which
+    /// reserves nothing, and write its header and reader table through a
+    /// memory map: on a full disk the first write to that map kills the
+    /// process with `SIGBUS` instead of returning an error.
+    private static func reserveLockFile(_ lockPath: String, path: String) throws {
+        #if canImport(Glibc)
+        let fd = Glibc.open(lockPath, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        // Another process created it meanwhile, or the folder is not
+        // writable: mdb_env_open reports the latter.
+        guard fd >= 0 else { return }
+        defer { Glibc.close(fd) }
+        let rc = posix_fallocate(fd, 0, off_t(lockFileSize))
+        if rc != 0 {
+            unlink(lockPath)
+            try check(rc, "posix_fallocate", path: path, context: .reservingLockFile)
+        }
+        #endif
+    }
+
+    private static func fileSize(_ path: String) -> Int? {
+        var info = stat()
+        return stat(path, &info) == 0 ? Int(info.st_size) : nil
     }
 
     /// Closes the environment once no transaction of this process is
@@ -235,6 +277,7 @@ final class Environment: @unchecked Sendable {
                 "A write transaction on \(path) is already open on this thread; nested write transactions are not supported."
             )
         }
+        var checkedReaders = false
         while true {
             gate.enter(reentrant: thread.hasAny(on: id))
             if closedLock.withLock({ closed }) {
@@ -248,6 +291,7 @@ final class Environment: @unchecked Sendable {
                     "The memory map of \(path) could not be restored after a failed resize. Release every Database for this file and open it again.",
                     path: path)
             }
+            if !readOnly && deadReaders.isDue() { clearDeadReaders() }
             var txn: OpaquePointer?
             let rc = mdb_txn_begin(handle, nil, readOnly ? UInt32(MDB_RDONLY) : 0, &txn)
             if rc == MDB_MAP_RESIZED {
@@ -255,11 +299,54 @@ final class Environment: @unchecked Sendable {
                 try map.adoptResizedMap()
                 continue
             }
+            // Every slot of the reader table is taken; slots of processes
+            // that died inside a read transaction are freed by a check.
+            if rc == MDB_READERS_FULL && !checkedReaders {
+                checkedReaders = true
+                let cleared = clearDeadReaders()
+                gate.leave()
+                if cleared > 0 { continue }
+                try check(rc, "mdb_txn_begin", path: path)
+            }
             if rc != MDB_SUCCESS { gate.leave() }
             try check(rc, "mdb_txn_begin", path: path)
             if readOnly { thread.reads[id, default: 0] += 1 } else { thread.writes.insert(id) }
             return LMDBTransaction(environment: self, handle: txn!, readOnly: readOnly)
         }
+    }
+
+    /// Frees the reader-table slots of processes that died inside a read
+    /// transaction (`mdb_reader_check`), and returns how many it freed.
+    /// Call with the gate entered, so that the environment stays open.
+    ///
+    /// A dead reader's slot keeps its snapshot's pages from being reused, so
+    /// that every write makes the file grow, until a check frees it. LMDB
+    /// checks only when asked: Strata asks at open, when a read transaction
+    /// finds the table full, and every ``DeadReaderSchedule`` interval of
+    /// writes. A failed check changes nothing and is not the caller's
+    /// failure, so it counts as freeing none.
+    @discardableResult
+    func clearDeadReaders() -> Int {
+        var dead: Int32 = 0
+        return mdb_reader_check(handle, &dead) == MDB_SUCCESS ? Int(dead) : 0
+    }
+
+    /// Makes this environment see the newest commit of the file, even one
+    /// whose writer died between writing its meta page and publishing it.
+    ///
+    /// LMDB publishes a commit to other processes after writing its meta
+    /// page, by storing its transaction id in the lock file (`mti_txnid`),
+    /// and read transactions take that id. A writer killed in between
+    /// leaves a commit that is in the file but that readers of processes
+    /// which keep the file open do not see. The next write transaction
+    /// finds the write lock's owner dead and takes the newest meta page
+    /// (`mdb_mutex_failed` sets `mti_txnid` from `mdb_env_pick_meta`), so
+    /// beginning and aborting one publishes it. Waits for a writer of
+    /// another process to finish.
+    func adoptNewestCommit() throws {
+        precondition(!options.readOnly, "Adopting the newest commit of read-only environment \(path)")
+        let txn = try begin(readOnly: false)
+        txn.finish()
     }
 
     /// Ends the bookkeeping of a transaction that `begin(readOnly:)` began;

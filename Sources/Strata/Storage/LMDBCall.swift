@@ -38,6 +38,8 @@ enum LMDBCallContext {
     case growingMap(from: Int, to: Int)
     /// Opening a named database, whose flags must match what Strata declares.
     case openingNamedDatabase(String)
+    /// Reserving the disk space of a new lock file, before LMDB maps it.
+    case reservingLockFile
 }
 
 /// The one place that turns an LMDB return code into a ``StrataError``:
@@ -61,6 +63,11 @@ func lmdbError(_ rc: Int32, _ call: StaticString, path: String, context: LMDBCal
         return StrataError(
             .storage,
             "Could not grow the memory map of \(path) from \(from) to \(to) bytes: \(code). Nothing was written and the file is intact; free memory or address space, then release every Database for this file and open it again.",
+            path: path, lmdbCode: code)
+    case (.reservingLockFile, .noSpace):
+        return StrataError(
+            .storage,
+            "Cannot create \(path): the disk is full (there is no room for its lock file). Free some space and try again. Nothing was written.",
             path: path, lmdbCode: code)
     case (.openingNamedDatabase(let name), .incompatible):
         return StrataError(

@@ -38,6 +38,10 @@ final class LMDBTransaction {
         return handle
     }
 
+    /// LMDB's id of the transaction: for a read transaction, that of the
+    /// commit it sees.
+    var id: Int { Int(mdb_txn_id(txn)) }
+
     /// Commits the transaction. A read transaction is committed too, so that
     /// the named databases it opened stay open for later transactions.
     func commit() throws {

@@ -109,23 +109,39 @@ final class SmallDisk {
     }
 
     /// Opening a new file on a full disk: LMDB maps the lock file it
-    /// creates and writes its reader table through the map, and a page that
-    /// the disk has no room for is a SIGBUS, not an error.
-    @Test(
-        .disabled(
-            "Strata bug: opening a new database on a full disk kills the process with SIGBUS (LMDB writes the new lock file through mmap). Environment.init could reserve the lock file's space with posix_fallocate before mdb_env_open, and report ENOSPC as a full disk."
-        ))
-    func openingANewDatabaseOnAFullDiskIsAnErrorNotACrash() async throws {
+    /// creates and writes its reader table through the map, where a page
+    /// that the disk has no room for would be a SIGBUS, not an error; so
+    /// Strata reserves the lock file's space first. With no room at all the
+    /// lock file does not fit; with 8 KiB, the lock file fits but not the
+    /// data file's two meta pages; with 16 KiB, both fit but not the first
+    /// commit. Each is an error saying the disk is full, and leaves nothing
+    /// that keeps the file from being created once there is room.
+    @Test(arguments: [0, 8 << 10, 16 << 10])
+    func openingANewDatabaseOnAFullDiskIsAnErrorNotACrash(room: Int) async throws {
         let disk = try SmallDisk(size: "2m")
+        let ballast = disk.path("ballast")
+        if room > 0 { try Data(count: room).write(to: URL(fileURLWithPath: ballast)) }
         try disk.fill("fill")
-        await #expect(processExitsWith: .success) { [path = disk.path("new.strata") as String] in
+        if room > 0 { try FileManager.default.removeItem(atPath: ballast) }
+        let path = disk.path("new.strata")
+        await #expect(processExitsWith: .success) { [path = path as String] in
             do {
                 _ = try Database(configuration: Fixtures.configuration(path))
                 Issue.record("a database opened on a full disk")
             } catch let error as StrataError {
+                #expect(error.code == .storage, "\(error.code): \(error.message)")
                 #expect(error.message.contains(path) && error.message.contains("disk is full"), "\(error.message)")
+                #expect(error.message.contains("Nothing was written"), "\(error.message)")
             }
         }
+        let left = try FileManager.default.contentsOfDirectory(atPath: disk.mountPoint).filter { $0 != "fill" }.sorted()
+        print("A new file on a full disk with \(room) bytes free: an error; left behind: \(left)")
+        try FileManager.default.removeItem(atPath: disk.path("fill"))
+        let db = try Database(configuration: Fixtures.configuration(path))
+        #expect(db.openingPlan.action == .createFile)
+        try await db.write { tx in _ = try tx.insert("Person", Fixtures.ada) }
+        #expect(try Fixtures.people(db) == [Fixtures.ada])
+        db.close()
         _ = disk
     }
 }

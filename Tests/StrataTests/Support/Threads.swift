@@ -36,3 +36,13 @@ final class Flag: @unchecked Sendable {
     func set() { lock.withLock { flag = true } }
     var isSet: Bool { lock.withLock { flag } }
 }
+
+/// Runs blocking work on a thread of its own and waits for it: for work
+/// that must go on while exit tests block every thread of the cooperative
+/// pool and of Dispatch (an exit test reads its child's output on the
+/// thread that awaits it), such as the work that ends those children.
+func onItsOwnThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try work() }) }.start()
+    }
+}
