@@ -37,7 +37,9 @@ final class SmallDisk {
 
     /// Fills what is left of the disk with a file.
     func fill(_ name: String) throws {
-        FileManager.default.createFile(atPath: path(name), contents: nil)
+        guard FileManager.default.createFile(atPath: path(name), contents: nil) else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path(name)])
+        }
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path(name)))
         defer { try? handle.close() }
         while (try? handle.write(contentsOf: Data(count: 4096))) != nil {}
