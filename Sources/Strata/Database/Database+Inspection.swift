@@ -114,6 +114,27 @@ extension Database {
             types: types.sorted { $0.name < $1.name }, fileSize: usage.fileSize, usedSize: usage.usedSize)
     }
 
+    /// Checks the structure of a database file's LMDB pages, read with
+    /// plain file reads, without LMDB: the first of the checks of
+    /// ``verify(path:)``, and what ``Configuration/verifiesFileOnOpen`` runs.
+    ///
+    /// It reads both meta pages and every page of every tree, and checks
+    /// every page header, node, key and value size, overflow run and page
+    /// number against the page and the file, so that a file that passes
+    /// cannot make LMDB read outside its pages. It does not look inside
+    /// keys and values: ``verify()`` does. It reads each used page once, in
+    /// about 0.2 s for a file of a million objects.
+    ///
+    /// - Parameter path: The database file.
+    /// - Throws: ``StrataError`` with code ``StrataError/Code/corruptFile``
+    ///   naming the file, the first damaged page and what is wrong;
+    ///   ``StrataError/Code/notAStrataFile`` for an empty file or one with no
+    ///   LMDB meta page; ``StrataError/Code/fileSystem`` when it cannot be
+    ///   read.
+    public static func verifyStructure(path: String) throws {
+        try LMDBFileCheck.run(path: path)
+    }
+
     /// Checks a database file without trusting it: first the structure of
     /// its LMDB pages, read with plain file reads before LMDB maps the
     /// file, then, when the structure is sound, everything ``verify()``
@@ -150,7 +171,7 @@ extension Database {
             throw StrataError(.fileSystem, "\(path) does not exist.", path: path)
         }
         do {
-            try LMDBFileCheck.run(path: path)
+            try verifyStructure(path: path)
             let db = try Database(inspecting: path)
             defer { db.close() }
             return try db.verify()

@@ -62,9 +62,12 @@ struct StructuralCheckTests {
         #expect(summary.pageCount * summary.pageSize > 2 << 20)
         #expect(summary.reachedPages + summary.freePages <= summary.pageCount - 2)
         #expect(try Database.verify(path: path) == [])
+        var config = Fixtures.configuration(path, schema: Sample.schema)
+        config.verifiesFileOnOpen = true
+        try Database(configuration: config).close()
     }
 
-    @Test func verifyOnOpenRefusesADamagedFile() throws {
+    @Test func aDamagedPageIsReportedByOpenVerifyAndTheCommand() throws {
         let path = folder.path()
         try Sample.make(path)
         var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
@@ -82,6 +85,54 @@ struct StructuralCheckTests {
         #expect(error?.message.contains("page \(newest.main.root) (a leaf of the main database)") == true)
         let problems = try Database.verify(path: path)
         #expect(problems.count == 1 && problems[0].hasPrefix("\(path) is damaged: page \(newest.main.root)"))
+        let command = try StrataBinary.run(["verify", path])
+        StrataBinary.expectOneLineError(
+            command, containing: ["\(path) is damaged: page \(newest.main.root)", "Restore it from a backup."])
+    }
+
+    /// The cost of the check at a million objects, printed rather than
+    /// asserted: `STRATA_MEASURE_FILE_CHECK=1 swift test -c release
+    /// -Xswiftc -enable-testing --filter StructuralCheckTests/costAtAMillionObjects`.
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["STRATA_MEASURE_FILE_CHECK"] != nil))
+    func costAtAMillionObjects() throws {
+        let path = folder.path()
+        let db = try Database(configuration: Fixtures.configuration(path))
+        try db.write { tx in
+            for id in 0 ..< 1_000_000 {
+                _ = try tx.insert("Person", Fixtures.person(Int64(id), "First \(id)", "Last", age: Int64(id % 100)))
+            }
+        }
+        db.close()
+        let size = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? 0
+        var times: [Double] = []
+        var summary: LMDBFileCheck.Summary?
+        for _ in 0 ..< 5 {
+            let start = Date()
+            summary = try LMDBFileCheck.run(path: path)
+            times.append(Date().timeIntervalSince(start))
+        }
+        let plain = Fixtures.configuration(path)
+        var checked = plain
+        checked.verifiesFileOnOpen = true
+        var opens: [(Double, Double)] = []
+        for _ in 0 ..< 5 {
+            var start = Date()
+            try Database(configuration: plain).close()
+            let without = Date().timeIntervalSince(start)
+            start = Date()
+            try Database(configuration: checked).close()
+            opens.append((without, Date().timeIntervalSince(start)))
+        }
+        let start = Date()
+        let problems = try Database.verify(path: path)
+        let full = Date().timeIntervalSince(start)
+        print(
+            """
+            1,000,000 objects, \(size) bytes, \(summary.map { "\($0)" } ?? ""): structural check \
+            \(times.map { String(format: "%.3f", $0) }) s; open without / with verifiesFileOnOpen \
+            \(opens.map { String(format: "%.3f/%.3f", $0.0, $0.1) }) s; Database.verify(path:) \
+            \(String(format: "%.2f", full)) s, \(problems.count) problems
+            """)
     }
 
     @Test func damagedCopiesNeverCrashTheCheckOrLMDB() async throws {
