@@ -73,8 +73,9 @@ extension Database {
         /// throws ``StrataError`` (code ``StrataError/Code/corruptFile``,
         /// naming the damaged page) instead of opening a damaged file, which
         /// LMDB could crash on: LMDB's pages carry no checksums. The check
-        /// reads every page that the file's trees use, once, without LMDB
-        /// (about 0.2 s for a file of a million objects); it runs when this
+        /// reads every page that the file's trees use, once, without LMDB:
+        /// about 0.09 s for a file of a million objects (74 MB, in the page
+        /// cache), where an open otherwise takes about 1 ms. It runs when this
         /// process opens the file, not for a second `Database` of a file
         /// already open. Run it only while no other process writes the file,
         /// whose commits could make pages change under the check.

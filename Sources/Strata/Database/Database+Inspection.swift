@@ -122,8 +122,9 @@ extension Database {
     /// every page header, node, key and value size, overflow run and page
     /// number against the page and the file, so that a file that passes
     /// cannot make LMDB read outside its pages. It does not look inside
-    /// keys and values: ``verify()`` does. It reads each used page once, in
-    /// about 0.2 s for a file of a million objects.
+    /// keys and values: ``verify()`` does. It reads each used page once:
+    /// about 0.09 s for a file of a million objects (74 MB, in the page
+    /// cache).
     ///
     /// - Parameter path: The database file.
     /// - Throws: ``StrataError`` with code ``StrataError/Code/corruptFile``
