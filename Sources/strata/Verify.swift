@@ -7,9 +7,11 @@ extension StrataCommand {
         static let configuration = CommandConfiguration(
             abstract: "Check that a database is sound.",
             discussion: """
-                Checks that the catalog is consistent, that every record and key decodes, that \
-                every object has its index entries and that every index entry names an object \
-                with that value. Prints "OK: ..." and exits with 0 when the file is sound; \
+                First checks the structure of the file's LMDB pages, reading them without LMDB, \
+                so that a damaged page is reported instead of crashing the command. Then checks \
+                that the catalog is consistent, that every record and key decodes, that every \
+                object has its index entries and that every index entry names an object with \
+                that value. Prints "OK: ..." and exits with 0 when the file is sound; \
                 otherwise lists each problem on standard output and exits non-zero.
                 """
         )
@@ -17,6 +19,10 @@ extension StrataCommand {
         @OptionGroup var options: FileOptions
 
         func run() throws {
+            try options.requireExisting()
+            // LMDB trusts every page it reads: a damaged one could crash the
+            // process, so the structure is checked before LMDB opens the file.
+            try Database.verifyStructure(path: options.file)
             let db = try options.open()
             defer { db.close() }
             let problems = try db.verify()

@@ -69,6 +69,19 @@ extension Database {
         /// open in this process shares the first one's map and ignores this
         /// and ``durability``.
         public var initialMapSize: Int
+        /// Checks the structure of an existing file before LMDB maps it, and
+        /// throws ``StrataError`` (code ``StrataError/Code/corruptFile``,
+        /// naming the damaged page) instead of opening a damaged file, which
+        /// LMDB could crash on: LMDB's pages carry no checksums. The check
+        /// reads every page that the file's trees use, once, without LMDB:
+        /// about 0.09 s for a file of a million objects (74 MB, in the page
+        /// cache), where an open otherwise takes about 1 ms. It runs when this
+        /// process opens the file, not for a second `Database` of a file
+        /// already open. Run it only while no other process writes the file,
+        /// whose commits could make pages change under the check.
+        /// ``Database/verify(path:)`` runs the same check on demand.
+        /// Default: `false`.
+        public var verifiesFileOnOpen: Bool
 
         /// Creates a configuration.
         ///
@@ -88,6 +101,7 @@ extension Database {
             self.readOnly = false
             self.durability = .full
             self.initialMapSize = EnvironmentOptions.defaultInitialMapSize
+            self.verifiesFileOnOpen = false
         }
 
         /// The part of the configuration that plans and runs migrations.
@@ -105,6 +119,7 @@ extension Database {
             options.initialMapSize = initialMapSize
             options.noMetaSync = durability == .noMetaSync
             options.noSync = durability == .noSync
+            options.checksFileStructure = verifiesFileOnOpen
             return options
         }
     }

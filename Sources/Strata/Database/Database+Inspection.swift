@@ -114,6 +114,73 @@ extension Database {
             types: types.sorted { $0.name < $1.name }, fileSize: usage.fileSize, usedSize: usage.usedSize)
     }
 
+    /// Checks the structure of a database file's LMDB pages, read with
+    /// plain file reads, without LMDB: the first of the checks of
+    /// ``verify(path:)``, and what ``Configuration/verifiesFileOnOpen`` runs.
+    ///
+    /// It reads both meta pages and every page of every tree, and checks
+    /// every page header, node, key and value size, overflow run and page
+    /// number against the page and the file, so that a file that passes
+    /// cannot make LMDB read outside its pages. It does not look inside
+    /// keys and values: ``verify()`` does. It reads each used page once:
+    /// about 0.09 s for a file of a million objects (74 MB, in the page
+    /// cache).
+    ///
+    /// - Parameter path: The database file.
+    /// - Throws: ``StrataError`` with code ``StrataError/Code/corruptFile``
+    ///   naming the file, the first damaged page and what is wrong;
+    ///   ``StrataError/Code/notAStrataFile`` for an empty file or one with no
+    ///   LMDB meta page; ``StrataError/Code/fileSystem`` when it cannot be
+    ///   read.
+    public static func verifyStructure(path: String) throws {
+        try LMDBFileCheck.run(path: path)
+    }
+
+    /// Checks a database file without trusting it: first the structure of
+    /// its LMDB pages, read with plain file reads before LMDB maps the
+    /// file, then, when the structure is sound, everything ``verify()``
+    /// checks.
+    ///
+    /// LMDB's pages carry no checksums, and LMDB trusts every page number,
+    /// offset and size it reads, so a file with damaged pages can crash a
+    /// process that opens it. This check reads the meta pages and every
+    /// page of every tree (the free-page list, the named databases, the
+    /// duplicate-key subtrees of indexes, overflow pages) and reports the
+    /// first page whose header, nodes, sizes or page numbers do not fit,
+    /// without ever handing the file to LMDB. Only a file that passes is
+    /// opened, read-only, for the record and index checks.
+    ///
+    /// ```swift
+    /// let problems = try Database.verify(path: "people.strata")
+    /// for problem in problems { print(problem) }
+    /// ```
+    ///
+    /// Run it while no other process writes the file: a commit could change
+    /// pages under the structural check.
+    ///
+    /// - Parameter path: The database file.
+    /// - Returns: Every problem found, one sentence each; empty when the
+    ///   file is sound. Damage to the structure is the only problem reported
+    ///   then (it names the file, the page and what is wrong), since the
+    ///   other checks need a sound structure; a damaged catalog is also
+    ///   reported as a problem.
+    /// - Throws: ``StrataError`` when the file cannot be checked at all: it
+    ///   does not exist or cannot be read (``StrataError/Code/fileSystem``),
+    ///   or it is not a Strata database (``StrataError/Code/notAStrataFile``).
+    public static func verify(path: String) throws -> [String] {
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw StrataError(.fileSystem, "\(path) does not exist.", path: path)
+        }
+        do {
+            try verifyStructure(path: path)
+            let db = try Database(inspecting: path)
+            defer { db.close() }
+            return try db.verify()
+        } catch let error as StrataError where error.code == .corruptFile {
+            return [error.message]
+        }
+    }
+
     /// Checks the whole file: the catalog is consistent, every record and
     /// key decodes, every object has its index entries and every index
     /// entry names an object with that value.

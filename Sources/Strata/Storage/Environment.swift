@@ -82,6 +82,9 @@ final class Environment: @unchecked Sendable {
                     .notAStrataFile,
                     "\(path) is an empty file, not a Strata database. Delete it or choose another path.", path: path)
             }
+            if options.checksFileStructure {
+                try LMDBFileCheck.run(path: path)
+            }
         } else if options.readOnly {
             throw StrataError(
                 .fileSystem, "\(path) does not exist; a database opened read-only must already exist.", path: path)

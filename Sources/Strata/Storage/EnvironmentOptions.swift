@@ -15,4 +15,7 @@ struct EnvironmentOptions: Sendable, Equatable {
     /// `MDB_NOMETASYNC`: fsync data but not the meta page at commit.
     var noMetaSync = false
     var maxNamedDatabases: UInt32 = 4096
+    /// Whether to run ``LMDBFileCheck`` on an existing file before LMDB
+    /// maps it (only when this process does not have it open yet).
+    var checksFileStructure = false
 }
