@@ -217,7 +217,7 @@ struct StructuralCheckTests {
         // One scratch file, rewritten in place for each copy: much cheaper
         // than a new file each time. Only copies that pass are kept.
         let scratch = folder.path("scratch-\(UUID().uuidString).strata")
-        FileManager.default.createFile(atPath: scratch, contents: nil)
+        try #require(FileManager.default.createFile(atPath: scratch, contents: nil), "cannot create \(scratch)")
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: scratch))
         defer { try? handle.close() }
         for index in indexes {
