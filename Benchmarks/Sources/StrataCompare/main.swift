@@ -195,8 +195,6 @@ func run() throws {
         "Ratios are one time over another: C/Strata is the share of the C floor's speed Strata reaches; above 1, GRDB/Strata means Strata is faster."
     )
     var document: [String: Any] = ["objects": n, "rounds": options.rounds, "machine": machine(), "results": json]
-    // The memory pass can take as long as the rounds: show the times now.
-    fflush(nil)
 
     if options.layout && !layoutTimes.isEmpty {
         print("\nThe rewrite of a, by language and record layout (median ms, and over the C floor on fixed records):")
@@ -216,6 +214,8 @@ func run() throws {
     }
 
     if options.memory {
+        // The memory pass can take as long as the rounds: show the times now.
+        fflush(nil)
         FileHandle.standardError.write(Data("measuring peak memory, one child per trial\n".utf8))
         var peaks: [Scenario: [Engine: MemoryPeak]] = [:]
         for scenario in scenarios {
