@@ -72,9 +72,14 @@ bench-thresholds: bench-deps
 	# Keep the malloc counts only: wall clock and memory vary too much here.
 	cd Benchmarks/Thresholds && for f in *.json; do python3 -c 'import json,sys; f=sys.argv[1]; d=json.load(open(f)); json.dump({"mallocCountTotal": d["mallocCountTotal"]}, open(f, "w"), indent=2, sort_keys=True)' "$$f"; done
 
-# Strata, raw LMDB and GRDB side by side, interleaved: medians and ratios,
-# also written to .benchmarks/compare.json. N objects, ROUNDS rounds.
+# Strata, the C floor, raw LMDB from Swift and GRDB side by side,
+# interleaved: medians and ratios, then each trial's peak memory measured in
+# a child process of its own; also written to .benchmarks/compare-N.json.
+# N objects, ROUNDS rounds; COMPARE_FLAGS passes more options (--only a,b,
+# --memory no, --drop-files yes for small disks).
 N ?= 1000000
 ROUNDS ?= 3
+COMPARE_FLAGS ?=
 bench-compare: bench-deps
-	cd Benchmarks && $(SWIFT) run -c release StrataCompare --objects $(N) --rounds $(ROUNDS) --json ../.benchmarks/compare.json
+	cd Benchmarks && $(SWIFT) run -c release StrataCompare --objects $(N) --rounds $(ROUNDS) \
+		--json ../.benchmarks/compare-$(N).json $(COMPARE_FLAGS)

@@ -19,13 +19,20 @@ let package = Package(
             pkgConfig: "lmdb",
             providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"])]
         ),
-        // The scenarios, for Strata, raw LMDB and GRDB, each checking its result.
+        // The floor: every scenario through LMDB's C API, written in C.
+        .target(
+            name: "CLMDBFloor",
+            linkerSettings: [.linkedLibrary("lmdb")]
+        ),
+        // The scenarios, for Strata, raw LMDB (in C and in Swift) and GRDB,
+        // each checking its result.
         .target(
             name: "Scenarios",
             dependencies: [
                 .product(name: "Strata", package: "Strata"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 "CLMDBBench",
+                "CLMDBFloor",
             ]
         ),
         // `make bench-compare`: the engines interleaved in one process.

@@ -3,9 +3,10 @@ import Foundation
 import Scenarios
 
 // package-benchmark's suite: wall clock, malloc count and peak memory of
-// every scenario, for Strata and raw LMDB, at 100k and 1M objects (10M when
-// STRATA_BENCH_LARGE=1). Only the timed part of each trial is measured; the
-// input files are built and the results checked outside the measurement.
+// every scenario, for Strata and raw LMDB (the C floor, and from Swift), at
+// 100k and 1M objects (10M when STRATA_BENCH_LARGE=1). Only the timed part
+// of each trial is measured; the input files are built and the results
+// checked outside the measurement.
 // Stopping and restarting the measurement around that work leaves
 // near-empty samples, so read the p90 and p100 columns: they are the runs.
 
@@ -15,7 +16,7 @@ let benchmarks: @Sendable () -> Void = {
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("strata-bench-\(getpid())")
     for n in sizes {
         for scenario in Scenario.allCases {
-            for engine in [Engine.strata, .lmdb] {
+            for engine in [Engine.strata, .c, .lmdb] {
                 // No spaces: package-benchmark reads thresholds from files
                 // named after the benchmark, and writes spaces as "_".
                 let name = "\(scenario.rawValue)_\(migrationTag(scenario))\(engine.rawValue)_\(n / 1000)k"

@@ -109,12 +109,25 @@ public enum Scenario: String, CaseIterable, Sendable {
 /// Who does the work.
 public enum Engine: String, CaseIterable, Sendable {
     case strata
-    /// The C API of LMDB doing the same byte work: the floor.
+    /// LMDB's C API doing the same byte work, from C: the floor.
+    case c
+    /// LMDB's C API doing the same byte work, from Swift.
     case lmdb
     /// GRDB, row by row from Swift (a Row cursor and an UPDATE by id).
     case grdb
     /// GRDB running one SQL statement where one exists (migrations only).
     case grdbSQL = "grdb-sql"
+
+    /// The engine's name in tables.
+    public var title: String {
+        switch self {
+        case .strata: "Strata"
+        case .c: "C"
+        case .lmdb: "LMDB (Swift)"
+        case .grdb: "GRDB"
+        case .grdbSQL: "GRDB SQL"
+        }
+    }
 }
 
 /// One measurable run: `setup` builds the input (not timed), `run` is the
@@ -137,6 +150,7 @@ public struct ScenarioError: Error, CustomStringConvertible {
 public func makeTrial(_ engine: Engine, _ scenario: Scenario, n: Int, folder: URL) -> Trial? {
     switch engine {
     case .strata: StrataTrials(n: n, folder: folder).trial(scenario)
+    case .c: CFloorTrials(n: n, folder: folder).trial(scenario)
     case .lmdb: LMDBTrials(n: n, folder: folder).trial(scenario)
     case .grdb: GRDBTrials(n: n, folder: folder, pureSQL: false).trial(scenario)
     case .grdbSQL: GRDBTrials(n: n, folder: folder, pureSQL: true).trial(scenario)

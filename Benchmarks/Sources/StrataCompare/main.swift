@@ -1,9 +1,12 @@
-// Strata, raw LMDB and GRDB doing the same jobs on the same data, in one
-// process, interleaved over several rounds; prints the medians and the
-// ratios, and writes them as JSON. Every run checks its result against the
-// expected checksum, so a fast wrong answer fails.
+// Strata, the C floor, raw LMDB from Swift and GRDB doing the same jobs on
+// the same data, in one process, interleaved over several rounds; prints the
+// medians and the ratios, then the peak memory of each trial run once more
+// in a child process of its own, and writes everything as JSON. Every run
+// checks its result against the expected checksum, so a fast wrong answer
+// fails.
 //
-//     swift run -c release StrataCompare [--objects N] [--rounds R] [--json PATH] [--only a,b,...] [--engines strata,lmdb,...]
+//     swift run -c release StrataCompare [--objects N] [--rounds R] [--json PATH] [--only a,b,...]
+//         [--engines strata,c,lmdb,grdb,grdb-sql] [--memory yes|no] [--layout yes|no] [--drop-files yes|no]
 
 import Foundation
 import Scenarios
@@ -14,6 +17,18 @@ struct Options {
     var json: String?
     var only: Set<Scenario> = Set(Scenario.allCases)
     var engines: [Engine] = Engine.allCases
+    /// Measure each trial's peak memory in a child process.
+    var memory = true
+    /// Time the rewrite of scenario a on Strata's records and on fixed
+    /// records, from C and from Swift.
+    var layout = true
+    /// Delete each engine's files, input templates included, after each of
+    /// its trials: slower (the inputs are written again), for disks that
+    /// cannot hold every engine's files at once.
+    var dropFiles = false
+    /// The child's side of the memory measurement: `engine:scenario`.
+    var isolate: (Engine, Scenario)?
+    var folder: String?
 
     init(_ arguments: ArraySlice<String>) throws {
         var rest = arguments
@@ -25,12 +40,22 @@ struct Options {
             case "--json": json = value
             case "--only": only = Set(value.split(separator: ",").compactMap { Scenario(rawValue: String($0)) })
             case "--engines": engines = value.split(separator: ",").compactMap { Engine(rawValue: String($0)) }
+            case "--memory": memory = value == "yes"
+            case "--layout": layout = value == "yes"
+            case "--drop-files": dropFiles = value == "yes"
+            case "--folder": folder = value
+            case "--isolate":
+                let parts = value.split(separator: ":").map(String.init)
+                guard parts.count == 2, let engine = Engine(rawValue: parts[0]),
+                    let scenario = Scenario(rawValue: parts[1])
+                else { throw ScenarioError("--isolate takes engine:scenario, not \(value)") }
+                isolate = (engine, scenario)
             default: throw ScenarioError("unknown option \(flag)")
             }
         }
         guard objects > 0, rounds > 0, !only.isEmpty, !engines.isEmpty else {
             throw ScenarioError(
-                "--objects and --rounds must be positive, --only must name scenarios a to h, --engines strata, lmdb, grdb or grdb-sql"
+                "--objects and --rounds must be positive, --only must name scenarios a to h, --engines strata, c, lmdb, grdb or grdb-sql"
             )
         }
     }
@@ -56,65 +81,8 @@ func machine() -> String {
     return "\(cpu), \(ProcessInfo.processInfo.activeProcessorCount) cores"
 }
 
-func run() throws {
-    let options = try Options(CommandLine.arguments.dropFirst())
-    let n = options.objects
-    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("strata-compare-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: folder) }
-    let scenarios = Scenario.allCases.filter { options.only.contains($0) }
-    let expected = Dictionary(uniqueKeysWithValues: scenarios.map { ($0, Dataset.expected($0, n: n)) })
-    var times: [Scenario: [Engine: [Double]]] = [:]
-    print("Strata, raw LMDB and GRDB on \(n) objects, \(options.rounds) rounds, \(machine()). Median milliseconds:")
-    for round in 0 ..< options.rounds {
-        for scenario in scenarios {
-            // Rotate the order each round, so no engine always runs first.
-            let engines = options.engines
-            let rotated = Array(engines[(round % engines.count)...] + engines[..<(round % engines.count)])
-            for engine in rotated {
-                let engineFolder = folder.appendingPathComponent(engine.rawValue)
-                try FileManager.default.createDirectory(at: engineFolder, withIntermediateDirectories: true)
-                guard let trial = makeTrial(engine, scenario, n: n, folder: engineFolder) else { continue }
-                defer { trial.cleanup() }
-                try trial.setup()
-                let elapsed = try milliseconds { try trial.run() }
-                let checksum = try trial.verify()
-                guard checksum == expected[scenario] else {
-                    throw ScenarioError(
-                        "\(engine.rawValue) got a wrong result in \(scenario.title): checksum \(checksum), expected \(expected[scenario]!)"
-                    )
-                }
-                times[scenario, default: [:]][engine, default: []].append(elapsed)
-            }
-        }
-        FileHandle.standardError.write(Data("round \(round + 1) of \(options.rounds) done\n".utf8))
-    }
-
-    func cell(_ value: Double?) -> String { value.map { String(format: "%.1f", $0) } ?? "-" }
-    func ratio(_ value: Double?) -> String { value.map { String(format: "%.2f", $0) } ?? "-" }
-    let header = ["scenario", "Strata", "LMDB", "GRDB", "GRDB SQL", "LMDB/Strata", "GRDB/Strata", "GRDB SQL/Strata"]
-    var rows: [[String]] = []
-    var json: [[String: Any]] = []
-    for scenario in scenarios {
-        let medians = times[scenario, default: [:]].mapValues(median)
-        let strata = medians[.strata]
-        let over = { (engine: Engine) -> Double? in
-            guard let strata, let other = medians[engine], strata > 0 else { return nil }
-            return other / strata
-        }
-        rows.append([
-            scenario.title, cell(strata), cell(medians[.lmdb]), cell(medians[.grdb]), cell(medians[.grdbSQL]),
-            ratio(over(.lmdb)), ratio(over(.grdb)), ratio(over(.grdbSQL)),
-        ])
-        var entry: [String: Any] = ["scenario": scenario.rawValue, "title": scenario.title, "objects": n]
-        for (engine, values) in times[scenario, default: [:]] {
-            entry[engine.rawValue] = ["medianMilliseconds": median(values), "runs": values]
-        }
-        entry["lmdbOverStrata"] = over(.lmdb)
-        entry["grdbOverStrata"] = over(.grdb)
-        entry["grdbSQLOverStrata"] = over(.grdbSQL)
-        json.append(entry)
-    }
+/// Prints rows as a table, the first column left-aligned, the others right.
+func printTable(_ header: [String], _ rows: [[String]]) {
     let widths = header.indices.map { column in ([header] + rows).map { $0[column].count }.max()! }
     for (index, row) in ([header] + rows).enumerated() {
         print(
@@ -125,13 +93,167 @@ func run() throws {
             }.joined(separator: "  "))
         if index == 0 { print(widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ")) }
     }
+}
+
+func cell(_ value: Double?) -> String { value.map { String(format: "%.1f", $0) } ?? "-" }
+func ratio(_ value: Double?) -> String { value.map { String(format: "%.2f", $0) } ?? "-" }
+
+/// Runs one trial in `folder`: sets up, times the run, checks the result.
+/// Returns nil when the engine has no such trial.
+func timeTrial(_ trial: Trial?, expected: UInt64, what: String) throws -> Double? {
+    guard let trial else { return nil }
+    defer { trial.cleanup() }
+    try trial.setup()
+    let elapsed = try milliseconds { try trial.run() }
+    let checksum = try trial.verify()
+    guard checksum == expected else {
+        throw ScenarioError("\(what) got a wrong result: checksum \(checksum), expected \(expected)")
+    }
+    return elapsed
+}
+
+func rotated<T>(_ items: [T], by round: Int) -> [T] {
+    Array(items[(round % items.count)...] + items[..<(round % items.count)])
+}
+
+func run() throws {
+    let options = try Options(CommandLine.arguments.dropFirst())
+    let n = options.objects
+    if let isolate = options.isolate {
+        guard let folder = options.folder else { throw ScenarioError("--isolate needs --folder") }
+        return try runIsolated(isolate.0, isolate.1, n: n, folder: URL(fileURLWithPath: folder))
+    }
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("strata-compare-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: folder) }
+    func engineFolder(_ name: String) throws -> URL {
+        let url = folder.appendingPathComponent(name)
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+    let scenarios = Scenario.allCases.filter { options.only.contains($0) }
+    let engines = options.engines
+    let expected = Dictionary(uniqueKeysWithValues: scenarios.map { ($0, Dataset.expected($0, n: n)) })
+    let layoutExpected = Dataset.expected(.closureMigration, n: n)
+    var times: [Scenario: [Engine: [Double]]] = [:]
+    var layoutTimes: [RecordLayoutVariant: [Double]] = [:]
     print(
-        "Ratios are time over Strata's time: above 1, Strata is faster; LMDB/Strata is the share of raw LMDB's speed Strata reaches."
+        "\(engines.map(\.title).joined(separator: ", ")) on \(n) objects, \(options.rounds) rounds, \(machine()). Median milliseconds:"
     )
+    for round in 0 ..< options.rounds {
+        for scenario in scenarios {
+            // Rotate the order each round, so no engine always runs first.
+            for engine in rotated(engines, by: round) {
+                let place = try engineFolder(engine.rawValue)
+                defer { if options.dropFiles { try? FileManager.default.removeItem(at: place) } }
+                let trial = makeTrial(engine, scenario, n: n, folder: place)
+                let what = "\(engine.title) in \(scenario.title)"
+                if let elapsed = try timeTrial(trial, expected: expected[scenario]!, what: what) {
+                    times[scenario, default: [:]][engine, default: []].append(elapsed)
+                }
+            }
+        }
+        if options.layout {
+            for variant in rotated(RecordLayoutVariant.allCases, by: round) {
+                let place = try engineFolder("layout")
+                defer { if options.dropFiles { try? FileManager.default.removeItem(at: place) } }
+                let trial = makeRecordLayoutTrial(variant, n: n, folder: place)
+                if let elapsed = try timeTrial(trial, expected: layoutExpected, what: variant.title) {
+                    layoutTimes[variant, default: []].append(elapsed)
+                }
+            }
+        }
+        FileHandle.standardError.write(Data("round \(round + 1) of \(options.rounds) done\n".utf8))
+    }
+
+    // Ratios: the C floor's time over Strata's (the share of the floor's
+    // speed Strata reaches), GRDB's over Strata's, and the C floor's over the
+    // Swift raw trial's.
+    let ratios: [(String, Engine, Engine)] = [
+        ("C/Strata", .c, .strata), ("GRDB/Strata", .grdb, .strata), ("GRDB SQL/Strata", .grdbSQL, .strata),
+        ("C/LMDB (Swift)", .c, .lmdb),
+    ].filter { engines.contains($0.1) && engines.contains($0.2) }
+    var rows: [[String]] = []
+    var json: [[String: Any]] = []
+    for scenario in scenarios {
+        let medians = times[scenario, default: [:]].mapValues(median)
+        let over = { (top: Engine, bottom: Engine) -> Double? in
+            guard let a = medians[top], let b = medians[bottom], b > 0 else { return nil }
+            return a / b
+        }
+        rows.append(
+            [scenario.title] + engines.map { cell(medians[$0]) } + ratios.map { ratio(over($0.1, $0.2)) })
+        var entry: [String: Any] = ["scenario": scenario.rawValue, "title": scenario.title, "objects": n]
+        for (engine, values) in times[scenario, default: [:]] {
+            entry[engine.rawValue] = ["medianMilliseconds": median(values), "runs": values]
+        }
+        for (name, top, bottom) in ratios { entry[name] = over(top, bottom) }
+        json.append(entry)
+    }
+    printTable(["scenario"] + engines.map(\.title) + ratios.map(\.0), rows)
+    print(
+        "Ratios are one time over another: C/Strata is the share of the C floor's speed Strata reaches; above 1, GRDB/Strata means Strata is faster."
+    )
+    var document: [String: Any] = ["objects": n, "rounds": options.rounds, "machine": machine(), "results": json]
+
+    if options.layout && !layoutTimes.isEmpty {
+        print("\nThe rewrite of a, by language and record layout (median ms, and over the C floor on fixed records):")
+        let floor = layoutTimes[.cFixedRecords].map(median)
+        let layoutRows = RecordLayoutVariant.allCases.compactMap { variant -> [String]? in
+            guard let values = layoutTimes[variant] else { return nil }
+            return [variant.title, cell(median(values)), ratio(floor.map { median(values) / $0 })]
+        }
+        printTable(["rewrite", "ms", "/ C fixed"], layoutRows)
+        document["recordLayout"] = RecordLayoutVariant.allCases.compactMap { variant -> [String: Any]? in
+            guard let values = layoutTimes[variant] else { return nil }
+            return [
+                "variant": variant.rawValue, "title": variant.title, "medianMilliseconds": median(values),
+                "runs": values,
+            ]
+        }
+    }
+
+    if options.memory {
+        // The memory pass can take as long as the rounds: show the times now.
+        fflush(nil)
+        FileHandle.standardError.write(Data("measuring peak memory, one child per trial\n".utf8))
+        var peaks: [Scenario: [Engine: MemoryPeak]] = [:]
+        for scenario in scenarios {
+            for engine in engines where makeTrial(engine, scenario, n: n, folder: folder) != nil {
+                let place = try engineFolder(engine.rawValue)
+                defer { if options.dropFiles { try? FileManager.default.removeItem(at: place) } }
+                peaks[scenario, default: [:]][engine] = try measureMemory(
+                    engine, scenario, n: n, folder: place, expected: expected[scenario]!)
+            }
+        }
+        func mb(_ kB: Int) -> String { String(format: "%.0f", Double(kB) / 1024) }
+        print("\nPeak memory during the timed part, MB: anonymous / file-backed (smaps_rollup sampled every 2 ms),")
+        print("and [VmHWM, the kernel's peak resident set]. Baseline before the run in the JSON.")
+        printTable(
+            ["scenario"] + engines.map(\.title),
+            scenarios.map { scenario in
+                [scenario.title]
+                    + engines.map { engine in
+                        guard let peak = peaks[scenario]?[engine] else { return "-" }
+                        return "\(mb(peak.anonymousKB)) / \(mb(peak.fileBackedKB)) [\(mb(peak.residentKB))]"
+                    }
+            })
+        document["memory"] = scenarios.flatMap { scenario in
+            engines.compactMap { engine -> [String: Any]? in
+                guard let peak = peaks[scenario]?[engine] else { return nil }
+                return [
+                    "scenario": scenario.rawValue, "engine": engine.rawValue,
+                    "peakAnonymousKB": peak.anonymousKB, "peakFileBackedKB": peak.fileBackedKB,
+                    "peakResidentKB": peak.residentKB, "baselineAnonymousKB": peak.baselineAnonymousKB,
+                    "baselineFileBackedKB": peak.baselineFileBackedKB, "samples": peak.samples,
+                ]
+            }
+        }
+    }
+
     if let path = options.json {
         let url = URL(fileURLWithPath: path)
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        let document: [String: Any] = ["objects": n, "rounds": options.rounds, "machine": machine(), "results": json]
         try JSONSerialization.data(withJSONObject: document, options: [.prettyPrinted, .sortedKeys]).write(to: url)
         print("Wrote \(path)")
     }
