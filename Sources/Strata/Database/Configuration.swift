@@ -21,7 +21,7 @@ extension Database {
         /// ``schemaVersion``, once for the whole jump, with the file's
         /// version as its second argument. Additive changes are applied
         /// before it runs; removed properties are gone after it. Must be
-        /// nil in ``Mode/synced`` mode. Default: nil.
+        /// nil in ``DatabaseMode/synced`` mode. Default: nil.
         ///
         /// ```swift
         /// config.migration = { migration, oldVersion in
@@ -35,7 +35,7 @@ extension Database {
         public var migration: MigrationBlock?
         /// Whether older app versions still share this file's data; recorded
         /// in the file when it is created, and checked at every open.
-        /// Default: ``Mode/local``.
+        /// Default: ``DatabaseMode/local``.
         public var mode: Mode
         /// Deletes the file and starts an empty one instead of migrating it,
         /// when opening it would need a migration (a higher schema version,
