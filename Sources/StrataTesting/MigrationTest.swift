@@ -80,10 +80,20 @@ public final class MigrationTest {
     public let folder: URL
     private var count = 0
 
-    /// Creates a temporary folder for the test.
-    public init() throws {
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "strata-migration-test-\(UUID().uuidString)")
+    /// Creates a temporary folder for the test, in the system's temporary
+    /// directory.
+    public convenience init() throws {
+        try self.init(directory: FileManager.default.temporaryDirectory)
+    }
+
+    /// Creates the test's folder inside `directory`: for test suites that
+    /// keep every file of a run under a folder of their own.
+    ///
+    /// - Parameter directory: An existing folder; the test's folder is a
+    ///   new one inside it, removed when the harness is released.
+    /// - Throws: When the folder cannot be created.
+    public init(directory: URL) throws {
+        folder = directory.appendingPathComponent("strata-migration-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     }
 

@@ -6,7 +6,10 @@ import Testing
 /// The classic migration scenarios, written as an app's tests would be with
 /// StrataTesting: a snapshot per shipped version, fixtures at old versions,
 /// today's configuration opened on them.
-@Suite struct StrataTestingTests {
+@Suite(.temporaryFolder) struct StrataTestingTests {
+    /// The running test's own folder, where each harness makes its own.
+    let folder = TemporaryFolder.current
+
     /// The snapshots an app keeps in its repository, one per version.
     static let snapshots: [UInt64: Data] = [
         1: Schema([Migrations.personV1]).snapshot(schemaVersion: 1),
@@ -38,7 +41,7 @@ import Testing
     }
 
     @Test func aVersionOneFileMigratesToToday() throws {
-        let test = try MigrationTest()
+        let test = try MigrationTest(directory: folder.url)
         var v1 = try MigrationFixture(snapshot: try #require(Self.snapshots[1]))
         v1.add("Person", ["id": 1, "firstName": "Ada", "lastName": "Lovelace", "age": 36, "email": "ada@example.org"])
         v1.add("Person", ["id": 2, "firstName": "Alan", "lastName": "Turing", "age": 41])
@@ -52,7 +55,7 @@ import Testing
     }
 
     @Test func aVersionTwoFileOnlyRenamesAndRewritesNothing() throws {
-        let test = try MigrationTest()
+        let test = try MigrationTest(directory: folder.url)
         var v2 = try MigrationFixture(snapshot: try #require(Self.snapshots[2]))
         v2.add("Person", ["id": 7, "fullName": "Grace Hopper", "age": 85, "email": "grace@example.org"])
         let plan = try test.plan(v2, with: Self.today)
@@ -71,14 +74,24 @@ import Testing
     }
 
     @Test func aFixtureThatBreaksItsOwnSchemaIsRefused() throws {
-        let test = try MigrationTest()
+        let test = try MigrationTest(directory: folder.url)
         var v1 = MigrationFixture(schemaVersion: 1, schema: Schema([Migrations.personV1]))
         v1.add("Person", ["id": 1, "firstName": 42])
         #expect(throws: StrataError.self) { try test.open(v1, with: Self.today) }
     }
 
+    @Test func aHarnessKeepsItsFilesInTheGivenFolderAndRemovesThem() throws {
+        var test: MigrationTest? = try MigrationTest(directory: folder.url)
+        let path = try #require(test).newPath()
+        #expect(path.hasPrefix(folder.url.path + "/"))
+        let harnessFolder = try #require(test).folder
+        #expect(FileManager.default.fileExists(atPath: harnessFolder.path))
+        test = nil
+        #expect(!FileManager.default.fileExists(atPath: harnessFolder.path))
+    }
+
     @Test func aSyncedFixtureRefusesTodaysMigrationClosure() throws {
-        let test = try MigrationTest()
+        let test = try MigrationTest(directory: folder.url)
         let v1 = MigrationFixture(schemaVersion: 1, schema: Schema([Migrations.personV1]), mode: .synced)
         var synced = Self.today
         synced.mode = .synced
