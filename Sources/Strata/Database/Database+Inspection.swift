@@ -169,7 +169,7 @@ extension Database {
     ///   or it is not a Strata database (``StrataError/Code/notAStrataFile``).
     public static func verify(path: String) throws -> [String] {
         guard FileManager.default.fileExists(atPath: path) else {
-            throw StrataError(.fileSystem, "\(path) does not exist.", path: path)
+            throw StrataError(.fileSystem, "\(path) does not exist; check the path.", path: path)
         }
         do {
             try verifyStructure(path: path)

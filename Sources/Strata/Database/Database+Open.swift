@@ -12,13 +12,6 @@ extension Database {
         var plan: MigrationPlan
         /// What a migration wrote, for ``Instrumentation``.
         var migrationTally = Instrumentation.Tally()
-
-        /// The same, with `tables` as the tables the database uses.
-        func showing(_ tables: [String: ObjectTable]) -> Prepared {
-            var copy = self
-            copy.tables = tables
-            return copy
-        }
     }
 
     /// The file's catalog as last committed, with every type's table open.
@@ -94,12 +87,14 @@ extension Database {
                         catalog: existing.catalog, tables: visible(existing.tables), store: existing.store,
                         generation: existing.generation, plan: plan)
                 case .createFile:
-                    let (prepared, tables) = try create(environment, configuration, plan)
-                    return prepared.showing(visible(tables))
+                    var (prepared, tables) = try create(environment, configuration, plan)
+                    prepared.tables = visible(tables)
+                    return prepared
                 case .updateCatalog, .migrate:
                     guard let existing else { break }
-                    let (prepared, tables) = try migrate(environment, settings, existing, plan)
-                    return prepared.showing(visible(tables))
+                    var (prepared, tables) = try migrate(environment, settings, existing, plan)
+                    prepared.tables = visible(tables)
+                    return prepared
                 case .deleteAndRecreate:
                     throw DeleteAndRecreate()
                 case .refuse:
@@ -215,8 +210,7 @@ extension Database {
     ) -> [String: ObjectTable] {
         var visible: [String: ObjectTable] = [:]
         for table in tables.values
-        where configuration.schema[table.name] != nil || (includingKeptTypes && table.type.isKept) {
-            if table.type.isKept && !includingKeptTypes { continue }
+        where table.type.isKept ? includingKeptTypes : configuration.schema[table.name] != nil {
             visible[table.name] = table
         }
         return visible

@@ -80,10 +80,10 @@ final class MigrationCatalog {
     /// there is no such kept type.
     func deleteType(_ name: String) throws -> CatalogType? {
         if newSchema[name] != nil {
-            throw StrataError(
-                .migrationFailed,
-                "migration.deleteData(forType: \"\(name)\") in the migration of \(path) \(scope.step): the new schema still has '\(name)'. deleteData removes types the schema no longer has; to empty a type it keeps, call migration.delete on its objects in enumerateObjects. Nothing was written.",
-                path: path)
+            throw scope.refusal(
+                .migrationFailed, "migration.deleteData(forType: \"\(name)\")",
+                "the new schema still has '\(name)'. deleteData removes types the schema no longer has; to empty a type it keeps, call migration.delete on its objects in enumerateObjects."
+            )
         }
         guard let index = typeIndex(name), working.types[index].isKept else { return nil }
         let type = working.types.remove(at: index)
@@ -107,9 +107,7 @@ final class MigrationCatalog {
     // MARK: Renames
 
     private func renameError(_ call: String, _ problem: String) -> StrataError {
-        StrataError(
-            .migrationFailed, "\(call) in the migration of \(path) \(scope.step): \(problem) Nothing was written.",
-            path: path)
+        scope.refusal(.migrationFailed, call, problem)
     }
 
     func renameProperty(onType typeName: String, from oldName: String, to newName: String) throws {

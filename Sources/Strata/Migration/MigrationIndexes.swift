@@ -42,18 +42,8 @@ struct MigrationIndexes {
             guard !type.isKept else { continue }
             let table =
                 try tables[type.id]
-                ?? {
-                    guard
-                        let records = try scope.txn.openDatabase(
-                            type.recordsDatabase, create: scope.old[typeID: type.id] == nil)
-                    else {
-                        throw StrataError(
-                            .corruptFile,
-                            "The records of '\(type.name)' are missing from \(scope.path); the file is damaged. Restore it from a backup.",
-                            path: scope.path)
-                    }
-                    return ObjectTable(type: type, records: records, indexes: [:], path: scope.path)
-                }()
+                ?? ObjectTable.open(
+                    type, scope.txn, create: scope.old[typeID: type.id] == nil, withIndexes: false, path: scope.path)
             for property in indexed {
                 let database = type.indexDatabase(property)
                 let before = oldIndexes[database]?.property

@@ -95,10 +95,10 @@ final class MigrationRunner {
     func create(_ name: String, _ values: [String: Value]) throws -> Value {
         let call = "migration.create(\"\(name)\", value: ...)"
         guard let type = catalog.newType(named: name) else {
-            throw StrataError(
-                .unknownObjectType,
-                "\(call) in the migration of \(path) \(scope.step): the new schema has no type '\(name)'. Its types are: \(settings.schema.typeNames.joined(separator: ", ")). Nothing was written.",
-                path: path)
+            throw scope.refusal(
+                .unknownObjectType, call,
+                "the new schema has no type '\(name)'. Its types are: \(settings.schema.typeNames.joined(separator: ", "))."
+            )
         }
         let table = try records.table(for: type)
         records.created(in: type.id)
@@ -106,10 +106,10 @@ final class MigrationRunner {
             return try scope.engine.insert(table, values)
         } catch let error as StrataError where error.code == .duplicatePrimaryKey {
             let key = (table.primaryKey?.name).flatMap { values[$0] }.map { "\($0)" } ?? "?"
-            throw StrataError(
-                .duplicatePrimaryKey,
-                "\(call) in the migration of \(path) \(scope.step): a '\(type.name)' with primary key \(key) already exists. Give the new object another key, or change the existing one in enumerateObjects(ofType: \"\(type.name)\"). Nothing was written; the file is still at version \(scope.old.fileSchemaVersion).",
-                path: path)
+            throw scope.refusal(
+                .duplicatePrimaryKey, call,
+                "a '\(type.name)' with primary key \(key) already exists. Give the new object another key, or change the existing one in enumerateObjects(ofType: \"\(type.name)\")."
+            )
         } catch {
             throw scope.failure(error, at: "in \(call)")
         }

@@ -65,12 +65,28 @@ final class MigrationScope {
     /// "from schema version 1 to 3": the step a message is about.
     var step: String { "from schema version \(old.fileSchemaVersion) to \(newVersion)" }
 
+    /// How every migration error ends: the file is as it was.
+    var nothingWritten: String { "Nothing was written; the file is still at version \(old.fileSchemaVersion)." }
+
+    /// The error of a call of the ``Migration`` API that broke a rule:
+    /// `call` as the closure wrote it, the migration step, the problem and
+    /// what to do.
+    func refusal(_ code: StrataError.Code, _ call: String, _ problem: String) -> StrataError {
+        StrataError(code, "\(call) in the migration of \(path) \(step): \(problem) \(nothingWritten)", path: path)
+    }
+
+    /// Whether `error` was raised or restated by this migration already:
+    /// it then names the step and the place, and must not be restated again
+    /// on its way out of the closure.
+    func isMigrationError(_ error: StrataError) -> Bool {
+        error.path == path && error.message.hasSuffix(nothingWritten)
+    }
+
     /// An error raised while migrating one object or calling one operation,
     /// restated so that it names the file, the version step and where it
     /// happened, says that nothing was written, and keeps the original as
     /// its cause. A `StrataError` keeps its code.
     func failure(_ error: any Error, at place: String, advice: String? = nil) -> StrataError {
-        let nothingWritten = "Nothing was written; the file is still at version \(old.fileSchemaVersion)."
         guard let strata = error as? StrataError else {
             return StrataError(
                 .migrationFailed,
@@ -91,12 +107,7 @@ final class MigrationScope {
     /// A record key of `table` as a person reads it; `oldKey` when the key
     /// was written under the old catalog, whose primary key may differ.
     func describeKey(_ key: UnsafeRawBufferPointer, of table: ObjectTable, oldKey: Bool) -> String {
-        let keyType: PropertyType?
-        if oldKey, let before = old[typeID: table.type.id] {
-            keyType = before.primaryKeyProperty?.property.type
-        } else {
-            keyType = table.primaryKey?.type
-        }
-        return (try? KeyCodec.decodeKey(key, type: keyType)).map { "\($0)" } ?? "\(Array(key))"
+        let keyTable = oldKey ? oldTables[table.type.id] ?? table : table
+        return keyTable.describeKey(key)
     }
 }

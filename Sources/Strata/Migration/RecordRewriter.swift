@@ -71,15 +71,9 @@ final class RecordRewriter: MigrationRecords {
     func table(for type: CatalogType) throws -> ObjectTable {
         if let table = tables[type.id] { return table }
         let existed = old[typeID: type.id] != nil
-        guard let records = try txn.openDatabase(type.recordsDatabase, create: !existed) else {
-            throw StrataError(
-                .corruptFile,
-                "The records of '\(type.name)' are missing from \(path); the file is damaged. Restore it from a backup.",
-                path: path)
-        }
         // No index handles: the indexes that the writes made stale are
         // rebuilt once the closure is done.
-        let table = ObjectTable(type: type, records: records, indexes: [:], path: path)
+        let table = try ObjectTable.open(type, txn, create: !existed, withIndexes: false, path: path)
         if existed && getsNewKeys(type) {
             _ = try scope.snapshotContext()
             try engine.emptyRecords(table)
@@ -110,10 +104,10 @@ final class RecordRewriter: MigrationRecords {
             let type = catalog.working.types[index]
             if catalog.isNew(type) {
                 if enumerated.contains(type.id) && getsNewKeys(type) {
-                    throw StrataError(
-                        .migrationFailed,
-                        "enumerateObjects(ofType: \"\(name)\") was called twice in the migration of \(path) \(scope.step), but '\(type.name)' gets new primary keys in it, so it can be walked only once. Do all the work for '\(type.name)' in one enumeration. Nothing was written.",
-                        path: path)
+                    throw scope.refusal(
+                        .migrationFailed, "A second enumerateObjects(ofType: \"\(name)\")",
+                        "'\(type.name)' gets new primary keys in it, so it can be walked only once. Do all the work for '\(type.name)' in one enumeration."
+                    )
                 }
                 try withoutActuallyEscaping(body) { try walk(oldType: old[typeID: type.id], newType: type, body: $0) }
                 return
@@ -127,10 +121,9 @@ final class RecordRewriter: MigrationRecords {
         }
         let oldNames = old.types.map(\.name).sorted().joined(separator: ", ")
         let newNames = scope.settings.schema.typeNames.joined(separator: ", ")
-        throw StrataError(
-            .unknownObjectType,
-            "enumerateObjects(ofType: \"\(name)\") in the migration of \(path) \(scope.step): neither the old nor the new schema has that type. Old types: \(oldNames). New types: \(newNames). Nothing was written.",
-            path: path)
+        throw scope.refusal(
+            .unknownObjectType, "enumerateObjects(ofType: \"\(name)\")",
+            "neither the old nor the new schema has that type. Old types: \(oldNames). New types: \(newNames).")
     }
 
     /// Rewrites every record of a type whose keys or value types changed
@@ -275,8 +268,8 @@ final class RecordRewriter: MigrationRecords {
         guard let body else { return }
         do {
             try body(old, new)
-        } catch let error as StrataError where error.message.contains("migration of \(path)") {
-            // Raised by the Migration API, which names the place already.
+        } catch let error as StrataError where scope.isMigrationError(error) {
+            // Raised or restated by this migration: it names the place already.
             throw error
         } catch {
             throw scope.failure(
@@ -338,7 +331,7 @@ final class RecordRewriter: MigrationRecords {
             guard try engine.putRecord(table, encoder, noOverwrite: true) else {
                 throw StrataError(
                     .duplicatePrimaryKey,
-                    "After the migration of \(path) \(scope.step), two '\(table.name)' objects have the primary key \(encoder.decodedKey(table)). Give them distinct values in the migration closure, or delete one with migration.delete. Nothing was written; the file is still at version \(old.fileSchemaVersion).",
+                    "After the migration of \(path) \(scope.step), two '\(table.name)' objects have the primary key \(encoder.decodedKey(table)). Give them distinct values in the migration closure, or delete one with migration.delete. \(scope.nothingWritten)",
                     path: path)
             }
             return
@@ -348,7 +341,7 @@ final class RecordRewriter: MigrationRecords {
                 guard KeyCodec.compare(key, object.key) == 0 else {
                     throw StrataError(
                         .migrationFailed,
-                        "The migration of \(path) \(scope.step) changed the primary key of a '\(table.name)' object from \(scope.describeKey(object.key, of: table, oldKey: true)) to \(scope.describeKey(key, of: table, oldKey: false)), but the new schema keeps the primary key of '\(table.name)'. Create a new object with migration.create and delete this one with migration.delete instead. Nothing was written; the file is still at version \(old.fileSchemaVersion).",
+                        "The migration of \(path) \(scope.step) changed the primary key of a '\(table.name)' object from \(scope.describeKey(object.key, of: table, oldKey: true)) to \(scope.describeKey(key, of: table, oldKey: false)), but the new schema keeps the primary key of '\(table.name)'. Create a new object with migration.create and delete this one with migration.delete instead. \(scope.nothingWritten)",
                         path: path)
                 }
             }

@@ -89,10 +89,7 @@ public struct DynamicObject {
     /// transaction.
     public var values: [String: Value] {
         lifetime.check()
-        var result: [String: Value] = [:]
-        result.reserveCapacity(table.fields.count)
-        for field in table.fields { result[field.name] = value(of: field) }
-        return result
+        return table.values(in: record)
     }
 }
 

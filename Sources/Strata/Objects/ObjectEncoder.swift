@@ -83,7 +83,7 @@ struct ObjectEncoder {
         var keptCount = hidden.count
         if let preserving {
             keptCount = 0
-            for field in hidden where preserving.value(forField: field.id, expectedAt: Int.max) != nil {
+            for field in hidden where preserving.encodedField(field.id, expectedAt: Int.max) != nil {
                 keptCount += 1
             }
         }
@@ -176,8 +176,9 @@ struct ObjectEncoder {
             RecordCodec.appendField(&record, id: field.id, value: field.emptyValue)
             return
         }
-        if let stored = preserving.value(forField: field.id, expectedAt: Int.max) {
-            RecordCodec.appendField(&record, id: field.id, value: stored)
+        // Copied byte for byte: this app cannot read the value, only keep it.
+        if let stored = preserving.encodedField(field.id, expectedAt: Int.max) {
+            record.append(contentsOf: stored.bytes)
         }
     }
 

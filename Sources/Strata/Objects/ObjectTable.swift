@@ -173,24 +173,33 @@ final class ObjectTable: @unchecked Sendable {
     {
         var tables: [TypeID: ObjectTable] = [:]
         for type in catalog.types {
-            guard let records = try txn.openDatabase(type.recordsDatabase, create: create) else {
-                throw StrataError(
-                    .corruptFile,
-                    "The records of '\(type.name)' are missing from \(path); the file is damaged. Restore it from a backup.",
-                    path: path)
-            }
-            var indexes: [PropertyID: DatabaseHandle] = [:]
-            for property in type.properties where property.hasIndex(in: type) {
-                guard let index = try txn.openDatabase(type.indexDatabase(property), create: create) else {
-                    throw StrataError(
-                        .corruptFile,
-                        "The index on '\(type.name).\(property.property.name)' is missing from \(path); the file is damaged. Restore it from a backup.",
-                        path: path)
-                }
-                indexes[property.id] = index
-            }
-            tables[type.id] = ObjectTable(type: type, records: records, indexes: indexes, path: path)
+            tables[type.id] = try open(type, txn, create: create, withIndexes: true, path: path)
         }
         return tables
+    }
+
+    /// Opens the table of one type: its records and, `withIndexes`, its
+    /// index databases (a migration writes without them and rebuilds the
+    /// indexes it made stale at the end).
+    static func open(_ type: CatalogType, _ txn: LMDBTransaction, create: Bool, withIndexes: Bool, path: String)
+        throws -> ObjectTable
+    {
+        guard let records = try txn.openDatabase(type.recordsDatabase, create: create) else {
+            throw StrataError(
+                .corruptFile,
+                "The records of '\(type.name)' are missing from \(path); the file is damaged. Restore it from a backup.",
+                path: path)
+        }
+        var indexes: [PropertyID: DatabaseHandle] = [:]
+        for property in type.properties where withIndexes && property.hasIndex(in: type) {
+            guard let index = try txn.openDatabase(type.indexDatabase(property), create: create) else {
+                throw StrataError(
+                    .corruptFile,
+                    "The index on '\(type.name).\(property.property.name)' is missing from \(path); the file is damaged. Restore it from a backup.",
+                    path: path)
+            }
+            indexes[property.id] = index
+        }
+        return ObjectTable(type: type, records: records, indexes: indexes, path: path)
     }
 }

@@ -83,8 +83,7 @@ extension TableEngine {
     /// type's records, which no schema of this app reads, are copied as
     /// they are.
     func repack(_ table: ObjectTable, from source: LMDBTransaction) throws {
-        try emptyRecords(table)
-        for field in table.indexedFields { try lmdb.empty(field.index!, delete: false) }
+        try deleteAll(table)
         var encoder = self.encoder
         var indexKey = ByteWriter(capacity: 64)
         try source.withCursor(table.records) { cursor in

@@ -162,9 +162,7 @@ final class TableEngine {
 
     /// Deletes every object of a type, and its index entries.
     func deleteAll(_ table: ObjectTable) throws {
-        tablesEmptied += 1
-        if frontierTable === table { frontierTable = nil }
-        try lmdb.empty(table.records, delete: false)
+        try emptyRecords(table)
         for field in table.indexedFields { try lmdb.empty(field.index!, delete: false) }
     }
 
