@@ -39,6 +39,7 @@ public struct SchemaSnapshot: Hashable, Sendable, Codable {
         case format, formatVersion, schemaVersion, schema
     }
 
+    /// Reads a snapshot from the JSON that ``jsonData()`` writes.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let format = try container.decodeIfPresent(String.self, forKey: .format)
@@ -58,6 +59,7 @@ public struct SchemaSnapshot: Hashable, Sendable, Codable {
         schema = try container.decode(Schema.self, forKey: .schema)
     }
 
+    /// Writes the snapshot's JSON form (see ``jsonData()``).
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(SchemaSnapshot.format, forKey: .format)
