@@ -82,6 +82,9 @@ extension Database {
         /// ``Database/verify(path:)`` runs the same check on demand.
         /// Default: `false`.
         public var verifiesFileOnOpen: Bool
+        /// The models the schema was built from, when it was
+        /// (``init(path:schemaVersion:models:objectSchemas:)``).
+        var models: [ModelDeclaration] = []
 
         /// Creates a configuration.
         ///
@@ -102,6 +105,21 @@ extension Database {
             self.durability = .full
             self.initialMapSize = EnvironmentOptions.defaultInitialMapSize
             self.verifiesFileOnOpen = false
+        }
+
+        /// Every problem of the schema and of the models it was built from,
+        /// one sentence each: checked before a file is opened or planned.
+        var validationProblems: [String] {
+            var problems = schema.validationProblems()
+            for model in models {
+                let keys = model.primaryKeyNames
+                if keys.count > 1 {
+                    problems.append(
+                        "Model \(model.swiftName) declares more than one primary key (\(keys.joined(separator: ", "))); declare one."
+                    )
+                }
+            }
+            return problems
         }
 
         /// The part of the configuration that plans and runs migrations.

@@ -52,7 +52,7 @@ public final class Database: Sendable {
     /// keeps without the schema naming them are readable too (inspection).
     init(configuration: Configuration, includingKeptTypes: Bool) throws {
         let path = configuration.path
-        let problems = configuration.schema.validationProblems()
+        let problems = configuration.validationProblems
         guard problems.isEmpty else {
             throw StrataError(
                 .invalidSchema,
@@ -88,7 +88,7 @@ public final class Database: Sendable {
     ///   be read (not a Strata file, damaged).
     public static func migrationPlan(for configuration: Configuration) throws -> MigrationPlan {
         let path = configuration.path
-        let problems = configuration.schema.validationProblems()
+        let problems = configuration.validationProblems
         guard problems.isEmpty else {
             throw StrataError(
                 .invalidSchema,

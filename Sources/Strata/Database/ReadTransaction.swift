@@ -55,5 +55,29 @@ public class ReadTransaction {
     }
 }
 
+extension ReadTransaction {
+    /// The object of model type `M` with `primaryKey` (or automatic id),
+    /// decoded, or nil when there is none.
+    ///
+    /// ```swift
+    /// let ada = try db.read { tx in try tx.object(Person.self, primaryKey: 1) }
+    /// ```
+    ///
+    /// - Throws: ``StrataError`` when the schema has no type of the model's
+    ///   stored name, the model does not match it, or the record is damaged
+    ///   or holds a value the model cannot hold.
+    public func object<M: Model>(_ type: M.Type, primaryKey: M.PrimaryKey) throws -> M? {
+        try context.object(M.self, primaryKey: primaryKey)
+    }
+
+    /// Every object of model type `M`, lazily, in primary-key order.
+    ///
+    /// - Throws: ``StrataError`` when the schema has no type of the model's
+    ///   stored name, or the model does not match it.
+    public func objects<M: Model>(_ type: M.Type) throws -> ModelQuery<M> {
+        ModelQuery(context: context, binding: try context.binding(M.self))
+    }
+}
+
 @available(*, unavailable, message: "A transaction is valid only on the thread that runs its closure.")
 extension ReadTransaction: Sendable {}

@@ -68,3 +68,65 @@ public final class WriteTransaction: ReadTransaction {
         try context.deleteAll(type)
     }
 }
+
+extension WriteTransaction {
+    /// Inserts a model value as a new object.
+    ///
+    /// ```swift
+    /// try db.write { tx in try tx.insert(Person(id: 1, name: "Ada")) }
+    /// ```
+    ///
+    /// - Returns: The object's primary key, or its automatic id for a model
+    ///   without a primary key.
+    /// - Throws: ``StrataError``: ``StrataError/Code/duplicatePrimaryKey``
+    ///   when an object with the same primary key exists, or a model that
+    ///   does not match the file's type.
+    @discardableResult
+    public func insert<M: Model>(_ object: M) throws -> M.PrimaryKey {
+        try context.insert(object)
+    }
+
+    /// Inserts a model value, or replaces every stored property of the
+    /// object with the same primary key.
+    ///
+    /// - Returns: The object's primary key (its automatic id for a model
+    ///   without a primary key, which always inserts).
+    @discardableResult
+    public func upsert<M: Model>(_ object: M) throws -> M.PrimaryKey {
+        try context.replace(object, requireExisting: false)
+    }
+
+    /// Replaces every stored property of the existing object with
+    /// `object`'s primary key.
+    ///
+    /// - Throws: ``StrataError``: ``StrataError/Code/objectNotFound`` when
+    ///   there is no such object, or ``StrataError/Code/invalidValue`` for a
+    ///   model without a primary key.
+    public func update<M: Model>(_ object: M) throws {
+        _ = try context.replace(object, requireExisting: true)
+    }
+
+    /// Deletes the stored object with `object`'s primary key.
+    ///
+    /// - Returns: Whether there was an object to delete.
+    /// - Throws: ``StrataError`` for a model without a primary key: delete
+    ///   its objects by id with ``delete(_:primaryKey:)``.
+    @discardableResult
+    public func delete<M: Model>(_ object: M) throws -> Bool {
+        try context.delete(object)
+    }
+
+    /// Deletes the object of model type `M` with `primaryKey` (or
+    /// automatic id).
+    ///
+    /// - Returns: Whether there was an object to delete.
+    @discardableResult
+    public func delete<M: Model>(_ type: M.Type, primaryKey: M.PrimaryKey) throws -> Bool {
+        try context.delete(M.self, primaryKey: primaryKey)
+    }
+
+    /// Deletes every object of model type `M`.
+    public func deleteAll<M: Model>(_ type: M.Type) throws {
+        try context.deleteAll(M.schema.name)
+    }
+}

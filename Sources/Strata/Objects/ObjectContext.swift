@@ -5,7 +5,16 @@ import Foundation
 /// writes.
 final class ObjectContext {
     let lmdb: LMDBTransaction
-    var tables: [String: ObjectTable]
+    var tables: [String: ObjectTable] {
+        didSet {
+            bindings.removeAll()
+            lastBinding = nil
+            lastTable = nil
+        }
+    }
+    /// Model bindings made so far, by model type; reset when ``tables`` changes.
+    private var bindings: [ObjectIdentifier: ModelBinding] = [:]
+    private var lastBinding: ModelBinding?
     let path: String
     /// Writes every record, index entry and counter of this transaction.
     let engine: TableEngine
@@ -56,6 +65,22 @@ final class ObjectContext {
         }
         lastTable = table
         return table
+    }
+
+    /// How `model` reads and writes its table in this transaction: worked
+    /// out on first use, then reused.
+    @inline(__always)
+    func binding<M: Model>(_ model: M.Type) throws -> ModelBinding {
+        if let lastBinding, lastBinding.model == ObjectIdentifier(M.self) { return lastBinding }
+        let binding: ModelBinding
+        if let known = bindings[ObjectIdentifier(M.self)] {
+            binding = known
+        } else {
+            binding = try ModelBinding(M.self, table: table(M.schema.name))
+            bindings[ObjectIdentifier(M.self)] = binding
+        }
+        lastBinding = binding
+        return binding
     }
 
     // MARK: Reading

@@ -43,16 +43,11 @@ struct ObjectEncoder {
         case keep
     }
 
-    /// Checks `given` against the table's fields and encodes the record and
-    /// the key. Properties not given take their default, or null when
-    /// optional. Kept fields (synced mode) keep their state in `preserving`,
-    /// the record being replaced; a new object stores their empty value.
-    mutating func encode(
-        _ given: [String: Value], table: ObjectTable, schemaVersion: UInt64,
-        automaticKey: AutomaticKey, preserving: RecordView? = nil
-    ) throws {
-        // One pass over the dictionary matches names to fields without
-        // hashing them.
+    /// Matches the names of `given` to the table's fields, without hashing
+    /// them: afterwards ``given(_:from:)`` answers by field position.
+    ///
+    /// - Throws: ``StrataError`` for a name the table does not have.
+    mutating func match(_ given: [String: Value], table: ObjectTable) throws {
         let slots = self.slots.pointer
         precondition(
             table.fields.count <= slots.count, "An encoder was made for fewer fields than '\(table.name)' has.")
@@ -64,10 +59,13 @@ struct ObjectEncoder {
             slots[position] = index
             given.formIndex(after: &index)
         }
-        try encodeFields(table: table, schemaVersion: schemaVersion, automaticKey: automaticKey, preserving: preserving)
-        { field in
-            slots[field.position].map { given[$0].value }
-        }
+    }
+
+    /// The value `given` has for `field`, as matched by the last
+    /// ``match(_:table:)``; nil when it has none.
+    @inline(__always)
+    func given(_ field: ObjectTable.Field, from given: [String: Value]) -> Value? {
+        slots.pointer[field.position].map { given[$0].value }
     }
 
     /// Encodes the record and the key from the value `given` returns for
@@ -182,10 +180,11 @@ struct ObjectEncoder {
         }
     }
 
-    /// The value encoded for `field` by the last ``encode(_:table:schemaVersion:automaticKey:)``
-    /// of `given`.
-    func resolved(_ field: ObjectTable.Field, from given: [String: Value]) -> Value {
-        slots.pointer[field.position].map { given[$0].value.coerced(to: field.type) } ?? field.valueWhenAbsent
+    /// The value encoded for `field` when `given` is what the caller gave
+    /// for it (nil: nothing, so the default).
+    @inline(__always)
+    static func resolved(_ field: ObjectTable.Field, given: Value?) -> Value {
+        given.map { $0.coerced(to: field.type) } ?? field.valueWhenAbsent
     }
 
     /// Encodes a primary key (or automatic id) given by the caller.

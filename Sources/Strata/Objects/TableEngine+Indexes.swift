@@ -22,10 +22,13 @@ extension TableEngine {
     }
 
     /// Moves the index entries of indexed values that changed; `old` holds
-    /// the stored object's indexed values, nil when it is new.
-    func reindex(_ table: ObjectTable, old: [Value]?, new: [String: Value], _ encoder: inout ObjectEncoder) throws {
+    /// the stored object's indexed values, nil when it is new, and `new`
+    /// returns each indexed field's new value, in order.
+    func reindex(
+        _ table: ObjectTable, old: [Value]?, _ encoder: inout ObjectEncoder, new: (ObjectTable.Field) -> Value
+    ) throws {
         for (offset, field) in table.indexedFields.enumerated() {
-            let newValue = encoder.resolved(field, from: new)
+            let newValue = new(field)
             if let oldValue = old?[offset] {
                 if oldValue.isStored(identicallyTo: newValue) { continue }
                 try indexEntry(field, value: oldValue, &encoder, add: false)

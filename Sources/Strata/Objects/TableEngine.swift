@@ -50,7 +50,18 @@ final class TableEngine {
     /// Inserts a new object; returns its primary key or automatic id.
     func insert(_ table: ObjectTable, _ values: [String: Value]) throws -> Value {
         var encoder = self.encoder
-        try encoder.encode(values, table: table, schemaVersion: writingSchemaVersion, automaticKey: newID(table))
+        try encoder.match(values, table: table)
+        try insert(table) { encoder.given($0, from: values) }
+        return encoder.decodedKey(table)
+    }
+
+    /// Inserts a new object whose values `given` returns by field (nil: not
+    /// given, so the default). The key is left in ``encoder``.
+    @inline(__always)
+    func insert(_ table: ObjectTable, _ given: (ObjectTable.Field) -> Value?) throws {
+        var encoder = self.encoder
+        try encoder.encodeFields(
+            table: table, schemaVersion: writingSchemaVersion, automaticKey: newID(table), preserving: nil, given)
         guard try putRecord(table, encoder, noOverwrite: true) else {
             let key = encoder.decodedKey(table)
             if table.primaryKey == nil {
@@ -65,46 +76,64 @@ final class TableEngine {
                 path: path)
         }
         for field in table.indexedFields {
-            try indexEntry(field, value: encoder.resolved(field, from: values), &encoder, add: true)
+            try indexEntry(field, value: ObjectEncoder.resolved(field, given: given(field)), &encoder, add: true)
         }
-        return encoder.decodedKey(table)
     }
 
     /// Replaces the object with the same primary key, or inserts it.
+    func upsert(_ table: ObjectTable, _ values: [String: Value]) throws -> Value {
+        var encoder = self.encoder
+        try encoder.match(values, table: table)
+        try replace(table, requireExisting: false) { encoder.given($0, from: values) }
+        return encoder.decodedKey(table)
+    }
+
+    /// Replaces every property of the object with the primary key that
+    /// `given` returns, or inserts it unless `requireExisting`. The key is
+    /// left in ``encoder``.
     ///
     /// The stored object, if any, is read once: for its index entries and,
     /// in synced mode, for the properties this app's schema does not
     /// declare, which the new record keeps as they are stored.
-    func upsert(_ table: ObjectTable, _ values: [String: Value]) throws -> Value {
-        guard let primaryKey = table.primaryKey else { return try insert(table, values) }
+    func replace(_ table: ObjectTable, requireExisting: Bool, _ given: (ObjectTable.Field) -> Value?) throws {
+        guard let primaryKey = table.primaryKey else {
+            precondition(!requireExisting, "An update of a type without a primary key goes by its id")
+            return try insert(table, given)
+        }
         var encoder = self.encoder
-        let needsStored = !table.indexedFields.isEmpty || !table.keptFields.isEmpty
+        let needsStored = requireExisting || !table.indexedFields.isEmpty || !table.keptFields.isEmpty
         // The key alone first: when it cannot be encoded, the full encoding
         // below throws the error that explains why.
-        if needsStored, let given = values[primaryKey.name] ?? primaryKey.defaultValue,
-            (try? encoder.encodeKey(given, table: table)) != nil
+        if needsStored, let key = given(primaryKey) ?? primaryKey.defaultValue,
+            (try? encoder.encodeKey(key, table: table)) != nil
         {
-            let key = encoder.key.bytes
-            return try key.withUnsafeBytes { keyBytes in
+            let keyBytes = encoder.key.bytes
+            return try keyBytes.withUnsafeBytes { keyBytes in
                 let stored = try storedView(table, key: keyBytes)
-                try encoder.encode(
-                    values, table: table, schemaVersion: writingSchemaVersion, automaticKey: .keep, preserving: stored)
+                if requireExisting && stored == nil {
+                    throw StrataError(
+                        .objectNotFound,
+                        "There is no '\(table.name)' with key \(key) in \(path) to update. Use insert or upsert to create it.",
+                        path: path)
+                }
+                try encoder.encodeFields(
+                    table: table, schemaVersion: writingSchemaVersion, automaticKey: .keep, preserving: stored, given)
                 // Read before the put, which may move the stored bytes.
                 let old = stored.map { indexedValues(table, $0) }
                 _ = try putRecord(table, encoder, noOverwrite: false)
-                try reindex(table, old: old, new: values, &encoder)
-                return encoder.decodedKey(table)
+                try reindex(table, old: old, &encoder) { ObjectEncoder.resolved($0, given: given($0)) }
             }
         }
-        try encoder.encode(values, table: table, schemaVersion: writingSchemaVersion, automaticKey: .keep)
+        try encoder.encodeFields(
+            table: table, schemaVersion: writingSchemaVersion, automaticKey: .keep, preserving: nil, given)
         _ = try putRecord(table, encoder, noOverwrite: false)
-        try reindex(table, old: nil, new: values, &encoder)
-        return encoder.decodedKey(table)
+        try reindex(table, old: nil, &encoder) { ObjectEncoder.resolved($0, given: given($0)) }
     }
 
     /// Changes some properties of an existing object.
     func update(_ table: ObjectTable, key: Value, _ changes: [String: Value]) throws {
         var encoder = self.encoder
+        try encoder.match(changes, table: table)
         try encoder.encodeKey(key, table: table)
         let keyBytes = encoder.key.bytes
         try keyBytes.withUnsafeBytes { keyBytes in
@@ -114,31 +143,40 @@ final class TableEngine {
                     "There is no '\(table.name)' with key \(key) in \(path) to update. Use insert or upsert to create it.",
                     path: path)
             }
-            let old = table.values(in: stored)
-            var new = old
-            for (name, value) in changes {
-                let field = try table.field(named: name)
-                if field.isPrimaryKey, let current = old[name],
-                    !value.coerced(to: field.type).isStored(identicallyTo: current)
-                {
-                    guard value.coerced(to: field.type).fits(field.type, optional: false) else {
-                        throw StrataError(
-                            .invalidValue,
-                            "The primary key '\(table.name).\(name)' is \(field.type), but \(value) was given (in \(path)). Nothing was written.",
-                            path: path)
-                    }
+            if let primaryKey = table.primaryKey, let value = encoder.given(primaryKey, from: changes),
+                !value.coerced(to: primaryKey.type).isStored(
+                    identicallyTo: table.value(at: primaryKey.position, in: stored))
+            {
+                let name = primaryKey.name
+                guard value.coerced(to: primaryKey.type).fits(primaryKey.type, optional: false) else {
                     throw StrataError(
                         .invalidValue,
-                        "The primary key '\(table.name).\(name)' cannot be changed by an update (in \(path)); delete the object and insert it with the new key.",
+                        "The primary key '\(table.name).\(name)' is \(primaryKey.type), but \(value) was given (in \(path)). Nothing was written.",
                         path: path)
                 }
-                new[name] = value
+                throw StrataError(
+                    .invalidValue,
+                    "The primary key '\(table.name).\(name)' cannot be changed by an update (in \(path)); delete the object and insert it with the new key.",
+                    path: path)
             }
-            try encoder.encode(
-                new, table: table, schemaVersion: writingSchemaVersion, automaticKey: .keep, preserving: stored)
+            // Every value is read before the put, which may move the stored bytes.
             let oldIndexed = indexedValues(table, stored)
+            // A copy shares the matched names.
+            let matched = encoder
+            let newIndexed = table.indexedFields.map {
+                matched.given($0, from: changes)?.coerced(to: $0.type) ?? table.value(at: $0.position, in: stored)
+            }
+            try encoder.encodeFields(
+                table: table, schemaVersion: writingSchemaVersion, automaticKey: .keep, preserving: stored
+            ) { field in
+                matched.given(field, from: changes) ?? table.value(at: field.position, in: stored)
+            }
             _ = try putRecord(table, encoder, noOverwrite: false)
-            try reindex(table, old: oldIndexed, new: new, &encoder)
+            var offset = 0
+            try reindex(table, old: oldIndexed, &encoder) { _ in
+                defer { offset += 1 }
+                return newIndexed[offset]
+            }
         }
     }
 

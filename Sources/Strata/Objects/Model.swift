@@ -1,0 +1,154 @@
+/// A Swift type whose values are stored as objects: usually a struct
+/// declared with the `@Model` macro, which writes this conformance.
+///
+/// A conformance has three parts: the static ``schema`` (the stored type
+/// name and the stored properties, in order), ``encode(to:)``, which hands
+/// the stored properties to the encoder in that order, and
+/// ``init(from:)``, which reads them back in the same order. Properties are
+/// matched by position, never by name: writing a model costs no dictionary
+/// and no string hashing.
+///
+/// Written by hand, it looks like this:
+///
+/// ```swift
+/// struct Person: Model {
+///     typealias PrimaryKey = Int
+///     var id: Int
+///     var name: String
+///     var age: Int = 0
+///
+///     static let schema = ModelSchema<Person>(name: "Person", properties: [
+///         .init(\.id, "id", primaryKey: true),
+///         .init(\.name, "name"),
+///         .init(\.age, "age", indexed: true, default: 0),
+///     ])
+///
+///     func encode(to encoder: inout ModelEncoder) {
+///         encoder.encode(id)
+///         encoder.encode(name)
+///         encoder.encode(age)
+///     }
+///
+///     init(from decoder: inout ModelDecoder) throws {
+///         id = try decoder.decode(Int.self)
+///         name = try decoder.decode(String.self)
+///         age = try decoder.decode(Int.self)
+///     }
+/// }
+/// ```
+///
+/// A property that a stored object has no value for (one added in a later
+/// schema version) reads as the schema's default, else as null when it is
+/// optional, else as its type's empty value.
+public protocol Model {
+    /// The type of the primary key: the ``ModelSchema`` property declared
+    /// `primaryKey: true`, or `Int64` (the automatic id) for a model
+    /// without one.
+    associatedtype PrimaryKey: PrimaryKeyValue
+
+    /// The stored type name and properties.
+    static var schema: ModelSchema<Self> { get }
+
+    /// Hands each stored property to `encoder`, in the order of ``schema``.
+    func encode(to encoder: inout ModelEncoder)
+
+    /// Reads each stored property from `decoder`, in the order of ``schema``.
+    ///
+    /// - Throws: What the decoder throws, a ``StrataError`` for a stored
+    ///   value that does not fit the property.
+    init(from decoder: inout ModelDecoder) throws
+}
+
+/// Receives the stored properties of a ``Model`` value, in schema order.
+///
+/// Strata makes one per write and reuses its storage; a model only calls
+/// ``encode(_:)`` once per stored property.
+public struct ModelEncoder: ~Copyable {
+    let slots: UnsafeMutablePointer<Value>
+    let capacity: Int
+    private(set) var count = 0
+
+    init(slots: UnsafeMutablePointer<Value>, capacity: Int) {
+        self.slots = slots
+        self.capacity = capacity
+    }
+
+    /// Stores the next property's value.
+    @inline(__always)
+    public mutating func encode<V: PropertyValue>(_ value: V) {
+        precondition(count < capacity, "A model encoded more properties than its schema declares (\(capacity)).")
+        slots[count] = value.propertyValue
+        count += 1
+    }
+}
+
+/// Hands the stored properties of one object to a ``Model``'s
+/// `init(from:)`, in schema order.
+///
+/// Each property is read from the record in place through a map from the
+/// model's positions to the record's field ids that the transaction
+/// computes once per model and type, not per object.
+public struct ModelDecoder: ~Copyable {
+    unowned(unsafe) let binding: ModelBinding
+    /// The record, or nil when the values come from ``values``.
+    let record: RecordView?
+    /// The values by model position, when there is no record (an object
+    /// converted from another model of the same type in a migration).
+    let values: UnsafePointer<Value>?
+    /// The object's key, for messages.
+    let key: UnsafeRawBufferPointer
+    private var position = 0
+
+    init(binding: ModelBinding, record: RecordView, key: UnsafeRawBufferPointer) {
+        self.binding = binding
+        self.record = record
+        self.values = nil
+        self.key = key
+    }
+
+    init(binding: ModelBinding, values: UnsafePointer<Value>, key: UnsafeRawBufferPointer) {
+        self.binding = binding
+        self.record = nil
+        self.values = values
+        self.key = key
+    }
+
+    /// The next property's value.
+    ///
+    /// - Throws: ``StrataError`` with code ``StrataError/Code/invalidValue``
+    ///   when the stored value does not fit `V` (a file written by a peer
+    ///   with another schema, or edited by hand), naming the type, the
+    ///   property and the object's primary key.
+    @inline(__always)
+    public mutating func decode<V: PropertyValue>(_ type: V.Type) throws -> V {
+        let position = self.position
+        precondition(
+            position < binding.count, "A model decoded more properties than its schema declares (\(binding.count)).")
+        self.position += 1
+        let stored: Value
+        if let values {
+            stored = values[position]
+        } else if let record, let found = binding.storedValue(at: position, in: record) {
+            stored = found
+        } else {
+            stored = binding.absentValues[position]
+        }
+        if let value = V(propertyValue: stored) { return value }
+        throw binding.misfit(stored, at: position, as: V.self, key: key)
+    }
+}
+
+extension Model {
+    /// The stored object type of the model: ``ModelSchema/objectSchema``
+    /// of ``schema``.
+    public static var objectSchema: ObjectSchema { schema.objectSchema }
+
+    /// The model's schema, without its Swift type.
+    static var declaration: ModelDeclaration { schema.declaration(swiftName: String(describing: Self.self)) }
+}
+
+/// The declaration of a model known by its existential metatype.
+func declaration(of model: any Model.Type) -> ModelDeclaration {
+    func open<M: Model>(_ model: M.Type) -> ModelDeclaration { M.declaration }
+    return open(model)
+}

@@ -1,0 +1,127 @@
+// @unchecked: made and used by one transaction, on its thread; its buffers are written in init and by encodes only.
+/// How one ``Model`` type reads and writes the records of one table, worked
+/// out once per transaction: which table field each model position is,
+/// what a property the record lacks reads as, and the storage that
+/// encoding a value fills.
+final class ModelBinding: @unchecked Sendable {
+    let model: ObjectIdentifier
+    let table: ObjectTable
+    /// The number of stored properties of the model.
+    let count: Int
+    /// The model's primary-key position, if it has one.
+    let primaryKeyPosition: Int?
+    /// The Swift type's name, for messages.
+    let modelName: String
+    let properties: [Property]
+    /// Per model position, the table field's position, or -1 when the
+    /// table has no such field.
+    private let tablePositions: UnsafeMutableBufferPointer<Int>
+    /// Per table field position, the model position, or -1.
+    private let modelPositions: UnsafeMutableBufferPointer<Int>
+    /// Per model position, what a record without the field reads as.
+    let absentValues: UnsafeMutableBufferPointer<Value>
+    /// Filled by ``encode(_:)``.
+    let slots: UnsafeMutableBufferPointer<Value>
+
+    /// - Throws: ``StrataError`` with code ``StrataError/Code/invalidSchema``
+    ///   when a property of the model has another type in the table.
+    init<M: Model>(_ modelType: M.Type, table: ObjectTable) throws {
+        let schema = M.schema
+        model = ObjectIdentifier(M.self)
+        self.table = table
+        modelName = String(describing: M.self)
+        let properties = schema.objectSchema.properties
+        self.properties = properties
+        count = properties.count
+        primaryKeyPosition = schema.objectSchema.primaryKey.flatMap { name in properties.firstIndex { $0.name == name }
+        }
+        var mismatches: [String] = []
+        var toTable = [Int](repeating: -1, count: count)
+        var toModel = [Int](repeating: -1, count: table.fields.count)
+        for (position, property) in properties.enumerated() {
+            guard let field = table.field(property.name) else { continue }
+            guard field.type == property.type else {
+                mismatches.append(
+                    "Property '\(table.name).\(property.name)' is \(property.typeDescription) in the model \(M.self), but \(field.isOptional ? "\(field.type)?" : "\(field.type)") in the file."
+                )
+                continue
+            }
+            toTable[position] = field.position
+            toModel[field.position] = position
+        }
+        guard mismatches.isEmpty else {
+            throw StrataError(
+                .invalidSchema,
+                "The model \(M.self) does not match the object type '\(table.name)' of \(table.path):\n"
+                    + mismatches.map { "- " + $0 }.joined(separator: "\n")
+                    + "\nOpen the file with a configuration that lists this model, or read it with the model of the file's schema version.",
+                path: table.path)
+        }
+        tablePositions = .allocate(capacity: max(count, 1))
+        _ = tablePositions.initialize(from: toTable)
+        modelPositions = .allocate(capacity: max(toModel.count, 1))
+        _ = modelPositions.initialize(from: toModel)
+        absentValues = .allocate(capacity: max(count, 1))
+        _ = absentValues.initialize(from: properties.map(\.valueWhenAbsent))
+        slots = .allocate(capacity: max(count, 1))
+        slots.initialize(repeating: .null)
+    }
+
+    deinit {
+        tablePositions.deallocate()
+        modelPositions.deallocate()
+        absentValues.deinitialize()
+        absentValues.deallocate()
+        slots.deinitialize()
+        slots.deallocate()
+    }
+
+    /// Fills ``slots`` with the stored properties of `object`.
+    @inline(__always)
+    func encode<M: Model>(_ object: M) {
+        var encoder = ModelEncoder(slots: slots.baseAddress!, capacity: count)
+        object.encode(to: &encoder)
+        precondition(
+            encoder.count == count,
+            "The model \(modelName) encoded \(encoder.count) properties; its schema declares \(count).")
+    }
+
+    /// The value the last ``encode(_:)`` gave the table field `field`, or
+    /// nil when the model has no such property.
+    @inline(__always)
+    func given(_ field: ObjectTable.Field) -> Value? {
+        let position = modelPositions[field.position]
+        return position < 0 ? nil : slots[position]
+    }
+
+    /// The primary key the last ``encode(_:)`` gave, as the model's type.
+    func encodedPrimaryKey<K: PrimaryKeyValue>(as type: K.Type) -> K? {
+        primaryKeyPosition.flatMap { K(propertyValue: slots[$0]) }
+    }
+
+    /// The stored value of the model's property at `position`, or nil when
+    /// the record has none.
+    @inline(__always)
+    func storedValue(at position: Int, in record: RecordView) -> Value? {
+        let tablePosition = tablePositions[position]
+        guard tablePosition >= 0 else { return nil }
+        return record.value(forField: table.readInfo[tablePosition].id, expectedAt: tablePosition)
+    }
+
+    /// Decodes one object of the table.
+    @inline(__always)
+    func decode<M: Model>(_ type: M.Type, record: RecordView, key: UnsafeRawBufferPointer) throws -> M {
+        var decoder = ModelDecoder(binding: self, record: record, key: key)
+        return try M(from: &decoder)
+    }
+
+    /// The error for a stored value that the model's property cannot hold.
+    func misfit<V>(_ stored: Value, at position: Int, as type: V.Type, key: UnsafeRawBufferPointer) -> StrataError {
+        let property = properties[position]
+        let what = stored.propertyType.map { "\(stored) of type \($0)" } ?? "null"
+        return StrataError(
+            .invalidValue,
+            "The '\(table.name)' object \(table.describeKey(key)) in \(table.path) stores \(what) for '\(property.name)', which the model \(modelName) reads as \(V.self). The file was written with another schema or edited by hand; read it with the model of its schema version.",
+            path: table.path)
+    }
+}

@@ -1,0 +1,73 @@
+/// Reading and writing ``Model`` values: each goes through the model's
+/// ``ModelBinding`` and the table engine, the same path as dynamic writes.
+extension ObjectContext {
+    /// Inserts `object`; returns its primary key, or its automatic id.
+    @inline(__always)
+    func insert<M: Model>(_ object: M) throws -> M.PrimaryKey {
+        let binding = try binding(M.self)
+        binding.encode(object)
+        try engine.insert(binding.table) { binding.given($0) }
+        return writtenKey(binding, M.self)
+    }
+
+    /// Replaces the stored object with `object`'s primary key, or inserts
+    /// it (`requireExisting` false) or throws (`requireExisting` true).
+    func replace<M: Model>(_ object: M, requireExisting: Bool) throws -> M.PrimaryKey {
+        let binding = try binding(M.self)
+        guard binding.table.primaryKey != nil else {
+            if requireExisting {
+                throw StrataError(
+                    .invalidValue,
+                    "'\(binding.table.name)' has no primary key, so a \(binding.modelName) value does not say which object to update (in \(path)). Give the model a @PrimaryKey property.",
+                    path: path)
+            }
+            return try insert(object)
+        }
+        binding.encode(object)
+        try engine.replace(binding.table, requireExisting: requireExisting) { binding.given($0) }
+        return writtenKey(binding, M.self)
+    }
+
+    /// The key of the object last written through `binding`.
+    private func writtenKey<M: Model>(_ binding: ModelBinding, _ model: M.Type) -> M.PrimaryKey {
+        if let key = binding.encodedPrimaryKey(as: M.PrimaryKey.self) { return key }
+        let key = engine.encoder.decodedKey(binding.table)
+        guard let typed = M.PrimaryKey(propertyValue: key) else {
+            preconditionFailure(
+                "The model \(binding.modelName) has no primary key property, so its PrimaryKey must be Int64 (the automatic id), not \(M.PrimaryKey.self)."
+            )
+        }
+        return typed
+    }
+
+    /// Deletes the object with `key`; returns whether there was one.
+    func delete<M: Model>(_ model: M.Type, primaryKey key: M.PrimaryKey) throws -> Bool {
+        try engine.delete(binding(M.self).table, key: key.propertyValue)
+    }
+
+    /// Deletes the stored object with `object`'s primary key.
+    func delete<M: Model>(_ object: M) throws -> Bool {
+        let binding = try binding(M.self)
+        guard let position = binding.primaryKeyPosition else {
+            throw StrataError(
+                .invalidValue,
+                "'\(binding.table.name)' has no primary key, so a \(binding.modelName) value does not say which object to delete (in \(path)). Delete it by its id with delete(\(binding.modelName).self, primaryKey:).",
+                path: path)
+        }
+        binding.encode(object)
+        return try engine.delete(binding.table, key: binding.slots[position])
+    }
+
+    /// The object with `key`, decoded, or nil when there is none.
+    func object<M: Model>(_ model: M.Type, primaryKey key: M.PrimaryKey) throws -> M? {
+        let binding = try binding(M.self)
+        let table = binding.table
+        var keyEncoder = engine.encoder
+        try keyEncoder.encodeKey(key.propertyValue, table: table)
+        return try keyEncoder.key.withUnsafeBytes { keyBytes in
+            guard let record = try lmdb.get(table.records, keyBytes) else { return nil }
+            let view = try table.validatedView(key: keyBytes, record: record)
+            return try binding.decode(M.self, record: view, key: keyBytes)
+        }
+    }
+}
