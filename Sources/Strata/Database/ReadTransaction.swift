@@ -66,7 +66,7 @@ extension ReadTransaction {
     /// - Throws: ``StrataError`` when the schema has no type of the model's
     ///   stored name, the model does not match it, or the record is damaged
     ///   or holds a value the model cannot hold.
-    public func object<M: Model>(_ type: M.Type, primaryKey: M.PrimaryKey) throws -> M? {
+    public func object<M: Model>(_ type: M.Type, primaryKey: M.Key) throws -> M? {
         try context.object(M.self, primaryKey: primaryKey)
     }
 

@@ -82,7 +82,7 @@ extension WriteTransaction {
     ///   when an object with the same primary key exists, or a model that
     ///   does not match the file's type.
     @discardableResult
-    public func insert<M: Model>(_ object: M) throws -> M.PrimaryKey {
+    public func insert<M: Model>(_ object: M) throws -> M.Key {
         try context.insert(object)
     }
 
@@ -92,7 +92,7 @@ extension WriteTransaction {
     /// - Returns: The object's primary key (its automatic id for a model
     ///   without a primary key, which always inserts).
     @discardableResult
-    public func upsert<M: Model>(_ object: M) throws -> M.PrimaryKey {
+    public func upsert<M: Model>(_ object: M) throws -> M.Key {
         try context.replace(object, requireExisting: false)
     }
 
@@ -121,7 +121,7 @@ extension WriteTransaction {
     ///
     /// - Returns: Whether there was an object to delete.
     @discardableResult
-    public func delete<M: Model>(_ type: M.Type, primaryKey: M.PrimaryKey) throws -> Bool {
+    public func delete<M: Model>(_ type: M.Type, primaryKey: M.Key) throws -> Bool {
         try context.delete(M.self, primaryKey: primaryKey)
     }
 

@@ -12,7 +12,7 @@
 ///
 /// ```swift
 /// struct Person: Model {
-///     typealias PrimaryKey = Int
+///     typealias Key = Int
 ///     var id: Int
 ///     var name: String
 ///     var age: Int = 0
@@ -44,7 +44,7 @@ public protocol Model {
     /// The type of the primary key: the ``ModelSchema`` property declared
     /// `primaryKey: true`, or `Int64` (the automatic id) for a model
     /// without one.
-    associatedtype PrimaryKey: PrimaryKeyValue
+    associatedtype Key: PrimaryKeyValue
 
     /// The stored type name and properties.
     static var schema: ModelSchema<Self> { get }

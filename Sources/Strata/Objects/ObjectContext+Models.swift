@@ -3,7 +3,7 @@
 extension ObjectContext {
     /// Inserts `object`; returns its primary key, or its automatic id.
     @inline(__always)
-    func insert<M: Model>(_ object: M) throws -> M.PrimaryKey {
+    func insert<M: Model>(_ object: M) throws -> M.Key {
         let binding = try binding(M.self)
         binding.encode(object)
         try engine.insert(binding.table) { binding.given($0) }
@@ -12,7 +12,7 @@ extension ObjectContext {
 
     /// Replaces the stored object with `object`'s primary key, or inserts
     /// it (`requireExisting` false) or throws (`requireExisting` true).
-    func replace<M: Model>(_ object: M, requireExisting: Bool) throws -> M.PrimaryKey {
+    func replace<M: Model>(_ object: M, requireExisting: Bool) throws -> M.Key {
         let binding = try binding(M.self)
         guard binding.table.primaryKey != nil else {
             if requireExisting {
@@ -29,19 +29,19 @@ extension ObjectContext {
     }
 
     /// The key of the object last written through `binding`.
-    private func writtenKey<M: Model>(_ binding: ModelBinding, _ model: M.Type) -> M.PrimaryKey {
-        if let key = binding.encodedPrimaryKey(as: M.PrimaryKey.self) { return key }
+    private func writtenKey<M: Model>(_ binding: ModelBinding, _ model: M.Type) -> M.Key {
+        if let key = binding.encodedPrimaryKey(as: M.Key.self) { return key }
         let key = engine.encoder.decodedKey(binding.table)
-        guard let typed = M.PrimaryKey(propertyValue: key) else {
+        guard let typed = M.Key(propertyValue: key) else {
             preconditionFailure(
-                "The model \(binding.modelName) has no primary key property, so its PrimaryKey must be Int64 (the automatic id), not \(M.PrimaryKey.self)."
+                "The model \(binding.modelName) has no primary key property, so its Key must be Int64 (the automatic id), not \(M.Key.self)."
             )
         }
         return typed
     }
 
     /// Deletes the object with `key`; returns whether there was one.
-    func delete<M: Model>(_ model: M.Type, primaryKey key: M.PrimaryKey) throws -> Bool {
+    func delete<M: Model>(_ model: M.Type, primaryKey key: M.Key) throws -> Bool {
         try engine.delete(binding(M.self).table, key: key.propertyValue)
     }
 
@@ -59,7 +59,7 @@ extension ObjectContext {
     }
 
     /// The object with `key`, decoded, or nil when there is none.
-    func object<M: Model>(_ model: M.Type, primaryKey key: M.PrimaryKey) throws -> M? {
+    func object<M: Model>(_ model: M.Type, primaryKey key: M.Key) throws -> M? {
         let binding = try binding(M.self)
         let table = binding.table
         var keyEncoder = engine.encoder

@@ -4,7 +4,7 @@ import Strata
 /// The Person of `Fixtures.person`, as a model written by hand (without the
 /// macro): the conformance the docs show.
 struct HandPerson: Model, Equatable {
-    typealias PrimaryKey = Int
+    typealias Key = Int
     var id: Int
     var firstName: String
     var lastName: String
@@ -48,7 +48,7 @@ struct HandPerson: Model, Equatable {
 
 /// A model without a primary key: its objects get automatic ids.
 struct HandNote: Model, Equatable {
-    typealias PrimaryKey = Int64
+    typealias Key = Int64
     var text: String
     var priority: Int = 1
 
