@@ -35,9 +35,26 @@ public struct MigrationFixture: Sendable {
         self.init(snapshot: SchemaSnapshot(schemaVersion: schemaVersion, schema: schema), mode: mode)
     }
 
+    /// A fixture at a shipped schema version, from that version's models:
+    /// no snapshot needed.
+    ///
+    /// ```swift
+    /// var v1 = MigrationFixture(version: AppV1.self)
+    /// v1.add(PersonV1(id: 1, name: "Ada Lovelace", age: "36"))
+    /// ```
+    public init<V: VersionedSchema>(version: V.Type, mode: Database.Mode = .local) {
+        self.init(schemaVersion: V.version, schema: V.schema, mode: mode)
+    }
+
     /// Adds an object to write into the file.
     public mutating func add(_ type: String, _ values: [String: Value]) {
         objects.append((type, values))
+    }
+
+    /// Adds a model value to write into the file, under its stored type
+    /// name.
+    public mutating func add<M: Model>(_ object: M) {
+        objects.append((M.schema.name, object.storedValues))
     }
 
     /// Creates the file at `path` at the snapshot's schema version, with the
@@ -132,6 +149,11 @@ public final class MigrationTest {
     /// Every object of a type, its values by name, in key order.
     public func objects(_ type: String, in db: Database) throws -> [[String: Value]] {
         try db.read { tx in try tx.objects(type).map(\.values) }
+    }
+
+    /// Every object of a model type, decoded, in key order.
+    public func objects<M: Model>(_ type: M.Type, in db: Database) throws -> [M] {
+        try db.read { tx in try tx.objects(M.self).array() }
     }
 
     /// The effective schema version of every object of a type, in key order.

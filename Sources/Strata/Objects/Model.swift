@@ -152,3 +152,25 @@ func declaration(of model: any Model.Type) -> ModelDeclaration {
     func open<M: Model>(_ model: M.Type) -> ModelDeclaration { M.declaration }
     return open(model)
 }
+
+extension Model {
+    /// The value's stored properties by stored name: what the dynamic API
+    /// reads for the object once it is written.
+    ///
+    /// For tests, fixtures and tools; writing a model never builds this
+    /// dictionary.
+    public var storedValues: [String: Value] {
+        let properties = Self.schema.objectSchema.properties
+        let slots = UnsafeMutablePointer<Value>.allocate(capacity: max(properties.count, 1))
+        slots.initialize(repeating: .null, count: properties.count)
+        defer {
+            slots.deinitialize(count: properties.count)
+            slots.deallocate()
+        }
+        var encoder = ModelEncoder(slots: slots, capacity: properties.count)
+        encode(to: &encoder)
+        var values: [String: Value] = [:]
+        for (position, property) in properties.enumerated() { values[property.name] = slots[position] }
+        return values
+    }
+}
