@@ -8,6 +8,13 @@ import Foundation
 /// let values: [String: Value] = ["id": 1, "name": "Ada", "score": 9.5, "email": nil]
 /// ```
 ///
+/// or from Swift values with ``init(_:)``, which spares `.int(Int64(i))`
+/// and gives the type checker the dictionary's type inside closures:
+///
+/// ```swift
+/// let people = (1...100).map { i in ["id": Value(i), "name": Value("Person \(i)")] }
+/// ```
+///
 /// Read them back through the typed accessors, which return `nil` when the
 /// value holds another type: `object["age"].int`.
 public enum Value: Hashable, Sendable {
