@@ -7,6 +7,7 @@ import SwiftSyntaxMacros
 protocol MarkerMacro: PeerMacro {}
 
 extension MarkerMacro {
+    /// Nothing, and a diagnostic when the attribute is not on a property.
     public static func expansion(
         of node: AttributeSyntax, providingPeersOf declaration: some DeclSyntaxProtocol,
         in context: some MacroExpansionContext

@@ -11,6 +11,8 @@ import SwiftSyntaxMacros
 /// Every problem is reported at once, each at the node it is about; a
 /// struct with any problem gets no conformance.
 public struct ModelMacro: ExtensionMacro {
+    /// The conformance of the struct `declaration`, or none and a
+    /// diagnostic for each problem.
     public static func expansion(
         of node: AttributeSyntax, attachedTo declaration: some DeclGroupSyntax,
         providingExtensionsOf type: some TypeSyntaxProtocol, conformingTo protocols: [TypeSyntax],

@@ -357,6 +357,48 @@ import Testing
             """)
     }
 
+    @Test func sharedAnnotationsAndBacktickedNamesAreRead() {
+        expectExpansion(
+            """
+            @Model
+            struct Point {
+                var x, y: Double
+                var `default`: Bool
+            }
+            """,
+            """
+            struct Point {
+                var x, y: Double
+                var `default`: Bool
+            }
+
+            extension Point: Strata.Model {
+                typealias Key = Int64
+
+                static let schema = Strata.ModelSchema<Point>(
+                    name: "Point",
+                    properties: [
+                        .init(\\Point.x, "x"),
+                        .init(\\Point.y, "y"),
+                        .init(\\Point.`default`, "default"),
+                    ]
+                )
+
+                func encode(to encoder: inout Strata.ModelEncoder) {
+                    encoder.encode(self.x)
+                    encoder.encode(self.y)
+                    encoder.encode(self.`default`)
+                }
+
+                init(from decoder: inout Strata.ModelDecoder) throws {
+                    self.x = try decoder.decode(Double.self)
+                    self.y = try decoder.decode(Double.self)
+                    self.`default` = try decoder.decode(Bool.self)
+                }
+            }
+            """)
+    }
+
     @Test func structAlreadyDeclaredAsModelGetsMembersOnly() {
         expectExpansion(
             """

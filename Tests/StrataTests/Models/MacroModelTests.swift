@@ -47,6 +47,20 @@ struct MemberV2: Equatable {
     var nickname: String = "none"
 }
 
+enum Shelf {
+    /// A nested model with a property the rest of the module cannot set.
+    @Model
+    struct Entry: Equatable {
+        @PrimaryKey var id: Int
+        private(set) var note: String = "new"
+
+        init(id: Int, note: String) {
+            self.id = id
+            self.note = note
+        }
+    }
+}
+
 @Suite(.temporaryFolder) struct MacroModelTests {
     let folder = TemporaryFolder.current
 
@@ -80,6 +94,14 @@ struct MemberV2: Equatable {
             #expect(dynamic["weight"] == .double(0.25))
             #expect(try tx.objects("Gadget").where("count", equals: 3).map { $0["id"] } == ["lamp"])
         }
+    }
+
+    @Test func nestedModelWithPrivateSetterRoundTrips() throws {
+        let db = try open([Shelf.Entry.self], mode: .local)
+        try db.write { tx in try tx.insert(Shelf.Entry(id: 1, note: "kept")) }
+        let read = try db.read { tx in try tx.object(Shelf.Entry.self, primaryKey: 1) }
+        #expect(read == Shelf.Entry(id: 1, note: "kept"))
+        #expect(Shelf.Entry.schema.name == "Entry")
     }
 
     @Test func transientPropertyIsNotStoredAndReadsItsInitialValue() throws {
