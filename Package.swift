@@ -1,4 +1,5 @@
 // swift-tools-version: 6.1
+import CompilerPluginSupport
 import PackageDescription
 
 let package = Package(
@@ -13,6 +14,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        .package(url: "https://github.com/swiftlang/swift-syntax", exact: "602.0.0"),
     ],
     targets: [
         .systemLibrary(
@@ -24,7 +26,17 @@ let package = Package(
             name: "Strata",
             dependencies: [
                 "CLMDB",
+                "StrataMacros",
                 .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The compiler plug-in behind @Model: it only writes source code, so
+        // it depends on swift-syntax and nothing of Strata's.
+        .macro(
+            name: "StrataMacros",
+            dependencies: [
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
             ]
         ),
         // Helpers for testing migrations: files at old schema versions.
@@ -48,6 +60,15 @@ let package = Package(
             ],
             // Database files written by earlier versions of Strata.
             exclude: ["Fixtures"]
+        ),
+        .testTarget(
+            name: "StrataMacrosTests",
+            dependencies: [
+                "StrataMacros",
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+                // The assertions without XCTest, so that the tests use Swift Testing.
+                .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]
