@@ -23,7 +23,12 @@ extension ModelQuery {
     func plan(sorting: Bool) throws -> Plan {
         if let keyPathError { throw keyPathError }
         if sorting, let order {
-            if let field = binding.field(at: order.position) {
+            // An equality on the primary key reads at most one object: it
+            // beats a walk in the sort's order.
+            let oneObject = conditions.contains {
+                $0.isEquality && binding.field(at: $0.position)?.isPrimaryKey == true
+            }
+            if !oneObject, let field = binding.field(at: order.position) {
                 let driver = conditions.firstIndex { $0.position == order.position }
                 if field.isPrimaryKey {
                     // A bound that cannot be a key leaves the walk unbounded

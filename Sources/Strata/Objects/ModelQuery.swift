@@ -306,9 +306,13 @@ public struct ModelQuery<M: Model> {
     private func notStored(_ keyPath: PartialKeyPath<M>, _ operation: String) -> StrataError {
         let table = binding.table
         let known = binding.properties.map(\.name).joined(separator: ", ")
+        // A computed property's key path describes itself by an address.
+        let described = "\(keyPath)"
+        let named =
+            described.contains("<computed") ? "a key path to a computed \(type(of: keyPath).valueType)" : described
         return StrataError(
             .unknownProperty,
-            "The key path \(keyPath) given to \(operation) is not a stored property of the model \(binding.modelName) (stored as '\(table.name)' in \(table.path)); it is computed or transient. Its stored properties are: \(known). Use filter(_:) to test a computed value.",
+            "\(operation) was given \(named), which is not a stored property of the model \(binding.modelName) (stored as '\(table.name)' in \(table.path)): it is computed or transient. Its stored properties are: \(known). Use filter(_:) to test a computed value.",
             path: table.path)
     }
 }
