@@ -277,10 +277,44 @@ extension ModelQuery {
                 if !ascending { return }
             case .above:
                 if ascending { return }
+            case .inside(let recheck) where context.copiesObjects:
+                // The body may write to this database: LMDB moves the
+                // cursor of an entry another cursor deletes, but not always
+                // to the right place (a duplicate-key node deleted under a
+                // cursor walking backward), so the walk finds its place
+                // again by the entry's bytes.
+                let place = (Array(key), duplicates ? Array(value) : [])
+                guard try visit(key, value, recheck) else { return }
+                entry = try resume(cursor, after: place, ascending: ascending, duplicates: duplicates)
+                continue
             case .inside(let recheck):
                 guard try visit(key, value, recheck) else { return }
             }
             entry = try ascending ? cursor.next() : cursor.previous()
+        }
+    }
+
+    /// Puts `cursor` on the entry that follows `place` in a walk (precedes
+    /// it, walking backward), whether or not `place` is still there.
+    private func resume(
+        _ cursor: LMDBCursor, after place: (key: [UInt8], value: [UInt8]), ascending: Bool, duplicates: Bool
+    ) throws -> LMDBCursor.Entry? {
+        try place.key.withUnsafeBytes { key in
+            if duplicates, let found = try place.value.withUnsafeBytes({ try cursor.seek(exactly: key, atLeast: $0) }) {
+                // At `key`, on the first value at or after the place's.
+                if ascending { return KeyCodec.compare(found.value, place.value) == 0 ? try cursor.next() : found }
+                return try cursor.previous()
+            }
+            guard let found = try cursor.seek(atLeast: key) else { return ascending ? nil : try cursor.last() }
+            let atKey = KeyCodec.compare(found.key, key) == 0
+            if ascending {
+                // In a duplicate-key database, every value of `key` is before
+                // the place's.
+                guard atKey else { return found }
+                return try duplicates ? cursor.nextKey() : cursor.next()
+            }
+            guard atKey, duplicates, let last = try cursor.lastDuplicate() else { return try cursor.previous() }
+            return (found.key, last.value)
         }
     }
 

@@ -58,6 +58,11 @@ final class LMDBCursor {
     func seek(exactly key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws -> Entry? {
         try get(MDB_GET_BOTH, key: key, value: value)
     }
+    /// Moves to `key` and its first value at or after `value` in a
+    /// duplicate-key database (`MDB_GET_BOTH_RANGE`).
+    func seek(exactly key: UnsafeRawBufferPointer, atLeast value: UnsafeRawBufferPointer) throws -> Entry? {
+        try get(MDB_GET_BOTH_RANGE, key: key, value: value)
+    }
     /// The first value of the current key in a duplicate-key database.
     func firstDuplicate() throws -> Entry? { try get(MDB_FIRST_DUP) }
     /// The last value of the current key in a duplicate-key database.

@@ -14,6 +14,8 @@ struct QueryItem: Model, Equatable {
     var name: String
     var label: String
     var nickname: String?
+    /// Not in the schema: a transient property.
+    var cache = 0
     var doubledScore: Int { score * 2 }
 
     static let schema = ModelSchema<QueryItem>(
@@ -348,6 +350,30 @@ struct QueryItem: Model, Equatable {
                 if item.id > -3 { try tx.insert(QueryItem(id: -1000 - item.id, score: 0)) }
             }
             #expect(try items.where(\.id, in: ..<(-100)).count == 16)
+
+            // Moving each visited object's index entry past the walk's end,
+            // or behind it, visits every object once.
+            var raised: [Int] = []
+            try items.where(\.score, in: 0 ... 2).sorted(by: \.score).forEach { item in
+                raised.append(item.id)
+                var moved = item
+                moved.score += 100
+                try tx.update(moved)
+            }
+            #expect(
+                raised == [
+                    -2007, -2006, -2005, -2004, -2003, -2002, -2001, -1010, -1006, -1005, -1004, -1003, -1001, -1000,
+                    -999, -998, -3, 1, 5, -2, 10, -1, 3,
+                ])
+            var lowered: [Int] = []
+            try items.where(\.score, in: 100...).sorted(by: \.score, ascending: false).forEach { item in
+                lowered.append(item.id)
+                var moved = item
+                moved.score += 1000
+                try tx.update(moved)
+            }
+            #expect(lowered == raised.reversed())
+            #expect(try items.where(\.score, in: 1000...).count == raised.count)
         }
     }
 
@@ -360,6 +386,8 @@ struct QueryItem: Model, Equatable {
             #expect(error?.message.contains("the model QueryItem") == true)
             #expect(error?.message.contains("id, score, rank, name, label, nickname") == true)
             expectStrataError(.unknownProperty) { _ = try items.where(\.doubledScore, in: 0...).count }
+            let transient = expectStrataError(.unknownProperty) { _ = try items.where(\.cache, equals: 0).first() }
+            #expect(transient?.message.contains("\\QueryItem.cache") == true)
             expectStrataError(.unknownProperty) { _ = try items.sorted(by: \.doubledScore).first() }
             expectStrataError(.unknownProperty) {
                 _ = try items.where(\.id, equals: 1).sorted(by: \.doubledScore).isEmpty
