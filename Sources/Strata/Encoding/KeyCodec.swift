@@ -129,6 +129,51 @@ enum KeyCodec {
         return order != 0 ? order : a.count - b.count
     }
 
+    /// Compares two values in the order of their index keys, without
+    /// cutting long strings and data: values of different types by their
+    /// tag (null first), numbers and dates numerically (-0.0 equals 0.0,
+    /// NaN after infinity), strings and data by their bytes (for strings,
+    /// Unicode scalar order). Where two keys differ, their values compare
+    /// the same way.
+    static func compareInIndexOrder(_ a: Value, _ b: Value) -> Int {
+        switch (a, b) {
+        case (.int(let x), .int(let y)):
+            return x < y ? -1 : (x == y ? 0 : 1)
+        case (.double(let x), .double(let y)):
+            return compareBits(orderPreservingBits(x), orderPreservingBits(y))
+        case (.date(let x), .date(let y)):
+            return compareBits(
+                orderPreservingBits(x.timeIntervalSinceReferenceDate),
+                orderPreservingBits(y.timeIntervalSinceReferenceDate))
+        case (.string(var x), .string(var y)):
+            return x.withUTF8 { x in y.withUTF8 { y in compare(UnsafeRawBufferPointer(x), UnsafeRawBufferPointer(y)) } }
+        case (.data(let x), .data(let y)):
+            return x.withUnsafeBytes { x in y.withUnsafeBytes { y in compare(x, y) } }
+        case (.uuid(let x), .uuid(let y)):
+            return withUnsafeBytes(of: x.uuid) { x in withUnsafeBytes(of: y.uuid) { y in compare(x, y) } }
+        default:
+            return Int(tag(of: a).rawValue) - Int(tag(of: b).rawValue)
+        }
+    }
+
+    /// The tag byte that starts the index key of `value`.
+    static func tag(of value: Value) -> RecordCodec.Tag {
+        switch value {
+        case .null: .null
+        case .bool(let v): v ? .trueValue : .falseValue
+        case .int: .int
+        case .double: .double
+        case .string: .string
+        case .data: .data
+        case .date: .date
+        case .uuid: .uuid
+        }
+    }
+
+    private static func compareBits(_ x: UInt64, _ y: UInt64) -> Int {
+        x < y ? -1 : (x == y ? 0 : 1)
+    }
+
     /// Doubles as bytes that sort numerically; -0.0 and 0.0 share a key, and
     /// every NaN shares one key.
     static func orderPreservingBits(_ value: Double) -> UInt64 {

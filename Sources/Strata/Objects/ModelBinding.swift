@@ -108,6 +108,20 @@ final class ModelBinding: @unchecked Sendable {
         return record.value(forField: table.readInfo[tablePosition].id, expectedAt: tablePosition)
     }
 
+    /// The table field of the model's property at `position`, or nil when
+    /// the table has no such field.
+    func field(at position: Int) -> ObjectTable.Field? {
+        let tablePosition = tablePositions[position]
+        return tablePosition < 0 ? nil : table.fields[tablePosition]
+    }
+
+    /// What the model's property at `position` reads as for `record`: the
+    /// stored value, or the value of a property the record lacks.
+    @inline(__always)
+    func value(at position: Int, in record: RecordView) -> Value {
+        storedValue(at: position, in: record) ?? absentValues[position]
+    }
+
     /// Decodes one object of the table.
     @inline(__always)
     func decode<M: Model>(_ type: M.Type, record: RecordView, key: UnsafeRawBufferPointer) throws -> M {

@@ -2,22 +2,73 @@
 ///
 /// A query is a description, not a copy: nothing is read until a terminal
 /// operation (``forEach(_:)``, ``map(_:)``, ``array()``, ``first()``,
-/// ``count``) walks it. Narrow it with ``filter(_:)``, a closure run on
-/// each decoded value.
+/// ``count``, ``isEmpty``) walks it. Narrow it by key path with
+/// ``where(_:equals:)`` and `where(_:in:)`, or with
+/// ``filter(_:)``, a closure run on each decoded value; order it with
+/// ``sorted(by:ascending:)``; cut it with ``limit(_:)``.
 ///
 /// ```swift
-/// let names = try db.read { tx in
-///     try tx.objects(Person.self).filter { $0.age >= 18 }.map(\.name)
+/// let young = try db.read { tx in
+///     try tx.objects(Person.self)
+///         .where(\.age, in: 18..<30)
+///         .sorted(by: \.age)
+///         .limit(10)
+///         .map(\.name)
 /// }
 /// ```
 ///
-/// A query is valid only inside the transaction that made it. It is not a
-/// Swift `Sequence`, whose iterator cannot throw: reading a damaged record
-/// is an error, never a crash.
+/// ## Which operations use an index
+///
+/// - A `where` on the primary key reads only the matching objects, in key
+///   order; on an indexed property it walks only the matching index
+///   entries. On any other property it decodes nothing it can skip: the
+///   stored value is compared in the record before the object is decoded,
+///   but every record is read.
+/// - With several `where`s, one of them chooses the walk (an equality on
+///   the primary key, else on an index, else a range on the primary key,
+///   else on an index); the others are checked on each record it reaches.
+/// - ``sorted(by:ascending:)`` on the primary key walks the table in key
+///   order, forward or backward; on an indexed property, it walks the
+///   index, and a `where` on the same property bounds that one walk. On
+///   any other property the matching objects are decoded, kept in memory
+///   and sorted: O(n log n) time and memory for every matching object,
+///   even with a ``limit(_:)`` or for ``first()``.
+/// - ``limit(_:)`` and ``first()`` stop the walk as soon as they have
+///   their values, except after an in-memory sort.
+/// - ``count`` without filters reads one counter; with `where`s only, it
+///   walks without decoding (an index equality counts the entries of one
+///   key without reading a record).
+///
+/// ## Order and comparison
+///
+/// Without ``sorted(by:ascending:)``, values come in primary-key order,
+/// or in index order (by value, then primary key) when an indexed `where`
+/// chooses the walk. `where` and `sorted` compare stored values as the
+/// index orders them: numbers and dates numerically (`-0.0` equals `0.0`,
+/// NaN sorts after infinity), strings by their UTF-8 bytes (Unicode
+/// scalar order, which agrees with Swift's `<` on NFC-normalized text),
+/// `false` before `true`, and `nil` before every value. Equal values are
+/// ordered by primary key, and a descending sort is the exact reverse of
+/// the ascending one. The order in which `where`, `filter`, `sorted` and
+/// `limit` are chained does not matter: the limit applies last, to the
+/// sorted matching values.
+///
+/// A query is valid only inside the transaction that made it. In a write
+/// transaction it sees the transaction's own writes; a walk does not go
+/// past the entry that was last (first, walking backward) when it began,
+/// so a body that inserts objects still finishes. A query is not a Swift
+/// `Sequence`, whose iterator cannot throw: reading a damaged record is an
+/// error, never a crash.
 public struct ModelQuery<M: Model> {
     let context: ObjectContext
     let binding: ModelBinding
     var predicates: [(M) throws -> Bool] = []
+    var conditions: [QueryRange] = []
+    var order: (position: Int, ascending: Bool)?
+    var maximumCount: Int?
+    /// A `where` or `sorted` on a key path that is not a stored property:
+    /// thrown when the query runs.
+    var keyPathError: StrataError?
 
     init(context: ObjectContext, binding: ModelBinding) {
         self.context = context
@@ -25,17 +76,154 @@ public struct ModelQuery<M: Model> {
     }
 
     /// The values for which `isIncluded` returns true. Lazy: the closure
-    /// runs while the result is walked.
+    /// runs while the result is walked, on each value that the `where`s
+    /// let through.
+    ///
+    /// ```swift
+    /// let gmail = try tx.objects(Person.self).filter { $0.email?.hasSuffix("@gmail.com") == true }.count
+    /// ```
     public func filter(_ isIncluded: @escaping (M) throws -> Bool) -> ModelQuery {
         var copy = self
         copy.predicates.append(isIncluded)
         return copy
     }
 
-    /// Calls `body` with each value, in primary-key order.
+    /// The values whose property at `keyPath` equals `value`.
+    ///
+    /// On the primary key this reads at most one object; on an indexed
+    /// property, only the matching objects (index order: by primary key);
+    /// on any other property it reads every record and decodes only the
+    /// matching ones. Strings are equal when their UTF-8 bytes are.
+    ///
+    /// ```swift
+    /// let thirty = try tx.objects(Person.self).where(\.age, equals: 30).array()
+    /// let noEmail = try tx.objects(Person.self).where(\.email, equals: nil).count
+    /// ```
+    ///
+    /// A key path that is not a stored property (a computed or
+    /// `@Transient` one) makes the query throw a ``StrataError`` with code
+    /// ``StrataError/Code/unknownProperty`` when it runs; use
+    /// ``filter(_:)`` for those.
+    public func `where`<V: PropertyValue>(_ keyPath: KeyPath<M, V>, equals value: V) -> ModelQuery {
+        let bound = QueryRange.Bound(value: value.propertyValue, inclusive: true)
+        return adding(keyPath, lower: bound, upper: bound, "where(_:equals:)")
+    }
+
+    /// The values whose property at `keyPath` lies in `range`.
+    ///
+    /// On an indexed property this walks only the index entries in the
+    /// range; on the primary key, only the records in it; on any other
+    /// property it reads every record and decodes only the matching ones.
+    /// See the type's documentation for how values compare.
+    ///
+    /// ```swift
+    /// let young = try tx.objects(Person.self).where(\.age, in: 18..<30).array()
+    /// ```
+    public func `where`<V: PropertyValue & Comparable>(_ keyPath: KeyPath<M, V>, in range: Range<V>) -> ModelQuery {
+        adding(keyPath, lower: .init(range.lowerBound, true), upper: .init(range.upperBound, false), "where(_:in:)")
+    }
+
+    /// The values whose property at `keyPath` lies in `range`.
+    ///
+    /// ```swift
+    /// let twenties = try tx.objects(Person.self).where(\.age, in: 20...29).count
+    /// ```
+    ///
+    /// Uses an index as `where(_:in:)` does.
+    public func `where`<V: PropertyValue & Comparable>(_ keyPath: KeyPath<M, V>, in range: ClosedRange<V>)
+        -> ModelQuery
+    {
+        adding(keyPath, lower: .init(range.lowerBound, true), upper: .init(range.upperBound, true), "where(_:in:)")
+    }
+
+    /// The values whose property at `keyPath` is at least `range`'s lower
+    /// bound.
+    ///
+    /// ```swift
+    /// let adults = try tx.objects(Person.self).where(\.age, in: 18...).count
+    /// ```
+    ///
+    /// Uses an index as `where(_:in:)` does.
+    public func `where`<V: PropertyValue & Comparable>(_ keyPath: KeyPath<M, V>, in range: PartialRangeFrom<V>)
+        -> ModelQuery
+    {
+        adding(keyPath, lower: .init(range.lowerBound, true), upper: nil, "where(_:in:)")
+    }
+
+    /// The values whose property at `keyPath` is at most `range`'s upper
+    /// bound.
+    ///
+    /// ```swift
+    /// let children = try tx.objects(Person.self).where(\.age, in: ...12).count
+    /// ```
+    ///
+    /// Uses an index as `where(_:in:)` does.
+    public func `where`<V: PropertyValue & Comparable>(_ keyPath: KeyPath<M, V>, in range: PartialRangeThrough<V>)
+        -> ModelQuery
+    {
+        adding(keyPath, lower: nil, upper: .init(range.upperBound, true), "where(_:in:)")
+    }
+
+    /// The values whose property at `keyPath` is below `range`'s upper
+    /// bound.
+    ///
+    /// ```swift
+    /// let minors = try tx.objects(Person.self).where(\.age, in: ..<18).count
+    /// ```
+    ///
+    /// Uses an index as `where(_:in:)` does.
+    public func `where`<V: PropertyValue & Comparable>(_ keyPath: KeyPath<M, V>, in range: PartialRangeUpTo<V>)
+        -> ModelQuery
+    {
+        adding(keyPath, lower: nil, upper: .init(range.upperBound, false), "where(_:in:)")
+    }
+
+    /// The values ordered by their property at `keyPath`, smallest first,
+    /// or largest first when `ascending` is false. Equal values are
+    /// ordered by primary key (reversed when descending). A later
+    /// `sorted` replaces an earlier one.
+    ///
+    /// On the primary key this walks the table in key order; on an
+    /// indexed property it walks the index, bounded by a `where` on the
+    /// same property when there is one. On any other property it decodes
+    /// every matching object and sorts them in memory, which costs time
+    /// and memory in the number of matching objects even with a
+    /// ``limit(_:)``.
+    ///
+    /// ```swift
+    /// let oldestFirst = try tx.objects(Person.self).sorted(by: \.age, ascending: false).limit(3).array()
+    /// ```
+    public func sorted<V: PropertyValue>(by keyPath: KeyPath<M, V>, ascending: Bool = true) -> ModelQuery {
+        var copy = self
+        guard let position = M.schema.position(of: keyPath) else {
+            copy.keyPathError = copy.keyPathError ?? notStored(keyPath, "sorted(by:)")
+            return copy
+        }
+        copy.order = (position, ascending)
+        return copy
+    }
+
+    /// At most `count` values: the first ones in the query's order. The
+    /// walk stops as soon as it has them (after an in-memory sort, once
+    /// the sort is done).
+    ///
+    /// ```swift
+    /// let youngestThree = try tx.objects(Person.self).sorted(by: \.age).limit(3).array()
+    /// ```
+    ///
+    /// - Precondition: `count` is not negative.
+    public func limit(_ count: Int) -> ModelQuery {
+        precondition(count >= 0, "A query's limit cannot be negative (\(count)).")
+        var copy = self
+        copy.maximumCount = min(count, maximumCount ?? .max)
+        return copy
+    }
+
+    /// Calls `body` with each value, in the query's order.
     ///
     /// - Throws: What `body` or a filter throws, or a ``StrataError`` for a
-    ///   damaged record or a stored value the model cannot hold.
+    ///   key path that is not a stored property, a damaged record, or a
+    ///   stored value the model cannot hold.
     public func forEach(_ body: (M) throws -> Void) throws {
         try iterate {
             try body($0)
@@ -43,7 +231,13 @@ public struct ModelQuery<M: Model> {
         }
     }
 
-    /// The results of `transform` on each value.
+    /// The results of `transform` on each value, in the query's order.
+    ///
+    /// ```swift
+    /// let names = try tx.objects(Person.self).sorted(by: \.name).map(\.name)
+    /// ```
+    ///
+    /// - Throws: As ``forEach(_:)``.
     public func map<T>(_ transform: (M) throws -> T) throws -> [T] {
         var result: [T] = []
         try iterate {
@@ -53,69 +247,79 @@ public struct ModelQuery<M: Model> {
         return result
     }
 
-    /// Every value, in an array.
+    /// Every value, in an array, in the query's order.
+    ///
+    /// - Throws: As ``forEach(_:)``.
     public func array() throws -> [M] {
         try map { $0 }
     }
 
-    /// The first value, or nil when there is none.
+    /// The first value in the query's order, or nil when there is none.
+    /// It stops the walk at that value, except after an in-memory sort.
+    ///
+    /// ```swift
+    /// let oldest = try tx.objects(Person.self).sorted(by: \.age, ascending: false).first()
+    /// ```
+    ///
+    /// - Throws: As ``forEach(_:)``.
     public func first() throws -> M? {
         var found: M?
-        try iterate {
+        try limit(1).iterate {
             found = $0
             return false
         }
         return found
     }
 
-    /// The number of values. Without filters this reads one counter and
-    /// does not depend on the number of objects.
+    /// The number of values.
+    ///
+    /// Without `where`s or filters this reads one counter and does not
+    /// depend on the number of objects. With `where`s only, it walks
+    /// without decoding an object; an equality on an indexed property
+    /// counts the entries of one index key. Filters make it decode each
+    /// object that the `where`s let through.
+    ///
+    /// - Throws: As ``forEach(_:)``.
     public var count: Int {
-        get throws {
-            if predicates.isEmpty { return try context.lmdb.entryCount(binding.table.records) }
-            var n = 0
-            try iterate { _ in
-                n += 1
-                return true
-            }
-            return n
-        }
+        get throws { try countValues() }
     }
 
-    /// Whether there are no values.
+    /// Whether there are no values; it stops at the first one.
+    ///
+    /// - Throws: As ``forEach(_:)``.
     public var isEmpty: Bool {
-        get throws { try first() == nil }
+        get throws { try limit(1).count == 0 }
     }
 
-    /// Walks the matching values until `body` returns false.
-    func iterate(_ body: (M) throws -> Bool) throws {
-        if predicates.isEmpty { return try scan(body) }
-        let predicates = self.predicates
-        try scan { value in
-            for predicate in predicates where try !predicate(value) { return true }
-            return try body(value)
+    private func adding(
+        _ keyPath: PartialKeyPath<M>, lower: QueryRange.Bound?, upper: QueryRange.Bound?, _ operation: String
+    ) -> ModelQuery {
+        var copy = self
+        guard let position = M.schema.position(of: keyPath) else {
+            copy.keyPathError = copy.keyPathError ?? notStored(keyPath, operation)
+            return copy
         }
+        copy.conditions.append(QueryRange(position: position, lower: lower, upper: upper))
+        return copy
     }
 
-    /// Walks the table in key order, decoding each record. In a write
-    /// transaction the walk stops at the key that was last when it began,
-    /// as ``ObjectCollection`` does.
-    private func scan(_ body: (M) throws -> Bool) throws {
+    private func notStored(_ keyPath: PartialKeyPath<M>, _ operation: String) -> StrataError {
         let table = binding.table
-        let binding = self.binding
-        try context.lmdb.withCursor(table.records) { cursor in
-            let end = context.copiesObjects ? try cursor.last().map { Array($0.key) } : nil
-            var entry = try cursor.first()
-            while let (key, record) = entry {
-                if let end, KeyCodec.compare(key, end) > 0 { return }
-                let view = try table.validatedView(key: key, record: record)
-                let emptied = context.engine.tablesEmptied
-                guard try body(try binding.decode(M.self, record: view, key: key)),
-                    context.engine.tablesEmptied == emptied
-                else { return }
-                entry = try cursor.next()
-            }
-        }
+        let known = binding.properties.map(\.name).joined(separator: ", ")
+        // A computed property's key path describes itself by an address.
+        let described = "\(keyPath)"
+        let named =
+            described.contains("<computed") ? "a key path to a computed \(type(of: keyPath).valueType)" : described
+        return StrataError(
+            .unknownProperty,
+            "\(operation) was given \(named), which is not a stored property of the model \(binding.modelName) (stored as '\(table.name)' in \(table.path)): it is computed or transient. Its stored properties are: \(known). Use filter(_:) to test a computed value.",
+            path: table.path)
+    }
+}
+
+extension QueryRange.Bound {
+    init<V: PropertyValue>(_ value: V, _ inclusive: Bool) {
+        self.init(value: value.propertyValue, inclusive: inclusive)
     }
 }
 

@@ -41,6 +41,16 @@ final class LMDBCursor {
     func first() throws -> Entry? { try get(MDB_FIRST) }
     func last() throws -> Entry? { try get(MDB_LAST) }
     func next() throws -> Entry? { try get(MDB_NEXT) }
+    /// The entry before the current one; in a duplicate-key database, the
+    /// previous value of the key, else the last value of the previous key:
+    /// the exact reverse of ``next()``.
+    func previous() throws -> Entry? { try get(MDB_PREV) }
+    /// The first value of the next key, skipping the current key's other
+    /// values in a duplicate-key database.
+    func nextKey() throws -> Entry? { try get(MDB_NEXT_NODUP) }
+    /// Moves to the first key at or after `key` in LMDB's order
+    /// (`MDB_SET_RANGE`); in a duplicate-key database, to its first value.
+    func seek(atLeast key: UnsafeRawBufferPointer) throws -> Entry? { try get(MDB_SET_RANGE, key: key) }
     /// Moves to `key` exactly; in a duplicate-key database, to its first value.
     func seek(exactly key: UnsafeRawBufferPointer) throws -> Entry? { try get(MDB_SET_KEY, key: key) }
     /// Moves to the entry with exactly this key and value, in a
@@ -48,12 +58,24 @@ final class LMDBCursor {
     func seek(exactly key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws -> Entry? {
         try get(MDB_GET_BOTH, key: key, value: value)
     }
+    /// Moves to `key` and its first value at or after `value` in a
+    /// duplicate-key database (`MDB_GET_BOTH_RANGE`).
+    func seek(exactly key: UnsafeRawBufferPointer, atLeast value: UnsafeRawBufferPointer) throws -> Entry? {
+        try get(MDB_GET_BOTH_RANGE, key: key, value: value)
+    }
     /// The first value of the current key in a duplicate-key database.
     func firstDuplicate() throws -> Entry? { try get(MDB_FIRST_DUP) }
     /// The last value of the current key in a duplicate-key database.
     func lastDuplicate() throws -> Entry? { try get(MDB_LAST_DUP) }
     /// The next value of the current key in a duplicate-key database.
     func nextDuplicate() throws -> Entry? { try get(MDB_NEXT_DUP) }
+
+    /// The number of values of the current key in a duplicate-key database.
+    func duplicateCount() throws -> Int {
+        var count = 0
+        try check(mdb_cursor_count(handle, &count), "mdb_cursor_count", path: path, in: transaction)
+        return count
+    }
 
     /// Replaces the value of the entry the cursor is at (`MDB_CURRENT`),
     /// without searching the tree again; `key` must be that entry's key,

@@ -1,0 +1,121 @@
+/// The values a typed query's `where` accepts for one property: an
+/// interval in index order (``KeyCodec/compareInIndexOrder(_:_:)``). An
+/// equality is an interval whose bounds are one value.
+struct QueryRange {
+    struct Bound {
+        let value: Value
+        let inclusive: Bool
+    }
+
+    /// The model position of the property.
+    let position: Int
+    let lower: Bound?
+    let upper: Bound?
+
+    var isEquality: Bool {
+        lower != nil && upper != nil && lower!.inclusive && upper!.inclusive && lower!.value == upper!.value
+    }
+
+    /// The tag that every value in the range has: a range never holds a
+    /// value of another type (a null, for one).
+    private var tag: RecordCodec.Tag { KeyCodec.tag(of: (lower ?? upper)!.value) }
+
+    /// Whether `value` lies in the range.
+    @inline(__always)
+    func contains(_ value: Value) -> Bool {
+        guard KeyCodec.tag(of: value) == tag else { return false }
+        if let lower {
+            let order = KeyCodec.compareInIndexOrder(value, lower.value)
+            if order < 0 || (order == 0 && !lower.inclusive) { return false }
+        }
+        if let upper {
+            let order = KeyCodec.compareInIndexOrder(value, upper.value)
+            if order > 0 || (order == 0 && !upper.inclusive) { return false }
+        }
+        return true
+    }
+
+    /// The index keys that can hold the range's values. A missing bound is
+    /// the edge of the values of the range's type.
+    var indexKeys: Keys {
+        func key(_ value: Value) -> (key: [UInt8], cut: Bool) {
+            var writer = ByteWriter(capacity: 16)
+            let cut = FileLayout.appendIndexKey(value, to: &writer)
+            return (writer.withUnsafeBytes { Array($0) }, cut)
+        }
+        var keys = Keys()
+        if let lower {
+            (keys.lower, keys.lowerCut) = key(lower.value)
+            keys.lowerInclusive = lower.inclusive
+        } else {
+            keys.lower = [tag.rawValue]
+        }
+        if let upper {
+            (keys.upper, keys.upperCut) = key(upper.value)
+            keys.upperInclusive = upper.inclusive
+        } else {
+            keys.upper = [tag.rawValue + 1]
+            keys.upperInclusive = false
+        }
+        return keys
+    }
+
+    /// The record keys of the range, for a primary key of `type`; nil
+    /// when a bound cannot be a key (a string too long to be one).
+    func primaryKeys(type: PropertyType) -> Keys? {
+        func key(_ value: Value) -> [UInt8]? {
+            var writer = ByteWriter(capacity: 16)
+            guard KeyCodec.appendPrimaryKey(value, type: type, to: &writer), writer.count <= KeyCodec.maxKeySize
+            else { return nil }
+            return writer.withUnsafeBytes { Array($0) }
+        }
+        var keys = Keys()
+        if let lower {
+            guard let bytes = key(lower.value) else { return nil }
+            keys.lower = bytes
+            keys.lowerInclusive = lower.inclusive
+        }
+        if let upper {
+            guard let bytes = key(upper.value) else { return nil }
+            keys.upper = bytes
+            keys.upperInclusive = upper.inclusive
+        }
+        return keys
+    }
+
+    /// An interval of LMDB keys, with what a cut index key leaves open.
+    struct Keys {
+        var lower: [UInt8]?
+        var lowerInclusive = true
+        /// Whether `lower` is a cut index key: keys equal to it may hold
+        /// values on either side of the bound.
+        var lowerCut = false
+        var upper: [UInt8]?
+        var upperInclusive = true
+        var upperCut = false
+
+        enum Place {
+            case below
+            case inside(recheck: Bool)
+            case above
+        }
+
+        /// Where `key` lies; `recheck` says that the key does not tell, and
+        /// the stored value must be compared with the range.
+        @inline(__always)
+        func place(of key: UnsafeRawBufferPointer) -> Place {
+            var recheck = false
+            if let lower {
+                let order = KeyCodec.compare(key, lower)
+                if order < 0 || (order == 0 && !lowerInclusive && !lowerCut) { return .below }
+                if order == 0 && lowerCut { recheck = true }
+            }
+            if let upper {
+                let order = KeyCodec.compare(key, upper)
+                if order > 0 || (order == 0 && !upperInclusive && !upperCut) { return .above }
+                if order == 0 && upperCut { recheck = true }
+            }
+            return .inside(recheck: recheck)
+        }
+    }
+}
