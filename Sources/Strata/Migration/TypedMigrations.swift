@@ -291,7 +291,12 @@ struct Mapping<Old: Model, New: Model>: TypedMapping {
     ) throws {
         let oldBinding = try ModelBinding(Old.self, table: oldTable)
         let newBinding = try ModelBinding(New.self, table: newTable)
-        let fields = newTable.fields
+        // Per field of the new table, the new model's position (or -1), and
+        // what the field reads when the model lacks it: worked out once.
+        let properties = New.schema.objectSchema.properties
+        let positions = newTable.fields.map { field in properties.firstIndex { $0.name == field.name } ?? -1 }
+        let absent = newTable.fields.map(\.valueWhenAbsent)
+        let slots = newBinding.slots
         try migration.enumerateObjects(ofType: typeName) { old, new in
             guard let old else { return }
             let value = try oldBinding.decode(Old.self, record: old.record, key: old.key)
@@ -301,7 +306,12 @@ struct Mapping<Old: Model, New: Model>: TypedMapping {
             }
             guard let new else { return }
             newBinding.encode(result)
-            for field in fields { new.assign(newBinding.given(field) ?? field.valueWhenAbsent, at: field.position) }
+            positions.withUnsafeBufferPointer { positions in
+                for field in positions.indices {
+                    let position = positions[field]
+                    new.assign(position >= 0 ? slots[position] : absent[field], at: field)
+                }
+            }
             new.stampedVersion = stamp
         }
     }

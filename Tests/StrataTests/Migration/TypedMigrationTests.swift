@@ -47,6 +47,8 @@ struct TypedMigrationTests {
             try Database(configuration: Releases.configuration(separate, version: version)).close()
         }
         let db = try Database(configuration: Releases.configuration(composed, version: 4))
+        // One write per object: 3 people rewritten, 3 addresses created.
+        #expect(Instrumentation.recordWritesOfLastOpen(composed) == 6)
         let expectedPeople = Releases.peopleV3.map {
             PersonV4(id: $0.id, firstName: $0.firstName, familyName: $0.lastName, age: $0.age)
         }
