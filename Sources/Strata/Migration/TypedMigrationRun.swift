@@ -168,6 +168,8 @@ final class Stage {
     let input: UnsafeMutableBufferPointer<Value>
     /// The new model's values, by position.
     let output: UnsafeMutableBufferPointer<Value>
+    /// The number of the new model's stored properties.
+    let outputCount: Int
 
     init(mapping: any TypedMapping, step: MigrationStep, context: MigrationStepContext, binding: ModelBinding) {
         self.mapping = mapping
@@ -176,7 +178,8 @@ final class Stage {
         self.binding = binding
         input = .allocate(capacity: max(mapping.oldModel.objectSchema.properties.count, 1))
         input.initialize(repeating: .null)
-        output = .allocate(capacity: max(mapping.newModel.objectSchema.properties.count, 1))
+        outputCount = mapping.newModel.objectSchema.properties.count
+        output = .allocate(capacity: max(outputCount, 1))
         output.initialize(repeating: .null)
     }
 
@@ -292,7 +295,7 @@ final class Chain {
             guard
                 try stage.mapping.apply(
                     stage.input.baseAddress!, binding: stage.binding, key: key, context: stage.context,
-                    output: stage.output.baseAddress!)
+                    output: stage.output.baseAddress!, count: stage.outputCount)
             else { return false }
         }
         return true

@@ -237,10 +237,11 @@ protocol TypedMapping: Sendable {
     /// A binding of the old model that decodes from values by position.
     func valueBinding(table: ObjectTable) throws -> ModelBinding
     /// Runs the mapping on the old model's values in `input`; writes the
-    /// new model's into `output`, or returns false for a deleted object.
+    /// new model's `count` values into `output`, or returns false for a
+    /// deleted object.
     func apply(
         _ input: UnsafePointer<Value>, binding: ModelBinding, key: UnsafeRawBufferPointer,
-        context: MigrationStepContext, output: UnsafeMutablePointer<Value>
+        context: MigrationStepContext, output: UnsafeMutablePointer<Value>, count: Int
     ) throws -> Bool
     /// The one-step walk: each record decoded straight into the old model,
     /// each result written straight into the new record, by position.
@@ -271,12 +272,11 @@ struct Mapping<Old: Model, New: Model>: TypedMapping {
     @inline(__always)
     func apply(
         _ input: UnsafePointer<Value>, binding: ModelBinding, key: UnsafeRawBufferPointer,
-        context: MigrationStepContext, output: UnsafeMutablePointer<Value>
+        context: MigrationStepContext, output: UnsafeMutablePointer<Value>, count: Int
     ) throws -> Bool {
         var decoder = ModelDecoder(binding: binding, values: input, key: key)
         let old = try Old(from: &decoder)
         guard let new = try transform(old, context) else { return false }
-        let count = New.schema.objectSchema.properties.count
         var encoder = ModelEncoder(slots: output, capacity: count)
         new.encode(to: &encoder)
         precondition(

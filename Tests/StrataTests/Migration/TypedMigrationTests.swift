@@ -68,6 +68,30 @@ struct TypedMigrationTests {
         #expect(one["Person"]?.count == 3 && one["Address"]?.count == 3)
     }
 
+    @Test func aVersionWithoutAMappingIsCarriedByNameBeforeALaterStep() throws {
+        let composed = folder.path("composed.strata")
+        let separate = folder.path("separate.strata")
+        try Releases.seed(composed, version: 1)
+        try Releases.seed(separate, version: 1)
+        // Version 2 has no mapping: name → fullName by the declared rename,
+        // age (string → int) at its default; version 3 maps as usual.
+        let noMapping = MigrationStep.step(from: AppV1.self, to: AppV2.self) { _ in }
+        let steps = [noMapping, Releases.v2ToV3]
+        try Database(configuration: Releases.configuration(separate, version: 2, steps: [noMapping])).close()
+        try Database(configuration: Releases.configuration(separate, version: 3, steps: steps)).close()
+        let db = try Database(configuration: Releases.configuration(composed, version: 3, steps: steps))
+        #expect(
+            try people(PersonV3.self, db)
+                == Releases.peopleV3.map { PersonV3(id: $0.id, firstName: $0.firstName, lastName: $0.lastName, age: 0) }
+        )
+        #expect(try versions("Person", db) == [3, 3, 3])
+        db.close()
+        var other = Releases.configuration(composed, version: 3, steps: steps)
+        let one = try Migrations.everything(opening: other)
+        other.path = separate
+        #expect(try Migrations.everything(opening: other) == one)
+    }
+
     @Test func aThrowingStepLeavesTheFileAsItWas() throws {
         let path = folder.path()
         let count = 200_000
