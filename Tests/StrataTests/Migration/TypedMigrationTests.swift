@@ -120,6 +120,43 @@ struct TypedMigrationTests {
         #expect(try Migrations.state(opening: v1) == before)
     }
 
+    @Test func aThrowingComposedStepLeavesTheFileAsItWas() throws {
+        let path = folder.path()
+        try Releases.seed(path, version: 1)
+        let v1 = Releases.configuration(path, version: 1, steps: [])
+        let before = try Migrations.state(opening: v1)
+        let failing = MigrationStep.step(from: AppV2.self, to: AppV3.self) {
+            $0.map(PersonV2.self, to: PersonV3.self) { old, context in
+                try context.insert(AddressV3(id: old.id, city: "Somewhere"))
+                if old.id == 2 { throw Releases.StepFailure(id: old.id) }
+                return PersonV3(id: old.id, firstName: old.fullName, lastName: "", age: old.age)
+            }
+        }
+        let error = expectStrataError(.migrationFailed) {
+            _ = try Database(
+                configuration: Releases.configuration(path, version: 3, steps: [Releases.v1ToV2, failing]))
+        }
+        #expect(error?.cause as? Releases.StepFailure == Releases.StepFailure(id: 2))
+        #expect(error?.message.contains("from schema version 1 to 3") == true)
+        #expect(try Migrations.state(opening: v1) == before)
+    }
+
+    @Test func anInsertedObjectWhoseKeyIsTakenFailsTheMigration() throws {
+        let path = folder.path()
+        try Releases.seed(path, version: 2)
+        let clashing = MigrationStep.step(from: AppV2.self, to: AppV3.self) {
+            $0.map(PersonV2.self, to: PersonV3.self) { old, context in
+                try context.insert(AddressV3(id: 7, city: "Everyone's"))
+                return PersonV3(id: old.id, firstName: old.fullName, lastName: "", age: old.age)
+            }
+        }
+        let error = expectStrataError(.duplicatePrimaryKey) {
+            _ = try Database(configuration: Releases.configuration(path, version: 3, steps: [clashing]))
+        }
+        #expect(error?.message.contains("'Address' with primary key 7 already exists") == true)
+        #expect(try Database.migrationPlan(for: Releases.configuration(path, version: 3)).fileSchemaVersion == 2)
+    }
+
     @Test func nilFromAMappingDeletesTheObject() throws {
         let path = folder.path()
         try Releases.seed(path, version: 1)
