@@ -82,9 +82,27 @@ extension Database {
         /// ``Database/verify(path:)`` runs the same check on demand.
         /// Default: `false`.
         public var verifiesFileOnOpen: Bool
+        /// The typed migration steps, oldest first: run for a file at an
+        /// older declared version, after ``migration``. Must be empty in
+        /// ``DatabaseMode/synced`` mode. Default: none.
+        ///
+        /// ```swift
+        /// config.migrations = [
+        ///     .step(from: AppV1.self, to: AppV2.self) {
+        ///         $0.map(PersonV1.self, to: Person.self) { old in Person(id: old.id, fullName: old.name) }
+        ///     },
+        /// ]
+        /// ```
+        public var migrations: [MigrationStep] = []
         /// The models the schema was built from, when it was
         /// (``init(path:schemaVersion:models:objectSchemas:)``).
         var models: [ModelDeclaration] = []
+        /// The older schema versions the configuration declares
+        /// (``init(path:schema:versions:migrations:)``).
+        var olderVersions: [VersionDeclaration] = []
+        /// The name of the current version's ``VersionedSchema``, when the
+        /// configuration was built from one.
+        var versionName: String?
 
         /// Creates a configuration.
         ///
@@ -119,7 +137,17 @@ extension Database {
                     )
                 }
             }
+            if let typed = typedMigrations { problems += typed.validationProblems }
             return problems
+        }
+
+        /// The declared versions and typed steps, when there are models or
+        /// steps to compose.
+        var typedMigrations: TypedMigrations? {
+            guard !models.isEmpty || !olderVersions.isEmpty || !migrations.isEmpty else { return nil }
+            let current = VersionDeclaration(
+                version: schemaVersion, name: versionName ?? "the configured schema", models: models)
+            return TypedMigrations(current: current, older: olderVersions, steps: migrations)
         }
 
         /// The part of the configuration that plans and runs migrations.
@@ -127,7 +155,7 @@ extension Database {
             MigrationSettings(
                 path: path, schema: schema, appSchemaVersion: schemaVersion, mode: mode, migration: migration,
                 progress: progress, logger: logger, readOnly: readOnly,
-                deleteIfMigrationNeeded: deleteIfMigrationNeeded)
+                deleteIfMigrationNeeded: deleteIfMigrationNeeded, typed: typedMigrations)
         }
 
         /// How the file's LMDB environment is opened.

@@ -193,7 +193,7 @@ extension Database {
             let runner = MigrationRunner(
                 settings: settings, environment: environment, txn: txn, store: existing.store,
                 old: existing.catalog, oldTables: existing.tables, evolved: evolved)
-            let catalog = try runner.run(closure: plan.runsMigrationClosure ? settings.migration : nil)
+            let catalog = try runner.run(closure: plan.runsMigrationClosure ? settings.effectiveMigration : nil)
             let prepared = Prepared(
                 catalog: catalog, tables: [:], store: existing.store,
                 generation: existing.generation &+ 1, plan: plan, migrationTally: runner.tally)

@@ -54,6 +54,9 @@ public final class Migration {
         return runner
     }
 
+    /// The runner, for the typed steps that run on this migration.
+    var activeRunner: MigrationRunner { active }
+
     /// Calls `body` once for each object of a type: `old` as it was before
     /// the migration, read-only, through the old schema; `new` writable,
     /// through the new schema.

@@ -70,14 +70,24 @@ public struct MigrationPlan: Sendable, CustomStringConvertible {
     public let steps: [Step]
     /// What opening does.
     public let action: Action
-    /// Whether opening runs the configuration's migration closure.
+    /// Whether opening runs the configuration's migration closure, or its
+    /// typed steps (``typedSteps``).
     public let runsMigrationClosure: Bool
+    /// The typed migration steps opening runs, in order, and the property
+    /// renames that models declare, one line each: e.g.
+    /// `AppV1 → AppV2 (1 → 2): maps PersonV1 to Person`. Empty when no
+    /// migration runs.
+    public let typedSteps: [String]
     /// The error opening throws, when ``action`` is ``Action/refuse``.
     public let error: StrataError?
 
     /// The file's catalog, and the one opening would write.
     let catalog: Catalog?
     let evolved: Catalog?
+    /// Whether the configuration's own closure runs beside typed steps.
+    let runsOwnClosure: Bool
+
+    private var settingsHasClosureText: String { runsOwnClosure ? " after the migration closure" : "" }
 
     /// The changes alone.
     public var changes: [SchemaChange] { steps.map(\.change) }
@@ -92,11 +102,14 @@ public struct MigrationPlan: Sendable, CustomStringConvertible {
         case .updateCatalog: text += ": apply automatic changes; no record is rewritten."
         case .migrate:
             text +=
-                runsMigrationClosure
-                ? ": migrate, running the migration closure." : ": migrate, without a migration closure."
+                !typedSteps.isEmpty
+                ? ": migrate, running \(typedSteps.count) typed step\(typedSteps.count == 1 ? "" : "s")\(settingsHasClosureText)."
+                : runsMigrationClosure
+                    ? ": migrate, running the migration closure." : ": migrate, without a migration closure."
         case .deleteAndRecreate: text += ": delete the file and create it again, empty (deleteIfMigrationNeeded)."
         case .refuse: text += ": refused."
         }
+        for step in typedSteps { text += "\n- runs \(step)" }
         for step in steps { text += "\n- \(step)" }
         if let error { text += "\n" + error.message }
         return text
@@ -116,6 +129,8 @@ extension MigrationPlan {
         guard let catalog else {
             steps = []
             runsMigrationClosure = false
+            typedSteps = []
+            runsOwnClosure = false
             evolved = nil
             if settings.readOnly {
                 action = .refuse
@@ -133,8 +148,16 @@ extension MigrationPlan {
         let steps = MigrationPlan.steps(from: catalog, settings: settings)
         self.steps = steps
         let decision = MigrationPlan.decide(catalog: catalog, steps: steps, settings: settings)
-        error = decision.error
+        var error = decision.error
         var action = decision.action
+        if action == .migrate,
+            let mismatch = settings.typed?.mismatch(
+                fileVersion: catalog.fileSchemaVersion, fileSchema: catalog.schema, path: settings.path)
+        {
+            action = .refuse
+            error = mismatch
+        }
+        self.error = error
         var evolved: Catalog?
         if (action == .open && !settings.readOnly) || action == .migrate {
             let next = catalog.evolved(
@@ -144,7 +167,13 @@ extension MigrationPlan {
         }
         self.action = action
         self.evolved = evolved
-        runsMigrationClosure = action == .migrate && settings.migration != nil
+        let migrates = action == .migrate
+        runsMigrationClosure =
+            migrates && settings.runsClosure(fileVersion: catalog.fileSchemaVersion, oldSchema: catalog.schema)
+        runsOwnClosure = migrates && settings.migration != nil
+        typedSteps =
+            migrates
+            ? settings.typed?.summaries(fileVersion: catalog.fileSchemaVersion, oldSchema: catalog.schema) ?? [] : []
     }
 
     /// Options that cannot be combined, checked before the file is touched.
@@ -160,6 +189,13 @@ extension MigrationPlan {
             return StrataError(
                 .invalidConfiguration,
                 "deleteIfMigrationNeeded cannot be combined with readOnly (\(path)): a read-only open never deletes the file. Turn one of them off.",
+                path: path)
+        }
+        if settings.mode == .synced && settings.hasTypedSteps {
+            let names = settings.typed?.steps.map(\.name).joined(separator: ", ") ?? ""
+            return StrataError(
+                .migrationForbidden,
+                "\(path) is opened in synced mode, where older app versions share the data, so typed migration steps (\(names)) cannot run. Remove them from Configuration.migrations: synced mode allows only additive changes, which need no step.",
                 path: path)
         }
         if settings.mode == .synced && settings.migration != nil {

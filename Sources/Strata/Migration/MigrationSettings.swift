@@ -27,4 +27,29 @@ struct MigrationSettings: Sendable {
     var logger: Logger?
     var readOnly: Bool
     var deleteIfMigrationNeeded: Bool
+    /// The declared schema versions and typed steps, for a configuration
+    /// built from ``VersionedSchema`` types or models.
+    var typed: TypedMigrations? = nil
+
+    /// Whether the configuration has typed steps (which, like a closure,
+    /// synced mode refuses).
+    var hasTypedSteps: Bool { !(typed?.steps.isEmpty ?? true) }
+
+    /// Whether a migration of a file at `fileVersion` whose schema is
+    /// `oldSchema` runs a closure: the configuration's, or the typed work.
+    func runsClosure(fileVersion: UInt64, oldSchema: Schema) -> Bool {
+        migration != nil || typed?.hasWork(fileVersion: fileVersion, oldSchema: oldSchema) == true
+    }
+
+    /// The closure a migration runs: the configuration's, then the typed
+    /// steps and declared renames.
+    var effectiveMigration: MigrationBlock? {
+        guard let typed else { return migration }
+        let block = typed.block
+        guard let migration else { return block }
+        return { m, version in
+            try migration(m, version)
+            try block(m, version)
+        }
+    }
 }

@@ -38,6 +38,9 @@ public final class MutableObject {
         var pendingError: StrataError?
         /// Keeps the bytes `base` points at alive, when they are a copy.
         var storage: CopiedBytes?
+        /// The effective version to stamp, when not the migration's own
+        /// (a typed step composed from an older version).
+        var stampedVersion: UInt64?
     }
 
     private let state = UnsafeMutablePointer<State>.allocate(capacity: 1)
@@ -58,6 +61,10 @@ public final class MutableObject {
     var isActive: Bool {
         get { state.pointee.isActive }
         set { state.pointee.isActive = newValue }
+    }
+    var stampedVersion: UInt64? {
+        get { state.pointee.stampedVersion }
+        set { state.pointee.stampedVersion = newValue }
     }
 
     init(table: ObjectTable) {
@@ -90,6 +97,7 @@ public final class MutableObject {
         state.pointee.base = base
         state.pointee.keyCount = key.count
         state.pointee.isDeleted = false
+        state.pointee.stampedVersion = nil
         if state.pointee.pendingError != nil { state.pointee.pendingError = nil }
         if storage != nil || state.pointee.storage != nil { state.pointee.storage = storage }
     }
@@ -190,6 +198,15 @@ public final class MutableObject {
         if let value = overrides[position] { return value }
         guard let base else { return table.fields[position].valueWhenAbsent }
         return table.value(at: position, in: base)
+    }
+
+    /// Sets the field at `position` to a value known to fit it (a typed
+    /// model's, whose types the binding checked).
+    @inline(__always)
+    func assign(_ value: Value, at position: Int) {
+        overrides[position] = value
+        state.pointee.isDirty = true
+        state.pointee.changedPositions |= 1 << UInt64(min(position, 63))
     }
 
     func markDeleted() {

@@ -318,7 +318,7 @@ final class RecordRewriter: MigrationRecords {
         let keyEncoded: Bool
         do {
             keyEncoded = try encoder.encodeRewrite(
-                table: table, schemaVersion: scope.newVersion, automaticKey: automaticKey,
+                table: table, schemaVersion: object.stampedVersion ?? scope.newVersion, automaticKey: automaticKey,
                 newKeys: target.rekey, base: object.base, overrides: object.overrides,
                 storedPositions: target.storedPositions)
         } catch {

@@ -23,9 +23,12 @@ final class ModelBinding: @unchecked Sendable {
     /// Filled by ``encode(_:)``.
     let slots: UnsafeMutableBufferPointer<Value>
 
+    /// - Parameter bindsFields: False for a binding that only decodes from
+    ///   values by position (a model of another schema version in a typed
+    ///   migration): no property is matched with the table's fields.
     /// - Throws: ``StrataError`` with code ``StrataError/Code/invalidSchema``
     ///   when a property of the model has another type in the table.
-    init<M: Model>(_ modelType: M.Type, table: ObjectTable) throws {
+    init<M: Model>(_ modelType: M.Type, table: ObjectTable, bindsFields: Bool = true) throws {
         let schema = M.schema
         model = ObjectIdentifier(M.self)
         self.table = table
@@ -38,7 +41,7 @@ final class ModelBinding: @unchecked Sendable {
         var mismatches: [String] = []
         var toTable = [Int](repeating: -1, count: count)
         var toModel = [Int](repeating: -1, count: table.fields.count)
-        for (position, property) in properties.enumerated() {
+        for (position, property) in properties.enumerated() where bindsFields {
             guard let field = table.field(property.name) else { continue }
             guard field.type == property.type else {
                 mismatches.append(

@@ -56,12 +56,16 @@ final class TableEngine {
     }
 
     /// Inserts a new object whose values `given` returns by field (nil: not
-    /// given, so the default). The key is left in ``encoder``.
+    /// given, so the default), stamped with `schemaVersion` (by default the
+    /// version this transaction writes). The key is left in ``encoder``.
     @inline(__always)
-    func insert(_ table: ObjectTable, _ given: (ObjectTable.Field) -> Value?) throws {
+    func insert(
+        _ table: ObjectTable, schemaVersion: UInt64? = nil, _ given: (ObjectTable.Field) -> Value?
+    ) throws {
         var encoder = self.encoder
         try encoder.encodeFields(
-            table: table, schemaVersion: writingSchemaVersion, automaticKey: newID(table), preserving: nil, given)
+            table: table, schemaVersion: schemaVersion ?? writingSchemaVersion, automaticKey: newID(table),
+            preserving: nil, given)
         guard try putRecord(table, encoder, noOverwrite: true) else {
             let key = encoder.decodedKey(table)
             if table.primaryKey == nil {

@@ -1,0 +1,321 @@
+/// Runs the typed steps a file needs, inside a migration: the steps'
+/// dynamic blocks, the renames that models declare, then one walk per
+/// mapped type that composes every step of that type per object, in
+/// memory, and writes each object once.
+///
+/// An object goes through the steps as model values held by position in
+/// one buffer per step, reused from object to object. Between two steps,
+/// and from the last one to the app's schema, values move by stored
+/// property name with the declared renames followed; a property the next
+/// model adds starts at its default. A type with a single step from the
+/// file's version to the app's skips the buffers: records decode straight
+/// into the old model and the new value is written straight into the new
+/// record (``TypedMapping/walkDirect(_:typeName:oldTable:newTable:context:stamp:)``).
+final class TypedMigrationRun {
+    let typed: TypedMigrations
+    let migration: Migration
+    let runner: MigrationRunner
+    let fileVersion: UInt64
+    /// The steps this file needs, in order.
+    let steps: [MigrationStep]
+    /// One context per step, handed to its mappings.
+    private var contexts: [MigrationStepContext] = []
+    /// Chains for objects created by a step, by model and step.
+    private var creationChains: [CreationKey: Chain] = [:]
+
+    private struct CreationKey: Hashable {
+        let model: ObjectIdentifier
+        let step: Int
+    }
+
+    init(typed: TypedMigrations, migration: Migration, fileVersion: UInt64) {
+        self.typed = typed
+        self.migration = migration
+        self.runner = migration.activeRunner
+        self.fileVersion = fileVersion
+        self.steps = typed.steps(from: fileVersion)
+    }
+
+    func run() throws {
+        contexts = steps.indices.map { MigrationStepContext(run: self, stepIndex: $0) }
+        defer { contexts = [] }
+        for step in steps {
+            for block in step.blocks { try block(migration) }
+        }
+        for rename in typed.renames(fileVersion: fileVersion, oldSchema: migration.oldSchema) {
+            try migration.renameProperty(onType: rename.type, from: rename.from, to: rename.to)
+        }
+        let mappedTypes = Set(steps.flatMap { $0.mappings.map(\.oldModel.objectSchema.name) }).sorted()
+        for typeName in mappedTypes { try walk(typeName) }
+    }
+
+    // MARK: Walking stored objects
+
+    private func walk(_ typeName: String) throws {
+        let catalog = runner.catalog
+        guard let index = catalog.typeIndex(typeName),
+            let oldTable = runner.scope.oldTables[catalog.working.types[index].id]
+        else { return }
+        let newTable = try catalog.newType(named: typeName).map { try runner.records.table(for: $0) }
+        let stages = try stages(of: typeName, after: nil, table: newTable ?? oldTable)
+        guard let last = stages.last else { return }
+        let stamp = typed.stamp(typeName, after: last.step.toVersion)
+        if stages.count == 1, let newTable, last.step.fromVersion == fileVersion,
+            last.step.toVersion == typed.appVersion,
+            typed.declaration(at: fileVersion)?.model(named: typeName)?.objectSchema
+                == last.mapping.oldModel.objectSchema
+        {
+            try last.mapping.walkDirect(
+                migration, typeName: typeName, oldTable: oldTable, newTable: newTable, context: last.context,
+                stamp: stamp)
+            return
+        }
+        let chain = Chain(
+            stages: stages, typed: typed, type: typeName,
+            source: oldTable.fields.map { (name: $0.name, type: $0.type) }, sourceVersion: fileVersion,
+            target: newTable,
+            stamp: stamp)
+        let migration = self.migration
+        try migration.enumerateObjects(ofType: typeName) { old, new in
+            guard let old else { return }
+            let record = old.record
+            let input = chain.stages[0].input
+            chain.entry.convert(into: input.baseAddress!) { oldTable.value(at: $0, in: record) }
+            guard try chain.run(from: 0, key: old.key) else {
+                if let new { migration.delete(new) }
+                return
+            }
+            guard let new else { return }
+            chain.write(into: new)
+        }
+    }
+
+    /// The stages of `typeName`'s mappings in the steps after `step` (all
+    /// of them when nil).
+    private func stages(of typeName: String, after step: Int?, table: ObjectTable) throws -> [Stage] {
+        var stages: [Stage] = []
+        for (index, candidate) in steps.enumerated() where index > (step ?? -1) {
+            for mapping in candidate.mappings where mapping.oldModel.objectSchema.name == typeName {
+                stages.append(
+                    Stage(
+                        mapping: mapping, step: candidate, context: contexts[index],
+                        binding: try mapping.valueBinding(table: table)))
+            }
+        }
+        return stages
+    }
+
+    // MARK: Objects created by a step
+
+    /// Inserts an object that the mapping of step `stepIndex` created,
+    /// after running it through the later steps of its type.
+    func insert<M: Model>(_ object: M, createdAt stepIndex: Int) throws {
+        let typeName = M.schema.name
+        let call = "context.insert(\(M.self)(...))"
+        guard let type = runner.catalog.newType(named: typeName) else {
+            throw runner.scope.refusal(
+                .unknownObjectType, call,
+                "the configured schema has no type '\(typeName)'. Its types are: \(runner.scope.settings.schema.typeNames.joined(separator: ", "))."
+            )
+        }
+        let table = try runner.records.table(for: type)
+        let key = CreationKey(model: ObjectIdentifier(M.self), step: stepIndex)
+        let chain: Chain
+        if let known = creationChains[key] {
+            chain = known
+        } else {
+            let createdVersion = steps[stepIndex].toVersion
+            let stages = try stages(of: typeName, after: stepIndex, table: table)
+            chain = Chain(
+                stages: stages, typed: typed, type: typeName,
+                source: M.schema.objectSchema.properties.map { (name: $0.name, type: $0.type) },
+                sourceVersion: createdVersion,
+                target: table, stamp: typed.stamp(typeName, after: stages.last?.step.toVersion ?? createdVersion))
+            chain.source = .allocate(capacity: max(M.schema.objectSchema.properties.count, 1))
+            chain.source!.initialize(repeating: .null)
+            creationChains[key] = chain
+        }
+        let source = chain.source!
+        var encoder = ModelEncoder(slots: source.baseAddress!, capacity: source.count)
+        object.encode(to: &encoder)
+        if let first = chain.stages.first {
+            chain.entry.convert(into: first.input.baseAddress!) { source[$0] }
+            guard try chain.run(from: 0, key: UnsafeRawBufferPointer(start: nil, count: 0)) else { return }
+        }
+        let fields = chain.fields
+        chain.exit.convert(into: fields.baseAddress!) { chain.stages.last?.output[$0] ?? source[$0] }
+        runner.records.created(in: type.id)
+        do {
+            try runner.scope.engine.insert(table, schemaVersion: chain.stamp) { fields[$0.position] }
+        } catch let error as StrataError where error.code == .duplicatePrimaryKey {
+            let key = table.primaryKey.map { "\(fields[$0.position])" } ?? "?"
+            throw runner.scope.refusal(
+                .duplicatePrimaryKey, call,
+                "a '\(typeName)' with primary key \(key) already exists. Give the new object another key, or map the existing one instead."
+            )
+        }
+    }
+}
+
+/// One mapping of one step, with the buffers its values pass through.
+final class Stage {
+    let mapping: any TypedMapping
+    let step: MigrationStep
+    let context: MigrationStepContext
+    /// Decodes the old model from ``input``.
+    let binding: ModelBinding
+    /// The old model's values, by position.
+    let input: UnsafeMutableBufferPointer<Value>
+    /// The new model's values, by position.
+    let output: UnsafeMutableBufferPointer<Value>
+    /// The number of the new model's stored properties.
+    let outputCount: Int
+
+    init(mapping: any TypedMapping, step: MigrationStep, context: MigrationStepContext, binding: ModelBinding) {
+        self.mapping = mapping
+        self.step = step
+        self.context = context
+        self.binding = binding
+        input = .allocate(capacity: max(mapping.oldModel.objectSchema.properties.count, 1))
+        input.initialize(repeating: .null)
+        outputCount = mapping.newModel.objectSchema.properties.count
+        output = .allocate(capacity: max(outputCount, 1))
+        output.initialize(repeating: .null)
+    }
+
+    deinit {
+        input.deinitialize()
+        input.deallocate()
+        output.deinitialize()
+        output.deallocate()
+    }
+}
+
+/// How values move from one shape to the next by stored name: per target
+/// position, the source position (or -1) and what the target reads when
+/// the source has no value it can hold. Worked out once per walk.
+struct Conversion {
+    let sources: [Int]
+    let absent: [Value]
+    let optional: [Bool]
+
+    init(
+        typed: TypedMigrations, type: String, source: [(name: String, type: PropertyType)], sourceVersion: UInt64,
+        target: [Property], targetVersion: UInt64
+    ) {
+        sources = target.map { property in
+            let name = typed.storedName(property.name, of: type, at: sourceVersion, from: targetVersion)
+            return source.firstIndex { $0.name == name && $0.type == property.type } ?? -1
+        }
+        absent = target.map(\.valueWhenAbsent)
+        optional = target.map(\.isOptional)
+    }
+
+    @inline(__always)
+    func convert(into target: UnsafeMutablePointer<Value>, _ source: (Int) -> Value) {
+        for position in sources.indices {
+            let from = sources[position]
+            var value = from >= 0 ? source(from) : absent[position]
+            if !optional[position], case .null = value { value = absent[position] }
+            target[position] = value
+        }
+    }
+}
+
+/// The steps of one type that an object goes through, from where it
+/// starts (a stored record, or a model value a step created) to the
+/// app's schema.
+final class Chain {
+    let stages: [Stage]
+    /// Into the first stage's input (or, with no stage, into ``fields``).
+    let entry: Conversion
+    /// Between stage `i - 1`'s output and stage `i`'s input.
+    let between: [Conversion]
+    /// From the last values to the fields of the app's table.
+    let exit: Conversion
+    /// The version stamped on the objects written.
+    let stamp: UInt64
+    /// The values for the app's table, by field position.
+    let fields: UnsafeMutableBufferPointer<Value>
+    /// For created objects: the created model's values.
+    var source: UnsafeMutableBufferPointer<Value>?
+
+    init(
+        stages: [Stage], typed: TypedMigrations, type: String, source: [(name: String, type: PropertyType)],
+        sourceVersion: UInt64, target: ObjectTable?, stamp: UInt64
+    ) {
+        self.stages = stages
+        self.stamp = stamp
+        func shape(_ stage: Stage, old: Bool) -> [(name: String, type: PropertyType)] {
+            (old ? stage.mapping.oldModel : stage.mapping.newModel).objectSchema.properties.map {
+                (name: $0.name, type: $0.type)
+            }
+        }
+        let targetProperties =
+            target?.fields.map {
+                Property($0.name, $0.type, optional: $0.isOptional, default: $0.valueWhenAbsent)
+            } ?? []
+        if let first = stages.first {
+            entry = Conversion(
+                typed: typed, type: type, source: source, sourceVersion: sourceVersion,
+                target: first.mapping.oldModel.objectSchema.properties, targetVersion: first.step.fromVersion)
+        } else {
+            entry = Conversion(
+                typed: typed, type: type, source: source, sourceVersion: sourceVersion, target: targetProperties,
+                targetVersion: typed.appVersion)
+        }
+        between = stages.indices.dropFirst().map { index in
+            Conversion(
+                typed: typed, type: type, source: shape(stages[index - 1], old: false),
+                sourceVersion: stages[index - 1].step.toVersion,
+                target: stages[index].mapping.oldModel.objectSchema.properties,
+                targetVersion: stages[index].step.fromVersion)
+        }
+        if let last = stages.last {
+            exit = Conversion(
+                typed: typed, type: type, source: shape(last, old: false), sourceVersion: last.step.toVersion,
+                target: targetProperties, targetVersion: typed.appVersion)
+        } else {
+            exit = entry
+        }
+        fields = .allocate(capacity: max(targetProperties.count, 1))
+        fields.initialize(repeating: .null)
+    }
+
+    /// Runs the stages from `first` on, each on the previous one's output;
+    /// false when one of them deleted the object.
+    @inline(__always)
+    func run(from first: Int, key: UnsafeRawBufferPointer) throws -> Bool {
+        for index in first ..< stages.count {
+            let stage = stages[index]
+            if index > first {
+                let previous = stages[index - 1].output
+                between[index - 1].convert(into: stage.input.baseAddress!) { previous[$0] }
+            }
+            guard
+                try stage.mapping.apply(
+                    stage.input.baseAddress!, binding: stage.binding, key: key, context: stage.context,
+                    output: stage.output.baseAddress!, count: stage.outputCount)
+            else { return false }
+        }
+        return true
+    }
+
+    /// Writes the last stage's values into the new side of a walked object.
+    @inline(__always)
+    func write(into object: MutableObject) {
+        let last = stages[stages.count - 1].output
+        exit.convert(into: fields.baseAddress!) { last[$0] }
+        for position in 0 ..< object.table.fields.count { object.assign(fields[position], at: position) }
+        object.stampedVersion = stamp
+    }
+
+    deinit {
+        fields.deinitialize()
+        fields.deallocate()
+        if let source {
+            source.deinitialize()
+            source.deallocate()
+        }
+    }
+}

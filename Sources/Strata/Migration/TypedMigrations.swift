@@ -1,0 +1,318 @@
+/// One declared schema version, without its Swift types: what planning
+/// and composing typed steps need to know of a ``VersionedSchema``.
+struct VersionDeclaration: Sendable {
+    let version: UInt64
+    /// The ``VersionedSchema`` type's name, for messages.
+    let name: String
+    let models: [ModelDeclaration]
+
+    var schema: Schema { Schema(models.map(\.objectSchema)) }
+
+    func model(named typeName: String) -> ModelDeclaration? {
+        models.first { $0.objectSchema.name == typeName }
+    }
+}
+
+/// The typed side of a configuration: its declared schema versions (the
+/// app's own last) and its typed steps, checked and composed here.
+struct TypedMigrations: Sendable {
+    /// Ascending by version; the app's current version is the last one.
+    let versions: [VersionDeclaration]
+    let steps: [MigrationStep]
+    let appVersion: UInt64
+
+    init(current: VersionDeclaration, older: [VersionDeclaration], steps: [MigrationStep]) {
+        self.versions = (older + [current]).sorted { $0.version < $1.version }
+        self.steps = steps
+        self.appVersion = current.version
+    }
+
+    func declaration(at version: UInt64) -> VersionDeclaration? {
+        versions.first { $0.version == version }
+    }
+
+    /// The steps a file at `fileVersion` needs, in order.
+    func steps(from fileVersion: UInt64) -> [MigrationStep] {
+        steps.filter { $0.fromVersion >= fileVersion && $0.toVersion <= appVersion }
+    }
+
+    // MARK: Checks before anything is written
+
+    /// Every problem of the declared versions and steps, one sentence each.
+    var validationProblems: [String] {
+        var problems: [String] = []
+        var seen: [UInt64: String] = [:]
+        for declaration in versions {
+            if let other = seen[declaration.version] {
+                problems.append(
+                    "\(other) and \(declaration.name) both declare schema version \(declaration.version); give each shipped version its own number."
+                )
+            }
+            seen[declaration.version] = declaration.name
+            if declaration.version > appVersion {
+                problems.append(
+                    "\(declaration.name) declares schema version \(declaration.version), newer than the configured version \(appVersion); `versions` lists the older versions the app can migrate from."
+                )
+            }
+            var byName: [String: [String]] = [:]
+            for model in declaration.models { byName[model.objectSchema.name, default: []].append(model.swiftName) }
+            for (name, models) in byName.sorted(by: { $0.key < $1.key }) where models.count > 1 {
+                problems.append(
+                    "\(declaration.name) (schema version \(declaration.version)) lists \(models.count) models with the stored name '\(name)': \(models.joined(separator: ", ")). List one model per stored type in each version."
+                )
+            }
+        }
+        var previous: MigrationStep?
+        for step in steps {
+            let undeclared = [(step.fromVersion, step.fromName), (step.toVersion, step.toName)].filter {
+                declaration(at: $0.0) == nil
+            }
+            for (version, name) in undeclared {
+                problems.append(
+                    "The step \(step.name) names \(name) (schema version \(version)), which the configuration does not declare: add it to `versions` (or make it the configuration's schema)."
+                )
+            }
+            if step.fromVersion >= step.toVersion {
+                problems.append(
+                    "The step \(step.name) goes from schema version \(step.fromVersion) to \(step.toVersion); a step goes from an older version to a newer one."
+                )
+            } else if let skipped = versions.first(where: {
+                $0.version > step.fromVersion && $0.version < step.toVersion
+            }) {
+                problems.append(
+                    "The step \(step.name) skips \(skipped.name) (schema version \(skipped.version)), so a file at that version would have no step to run. Split it into \(step.fromName) → \(skipped.name) and \(skipped.name) → \(step.toName)."
+                )
+            }
+            if let previous, step.fromVersion < previous.toVersion {
+                problems.append(
+                    "The step \(step.name) comes after \(previous.name) but starts before it ends; list the steps oldest first, one per pair of consecutive versions."
+                )
+            }
+            previous = step
+            var mapped: Set<String> = []
+            for mapping in step.mappings {
+                let old = mapping.oldModel
+                let new = mapping.newModel
+                if old.objectSchema.name != new.objectSchema.name {
+                    problems.append(
+                        "The step \(step.name) maps \(old.swiftName) ('\(old.objectSchema.name)') to \(new.swiftName) ('\(new.objectSchema.name)'); a mapping keeps the stored type. Rename the type with migration.renameType in the step's migrate block."
+                    )
+                }
+                if !mapped.insert(old.objectSchema.name).inserted {
+                    problems.append(
+                        "The step \(step.name) maps '\(old.objectSchema.name)' twice; give each type one mapping per step."
+                    )
+                }
+                if let from = declaration(at: step.fromVersion), from.model(named: old.objectSchema.name) == nil {
+                    problems.append(
+                        "The step \(step.name) maps \(old.swiftName), but \(step.fromName) has no model of '\(old.objectSchema.name)'."
+                    )
+                }
+                if let to = declaration(at: step.toVersion), to.model(named: new.objectSchema.name) == nil {
+                    problems.append(
+                        "The step \(step.name) maps to \(new.swiftName), but \(step.toName) has no model of '\(new.objectSchema.name)'."
+                    )
+                }
+            }
+        }
+        return problems
+    }
+
+    /// The error for a file at a declared version whose stored schema is
+    /// not the one that version's models describe; nil when they agree.
+    func mismatch(fileVersion: UInt64, fileSchema: Schema, path: String) -> StrataError? {
+        guard fileVersion < appVersion, let declared = declaration(at: fileVersion) else { return nil }
+        let changes = schemaChanges(from: declared.schema, to: fileSchema)
+        guard !changes.isEmpty else { return nil }
+        return StrataError(
+            .invalidSchema,
+            "\(declared.name) declares schema version \(fileVersion), but \(path), stored at that version, has another schema. From what \(declared.name)'s models declare to what the file stores:\n"
+                + changes.map { "- \($0.description)" }.joined(separator: "\n")
+                + "\nMake the models of \(declared.name) describe the schema that version shipped (`strata schema \(path)` prints the file's). Nothing was written.",
+            path: path)
+    }
+
+    // MARK: Composition
+
+    /// The name that `property` of `type`, as the model of version
+    /// `newer` calls it, had at version `older`: the renames that the
+    /// versions in between declare, followed back.
+    func storedName(_ property: String, of type: String, at older: UInt64, from newer: UInt64) -> String {
+        var name = property
+        for declaration in versions.reversed() where declaration.version > older && declaration.version <= newer {
+            guard let model = declaration.model(named: type),
+                let position = model.objectSchema.properties.firstIndex(where: { $0.name == name }),
+                let original = model.originalNames[position]
+            else { continue }
+            name = original
+        }
+        return name
+    }
+
+    /// The version stamped on an object of `type` last written by a step
+    /// to `version`: a later version whose model changes a value type, an
+    /// optionality or the primary key rewrites every record in an open of
+    /// its own, so composing must stamp that version too.
+    func stamp(_ type: String, after version: UInt64) -> UInt64 {
+        var stamp = version
+        var previous = declaration(at: version)?.model(named: type)?.objectSchema
+        for declaration in versions where declaration.version > version && declaration.version <= appVersion {
+            let current = declaration.model(named: type)?.objectSchema
+            if let previous, let current,
+                schemaChanges(from: Schema([previous]), to: Schema([current])).contains(where: {
+                    [.propertyTypeChanged, .madeRequired, .primaryKeyChanged].contains($0.kind)
+                })
+            {
+                stamp = declaration.version
+            }
+            previous = current
+        }
+        return stamp
+    }
+
+    /// The property renames that models declare for a file at
+    /// `fileVersion`, as the catalog applies them, in order: only chains
+    /// that end on a property of the app's schema with the type and
+    /// optionality the file stores (a chain that ends elsewhere is carried
+    /// by typed steps, in memory).
+    func renames(fileVersion: UInt64, oldSchema: Schema) -> [(type: String, from: String, to: String)] {
+        guard fileVersion < appVersion, let current = versions.last else { return [] }
+        var renames: [(type: String, from: String, to: String)] = []
+        for model in current.models {
+            let type = model.objectSchema.name
+            guard let before = oldSchema[type] else { continue }
+            for property in model.objectSchema.properties {
+                var names = [property.name]
+                for declaration in versions.reversed()
+                where declaration.version > fileVersion && declaration.version <= appVersion {
+                    guard let versionModel = declaration.model(named: type),
+                        let position = versionModel.objectSchema.properties.firstIndex(where: {
+                            $0.name == names[0]
+                        }),
+                        let original = versionModel.originalNames[position], original != names[0]
+                    else { continue }
+                    names.insert(original, at: 0)
+                }
+                guard names.count > 1, model.objectSchema[property: names[0]] == nil,
+                    before[property: property.name] == nil,
+                    let source = before[property: names[0]],
+                    source.type == property.type && source.isOptional == property.isOptional
+                else { continue }
+                for (from, to) in zip(names, names.dropFirst()) { renames.append((type, from, to)) }
+            }
+        }
+        return renames
+    }
+
+    /// Whether a file at `fileVersion` has typed work to do: steps or
+    /// declared renames.
+    func hasWork(fileVersion: UInt64, oldSchema: Schema) -> Bool {
+        !steps(from: fileVersion).isEmpty || !renames(fileVersion: fileVersion, oldSchema: oldSchema).isEmpty
+    }
+
+    /// What a file at `fileVersion` runs, one line each, for the plan.
+    func summaries(fileVersion: UInt64, oldSchema: Schema) -> [String] {
+        steps(from: fileVersion).map(\.summary)
+            + renames(fileVersion: fileVersion, oldSchema: oldSchema).map {
+                "renames '\($0.type).\($0.from)' to '\($0.to)' (declared on the model)"
+            }
+    }
+
+    /// The migration block that runs the typed work for a file, inside
+    /// the migration's write transaction.
+    var block: MigrationBlock {
+        let typed = self
+        return { migration, fileVersion in
+            try TypedMigrationRun(typed: typed, migration: migration, fileVersion: fileVersion).run()
+        }
+    }
+}
+
+/// A typed mapping with its model types erased, so that a step can hold
+/// mappings of different models; the work per object stays generic over
+/// the concrete types.
+protocol TypedMapping: Sendable {
+    var oldModel: ModelDeclaration { get }
+    var newModel: ModelDeclaration { get }
+    /// A binding of the old model that decodes from values by position.
+    func valueBinding(table: ObjectTable) throws -> ModelBinding
+    /// Runs the mapping on the old model's values in `input`; writes the
+    /// new model's `count` values into `output`, or returns false for a
+    /// deleted object.
+    func apply(
+        _ input: UnsafePointer<Value>, binding: ModelBinding, key: UnsafeRawBufferPointer,
+        context: MigrationStepContext, output: UnsafeMutablePointer<Value>, count: Int
+    ) throws -> Bool
+    /// The one-step walk: each record decoded straight into the old model,
+    /// each result written straight into the new record, by position.
+    func walkDirect(
+        _ migration: Migration, typeName: String, oldTable: ObjectTable, newTable: ObjectTable,
+        context: MigrationStepContext, stamp: UInt64
+    ) throws
+}
+
+struct Mapping<Old: Model, New: Model>: TypedMapping {
+    /// One of the two is set: a mapping with or without a context.
+    let plain: (@Sendable (Old) throws -> New?)?
+    let contextual: (@Sendable (Old, MigrationStepContext) throws -> New?)?
+
+    @inline(__always)
+    func transform(_ old: Old, _ context: MigrationStepContext) throws -> New? {
+        if let plain { return try plain(old) }
+        return try contextual!(old, context)
+    }
+
+    var oldModel: ModelDeclaration { Old.declaration }
+    var newModel: ModelDeclaration { New.declaration }
+
+    func valueBinding(table: ObjectTable) throws -> ModelBinding {
+        try ModelBinding(Old.self, table: table, bindsFields: false)
+    }
+
+    @inline(__always)
+    func apply(
+        _ input: UnsafePointer<Value>, binding: ModelBinding, key: UnsafeRawBufferPointer,
+        context: MigrationStepContext, output: UnsafeMutablePointer<Value>, count: Int
+    ) throws -> Bool {
+        var decoder = ModelDecoder(binding: binding, values: input, key: key)
+        let old = try Old(from: &decoder)
+        guard let new = try transform(old, context) else { return false }
+        var encoder = ModelEncoder(slots: output, capacity: count)
+        new.encode(to: &encoder)
+        precondition(
+            encoder.count == count,
+            "The model \(New.self) encoded \(encoder.count) properties; its schema declares \(count).")
+        return true
+    }
+
+    func walkDirect(
+        _ migration: Migration, typeName: String, oldTable: ObjectTable, newTable: ObjectTable,
+        context: MigrationStepContext, stamp: UInt64
+    ) throws {
+        let oldBinding = try ModelBinding(Old.self, table: oldTable)
+        let newBinding = try ModelBinding(New.self, table: newTable)
+        // Per field of the new table, the new model's position (or -1), and
+        // what the field reads when the model lacks it: worked out once.
+        let properties = New.schema.objectSchema.properties
+        let positions = newTable.fields.map { field in properties.firstIndex { $0.name == field.name } ?? -1 }
+        let absent = newTable.fields.map(\.valueWhenAbsent)
+        let slots = newBinding.slots
+        try migration.enumerateObjects(ofType: typeName) { old, new in
+            guard let old else { return }
+            let value = try oldBinding.decode(Old.self, record: old.record, key: old.key)
+            guard let result = try transform(value, context) else {
+                if let new { migration.delete(new) }
+                return
+            }
+            guard let new else { return }
+            newBinding.encode(result)
+            positions.withUnsafeBufferPointer { positions in
+                for field in positions.indices {
+                    let position = positions[field]
+                    new.assign(position >= 0 ? slots[position] : absent[field], at: field)
+                }
+            }
+            new.stampedVersion = stamp
+        }
+    }
+}
