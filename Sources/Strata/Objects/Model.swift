@@ -40,7 +40,7 @@
 /// A property that a stored object has no value for (one added in a later
 /// schema version) reads as the schema's default, else as null when it is
 /// optional, else as its type's empty value.
-public protocol Model {
+public protocol Model: SendableMetatype {
     /// The type of the primary key: the ``ModelSchema`` property declared
     /// `primaryKey: true`, or `Int64` (the automatic id) for a model
     /// without one.

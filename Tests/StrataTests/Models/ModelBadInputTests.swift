@@ -150,7 +150,7 @@ import Testing
             var writer = ByteWriter()
             RecordCodec.beginRecord(&writer, schemaVersion: 1, fieldCount: fields.count)
             for (id, value) in fields { RecordCodec.appendField(&writer, id: id, value: value) }
-            try key.withUnsafeBytes { key in try writer.bytes.withUnsafeBytes { try txn.put(records, key, $0) } }
+            _ = try key.withUnsafeBytes { key in try writer.bytes.withUnsafeBytes { try txn.put(records, key, $0) } }
         }
         let reopened = try Database(configuration: configuration([HandPerson.self], mode: mode))
         let error = expectStrataError(.invalidValue) {
