@@ -30,23 +30,21 @@ extension StrataCommand {
 
         func run() throws {
             let file = try path ?? Demo.temporaryFile()
-            var config = Database.Configuration(path: file, schemaVersion: 1, schema: Demo.schema)
-            print("Creating \(file) (schema version 1)")
+            var config = Demo.configuration(file, version: DemoModels.AppV1.self)
+            print("Creating \(file) (schema version 1, the model PersonV1)")
             try populate(Database(configuration: config))
             print("\nReopening \(file)")
             try report(Database(configuration: config))
 
             print(
-                "\nThe next app version (schema version 2): firstName + lastName become fullName, and a new property 'status' defaults to \"active\"."
+                "\nThe next app version (schema version 2, the model PersonV2): firstName + lastName become fullName in a typed step, and a new property 'status' defaults to \"active\"."
             )
-            config.schemaVersion = 2
-            config.schema = Demo.schemaV2
-            config.migration = Demo.migrationV2
+            config = Demo.configuration(
+                file, version: DemoModels.AppV2.self, versions: [DemoModels.AppV1.self], steps: [DemoModels.fullNames])
             let plan = try Database.migrationPlan(for: config)
             print("Plan: \(plan)")
             print("\nBefore:")
-            try printPeople(
-                Database(configuration: Database.Configuration(path: file, schemaVersion: 1, schema: Demo.schema)))
+            try printPeople(Database(configuration: Demo.configuration(file, version: DemoModels.AppV1.self)))
             let progress = ProgressReporter()
             config.progress = { progress.report($0) }
             let start = Date()
@@ -63,68 +61,75 @@ extension StrataCommand {
             print("\nOpening the same file in synced mode:")
             var synced = config
             synced.mode = .synced
-            synced.migration = nil
+            synced.migrations = []
             synced.progress = nil
             showRefusal { _ = try Database(configuration: synced) }
             try syncedStory(besides: file)
         }
 
-        /// A synced-mode copy of the sample: an additive change opens, a
-        /// destructive one is refused with every change listed.
+        /// The configuration of one app version, writing without waiting
+        /// for the disk (a demo has nothing to lose).
+        static func configuration(
+            _ file: String, version: any VersionedSchema.Type, versions: [any VersionedSchema.Type] = [],
+            steps: [MigrationStep] = [], mode: Database.Mode = .local
+        ) -> Database.Configuration {
+            var config = Database.Configuration(path: file, schema: version, versions: versions, migrations: steps)
+            config.mode = mode
+            return config
+        }
+
+        /// A synced-mode copy of the sample: typed steps and a destructive
+        /// change are refused with every change listed; an additive change
+        /// opens, and the older app still reads what the newer one wrote.
         func syncedStory(besides file: String) throws {
             let syncedFile = URL(fileURLWithPath: file).deletingPathExtension().path + "-synced.strata"
             print("\nA synced-mode file with the same people (\(syncedFile)), shared with older app versions:")
-            var config = Database.Configuration(path: syncedFile, schemaVersion: 1, schema: Demo.schema)
-            config.mode = .synced
-            try populate(Database(configuration: config), quietly: true)
-            config.schemaVersion = 2
-            config.schema = Demo.schemaV2
-            config.migration = Demo.migrationV2
-            print("Opening it with schema version 2 and its migration closure:")
-            showRefusal { _ = try Database(configuration: config) }
-            config.migration = nil
-            config.schema = Schema([
-                ObjectSchema("Person", primaryKey: "firstName") {
-                    Property("id", .int)
-                    Property("firstName", .string)
-                    Property("lastName", .string)
-                    Property("age", .string, default: "unknown", indexed: true)
-                    Property("email", .string)
-                }
-            ])
+            let v1 = Demo.configuration(syncedFile, version: DemoModels.AppV1.self, mode: .synced)
+            try populate(Database(configuration: v1), quietly: true)
+            print("Opening it with schema version 2 and its typed step:")
+            showRefusal {
+                _ = try Database(
+                    configuration: Demo.configuration(
+                        syncedFile, version: DemoModels.AppV2.self, versions: [DemoModels.AppV1.self],
+                        steps: [DemoModels.fullNames], mode: .synced))
+            }
+            var destructive = Database.Configuration(
+                path: syncedFile, schemaVersion: 2,
+                schema: Schema([
+                    ObjectSchema("Person", primaryKey: "firstName") {
+                        Property("id", .int)
+                        Property("firstName", .string)
+                        Property("lastName", .string)
+                        Property("age", .string, default: "unknown", indexed: true)
+                        Property("email", .string)
+                    }
+                ]))
+            destructive.mode = .synced
             print(
                 "\nOpening it with a destructive schema version 2 (new primary key, age as a string, email required):")
-            showRefusal { _ = try Database(configuration: config) }
-            config.schema = Schema([
-                ObjectSchema("Person", primaryKey: "id") {
-                    Property("id", .int)
-                    Property("firstName", .string)
-                    Property("age", .int, default: 0, indexed: true)
-                    Property("email", .string, optional: true)
-                    Property("status", .string, default: "active")
-                }
-            ])
-            print("\nOpening it with an additive schema version 2 (lastName left out, status added):")
-            let db = try Database(configuration: config)
+            showRefusal { _ = try Database(configuration: destructive) }
+            var additive = Database.Configuration(
+                path: syncedFile, schemaVersion: 2, models: [DemoModels.PersonSyncedV2.self])
+            additive.mode = .synced
+            print(
+                "\nOpening it with an additive schema version 2 (the model PersonSyncedV2: lastName left out, status added):"
+            )
+            let db = try Database(configuration: additive)
             let katherineID = try db.write { tx in
-                let id = Value.int(Int64(try tx.objects("Person").count + 1))
-                try tx.insert("Person", ["id": id, "firstName": "Katherine", "age": 33])
-                return id
+                try tx.insert(
+                    DemoModels.PersonSyncedV2(
+                        id: try tx.objects(DemoModels.PersonSyncedV2.self).count + 1, firstName: "Katherine", age: 33))
             }
             print("Opened. lastName stays in the file for older app versions; new objects store it empty.")
             db.close()
-            let older = try Database(
-                configuration: {
-                    var old = config
-                    old.schemaVersion = 1
-                    old.schema = Demo.schema
-                    return old
-                }())
+            let older = try Database(configuration: v1)
             try older.read { tx in
-                if let katherine = try tx.object("Person", key: katherineID), let ada = try tx.object("Person", key: 1)
+                if let katherine = try tx.object(DemoModels.PersonV1.self, primaryKey: katherineID),
+                    let written = try tx.object("Person", key: Value(katherineID)),
+                    let ada = try tx.object(DemoModels.PersonV1.self, primaryKey: 1)
                 {
                     print(
-                        "The version-1 app still opens it: Ada's lastName is \"\(ada["lastName"].string!)\", Katherine's (written by version 2) is \"\(katherine["lastName"].string!)\" at effective version \(katherine.schemaVersion)."
+                        "The version-1 app still opens it: Ada's lastName is \"\(ada.lastName)\", Katherine's (written by version 2) is \"\(katherine.lastName)\" at effective version \(written.schemaVersion)."
                     )
                 }
             }
@@ -142,47 +147,33 @@ extension StrataCommand {
             }
         }
 
-        static let schemaV2 = Schema([
-            ObjectSchema("Person", primaryKey: "id") {
-                Property("id", .int)
-                Property("fullName", .string)
-                Property("age", .int, default: 0, indexed: true)
-                Property("email", .string, optional: true)
-                Property("status", .string, default: "active")
-            }
-        ])
-
-        static let migrationV2: Database.MigrationBlock = { migration, oldVersion in
-            if oldVersion < 2 {
-                try migration.enumerateObjects(ofType: "Person") { old, new in
-                    guard let old, let new else { return }
-                    new["fullName"] = .string("\(old["firstName"].string ?? "") \(old["lastName"].string ?? "")")
-                }
-            }
-        }
-
+        /// The first three people, as the version the database was opened
+        /// with reads them, each with its effective schema version.
         func printPeople(_ db: Database) throws {
             defer { db.close() }
             try db.read { tx in
-                let names =
-                    tx.appSchemaVersion == 1
-                    ? ["id", "firstName", "lastName", "age"] : ["id", "fullName", "age", "status"]
-                for person in try tx.objects("Person").map({ $0 }).prefix(3) {
-                    let fields = names.map { "\($0): \(person[$0])" }.joined(separator: ", ")
-                    print("  Person(\(fields)) at effective schema version \(person.schemaVersion)")
+                let lines: [(id: Int, text: String)]
+                if tx.appSchemaVersion == 1 {
+                    lines = try tx.objects(DemoModels.PersonV1.self).limit(3).map {
+                        (
+                            $0.id,
+                            "Person(id: \($0.id), firstName: \"\($0.firstName)\", lastName: \"\($0.lastName)\", age: \($0.age))"
+                        )
+                    }
+                } else {
+                    lines = try tx.objects(DemoModels.PersonV2.self).limit(3).map {
+                        (
+                            $0.id,
+                            "Person(id: \($0.id), fullName: \"\($0.fullName)\", age: \($0.age), status: \"\($0.status)\")"
+                        )
+                    }
+                }
+                for (id, text) in lines {
+                    let version = try tx.object("Person", key: Value(id))?.schemaVersion ?? 0
+                    print("  \(text) at effective schema version \(version)")
                 }
             }
         }
-
-        static let schema = Schema([
-            ObjectSchema("Person", primaryKey: "id") {
-                Property("id", .int)
-                Property("firstName", .string)
-                Property("lastName", .string)
-                Property("age", .int, default: 0, indexed: true)
-                Property("email", .string, optional: true)
-            }
-        ])
 
         static func temporaryFile() throws -> String {
             let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -193,7 +184,7 @@ extension StrataCommand {
 
         func populate(_ db: Database, quietly: Bool = false) throws {
             defer { db.close() }
-            let named: [(String, String, Int64, String?)] = [
+            let named: [(String, String, Int, String?)] = [
                 ("Ada", "Lovelace", 36, "ada@example.org"),
                 ("Charles", "Babbage", 79, nil),
                 ("Grace", "Hopper", 85, "grace@example.org"),
@@ -206,20 +197,15 @@ extension StrataCommand {
             try db.write { tx in
                 for (i, person) in named.enumerated() {
                     try tx.insert(
-                        "Person",
-                        [
-                            "id": .int(Int64(i + 1)), "firstName": .string(person.0), "lastName": .string(person.1),
-                            "age": .int(person.2), "email": person.3.map(Value.string) ?? .null,
-                        ])
+                        DemoModels.PersonV1(
+                            id: i + 1, firstName: person.0, lastName: person.1, age: person.2, email: person.3))
                 }
                 for i in 0 ..< objects {
-                    let id = Int64(named.count + i + 1)
+                    let id = named.count + i + 1
                     try tx.insert(
-                        "Person",
-                        [
-                            "id": .int(id), "firstName": .string(firstNames[i % firstNames.count]),
-                            "lastName": .string(lastNames[i % lastNames.count]), "age": .int(id % 90),
-                        ])
+                        DemoModels.PersonV1(
+                            id: id, firstName: firstNames[i % firstNames.count],
+                            lastName: lastNames[i % lastNames.count], age: id % 90))
                 }
             }
             if !quietly {
@@ -230,20 +216,23 @@ extension StrataCommand {
         func report(_ db: Database) throws {
             defer { db.close() }
             try db.read { tx in
-                let people = try tx.objects("Person")
+                let people = try tx.objects(DemoModels.PersonV1.self)
                 print("File schema version \(db.fileSchemaVersion); \(try people.count) people")
-                if let ada = try tx.object("Person", key: 1) {
+                if let ada = try tx.object(DemoModels.PersonV1.self, primaryKey: 1) {
+                    let version = try tx.object("Person", key: 1)?.schemaVersion ?? 0
                     print(
-                        "Lookup by primary key 1: \(ada["firstName"].string!) \(ada["lastName"].string!), written at schema version \(ada.schemaVersion)"
+                        "Lookup by primary key 1: \(ada.firstName) \(ada.lastName), written at schema version \(version)"
                     )
                 }
-                let adults = try people.filter { $0["age"].int! >= 18 }.count
-                print("Query (filter age >= 18): \(adults) adults")
-                let aged41 = try people.where("age", equals: 41).map {
-                    "\($0["firstName"].string!) \($0["lastName"].string!)"
-                }
+                let adults = try people.where(\.age, in: 18...).count
+                print("Range query through the age index (age >= 18): \(adults) adults")
+                let aged41 = try people.where(\.age, equals: 41).map { "\($0.firstName) \($0.lastName)" }
                 print("Index lookup (age == 41): \(aged41.count) people, first: \(aged41.first ?? "none")")
-                let withEmail = try people.filter { !$0["email"].isNull }.map { $0["email"].string! }
+                let oldest = try people.sorted(by: \.age, ascending: false).limit(3).map {
+                    "\($0.firstName) (\($0.age))"
+                }
+                print("Sorted through the index, oldest first: \(oldest.joined(separator: ", "))")
+                let withEmail = try people.filter { $0.email != nil }.map { $0.email ?? "" }
                 print("People with an email: \(withEmail.joined(separator: ", "))")
             }
             let size = try db.fileSize

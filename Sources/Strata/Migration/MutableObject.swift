@@ -201,12 +201,21 @@ public final class MutableObject {
     }
 
     /// Sets the field at `position` to a value known to fit it (a typed
-    /// model's, whose types the binding checked).
+    /// model's, whose types the binding checked). A typed step sets every
+    /// field; an indexed one counts as changed only when its value differs
+    /// from the stored one, so that an index whose values no step changed
+    /// is not rebuilt.
     @inline(__always)
     func assign(_ value: Value, at position: Int) {
         overrides[position] = value
         state.pointee.isDirty = true
-        state.pointee.changedPositions |= 1 << UInt64(min(position, 63))
+        let bit: UInt64 = 1 << UInt64(min(position, 63))
+        if table.indexedPositions & bit != 0, let base,
+            table.value(at: position, in: base).isStored(identicallyTo: value)
+        {
+            return
+        }
+        state.pointee.changedPositions |= bit
     }
 
     func markDeleted() {

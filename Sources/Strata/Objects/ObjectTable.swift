@@ -51,6 +51,10 @@ final class ObjectTable: @unchecked Sendable {
     private let lookup: FieldLookup
     let primaryKey: Field?
     let indexedFields: [Field]
+    /// One bit per position of a field the catalog indexes (all bits from
+    /// 63 on share the last), whether or not this table opened the index:
+    /// a migration writes without index handles and rebuilds what changed.
+    let indexedPositions: UInt64
     /// Kept properties sorted by id; empty outside synced mode.
     let keptFields: [KeptField]
     /// Per position, what reading a field needs, in an array of plain
@@ -82,6 +86,11 @@ final class ObjectTable: @unchecked Sendable {
         self.lookup = FieldLookup(names: fields.map(\.name))
         self.primaryKey = fields.first { $0.isPrimaryKey }
         self.indexedFields = fields.filter { $0.index != nil }
+        var indexedPositions: UInt64 = 0
+        for field in fields where type[property: field.name]?.hasIndex(in: type) == true {
+            indexedPositions |= 1 << UInt64(min(field.position, 63))
+        }
+        self.indexedPositions = indexedPositions
         self.keptFields = type.keptProperties.sorted { $0.id < $1.id }.map {
             KeptField(id: $0.id, emptyValue: $0.property.isOptional ? .null : $0.property.type.emptyValue)
         }

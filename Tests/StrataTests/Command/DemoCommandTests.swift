@@ -14,11 +14,14 @@ import Testing
         #expect(result.output.contains("Wrote 205 people in one transaction"))
         #expect(result.output.contains("File schema version 1; 205 people"))
         #expect(result.output.contains("Lookup by primary key 1: Ada Lovelace"))
-        #expect(result.output.contains("Index lookup (age == 41)"))
+        #expect(result.output.contains("Range query through the age index (age >= 18): 156 adults"))
+        #expect(result.output.contains("Index lookup (age == 41): 3 people, first: Alan Turing"))
+        #expect(result.output.contains("Sorted through the index, oldest first: Max (89), Max (89), Jo (88)"))
         // The migration story: the plan, before, progress, after.
         #expect(result.output.contains("- Property 'Person.fullName' has been added."))
         #expect(result.output.contains("- Property 'Person.lastName' has been removed."))
-        #expect(result.output.contains("migrate, running the migration closure."))
+        #expect(result.output.contains("migrate, running 1 typed step."))
+        #expect(result.output.contains("- runs AppV1 → AppV2 (1 → 2): maps PersonV1 to PersonV2"))
         #expect(
             result.output.contains(
                 "Person(id: 1, firstName: \"Ada\", lastName: \"Lovelace\", age: 36) at effective schema version 1"))
@@ -31,6 +34,7 @@ import Testing
         // Synced mode: the other mode, a closure and destructive changes are refused.
         #expect(result.output.contains("Refused (modeMismatch)"))
         #expect(result.output.contains("Refused (migrationForbidden)"))
+        #expect(result.output.contains("so typed migration steps (AppV1 → AppV2) cannot run"))
         #expect(result.output.contains("- Property 'Person.age' has been changed from 'int' to 'string'."))
         #expect(result.output.contains("Katherine's (written by version 2) is \"\" at effective version 2"))
         #expect(FileManager.default.fileExists(atPath: path))
