@@ -25,7 +25,16 @@ let benchmarks: @Sendable () -> Void = {
                 let name = "\(scenario.rawValue)_\(tag(scenario, engine))_\(n / 1000)k"
                 let migration = [.closureMigration, .additiveMigration, .typeChange].contains(scenario)
                 var thresholds: [BenchmarkMetric: BenchmarkThresholds] = [:]
-                if (migration && engine == .strata) || engine == .strataTyped {
+                if engine == .strataTyped {
+                    // At most one allocation per object is the target, and
+                    // these runs make almost none (LMDB's pages when
+                    // inserting; nothing per object when scanning), so few
+                    // that the harness's own allocations, a few hundred
+                    // from one run to the next, exceed any relative
+                    // tolerance. This fails at one more allocation per 20
+                    // objects.
+                    thresholds[.mallocCountTotal] = .init(relative: [.p90: 10_000.0], absolute: [.p90: n / 20])
+                } else if migration && engine == .strata {
                     // A regression in allocations fails `make bench-check`.
                     // p90: the setup that each iteration does outside the
                     // measurement leaves near-empty samples in the low
