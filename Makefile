@@ -59,16 +59,16 @@ bench-deps:
 # package-benchmark's suite: wall clock, malloc count and peak memory of every
 # scenario, Strata and raw LMDB, at 100k and 1M objects (STRATA_BENCH_LARGE=1
 # adds 10M). `make bench-check` fails when the malloc counts of the migration
-# scenarios exceed the thresholds checked in under Benchmarks/Thresholds;
+# and typed-model scenarios exceed the thresholds checked in under Benchmarks/Thresholds;
 # `make bench-thresholds` records new ones.
 bench: bench-deps
 	cd Benchmarks && $(SWIFT) package benchmark
 
 bench-check: bench-deps
-	cd Benchmarks && $(SWIFT) package benchmark thresholds check --filter '.*migration.strata.*'
+	cd Benchmarks && $(SWIFT) package benchmark thresholds check --filter '.*(migration|typed)_strata.*'
 
 bench-thresholds: bench-deps
-	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark thresholds update --filter '.*migration.strata.*'
+	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark thresholds update --filter '.*(migration|typed)_strata.*'
 	# Keep the malloc counts only: wall clock and memory vary too much here.
 	cd Benchmarks/Thresholds && for f in *.json; do python3 -c 'import json,sys; f=sys.argv[1]; d=json.load(open(f)); json.dump({"mallocCountTotal": d["mallocCountTotal"]}, open(f, "w"), indent=2, sort_keys=True)' "$$f"; done
 

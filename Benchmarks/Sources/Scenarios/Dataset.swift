@@ -4,8 +4,17 @@ import Foundation
 /// lastName: string, age: int)`, generated from the id alone so that every
 /// engine, and every check, agrees on it.
 public enum Dataset {
-    public static func firstName(_ id: Int) -> String { "First\(id % 1000)" }
-    public static func lastName(_ id: Int) -> String { "Last\(id % 10_000)" }
+    public static func firstName(_ id: Int) -> String { firstNames[id % 1000] }
+    public static func lastName(_ id: Int) -> String { lastNames[id % 10_000] }
+
+    /// The names, made once: inserts take them in their timed loops, and
+    /// Swift's string interpolation (`"First\(id % 1000)"`) costs about
+    /// 1,000 instructions per object, more than half of the C floor's whole
+    /// insert, which formats its names in C. Every name is at most 15 UTF-8
+    /// bytes, so a copy is a small string held inline: no allocation.
+    /// ``expected(_:n:)`` makes them, before anything is timed.
+    private static let firstNames = (0 ..< 1000).map { "First\($0)" }
+    private static let lastNames = (0 ..< 10_000).map { "Last\($0)" }
     public static func age(_ id: Int) -> Int { id % 90 }
     /// Scenario c stores the age as a string first.
     public static func ageText(_ id: Int) -> String { String(age(id)) }
@@ -25,6 +34,7 @@ public enum Dataset {
 
     /// The checksum each scenario must reproduce.
     public static func expected(_ scenario: Scenario, n: Int) -> UInt64 {
+        precondition(firstNames.count + lastNames.count == 11_000)
         switch scenario {
         case .closureMigration:
             var hash = Checksum()
@@ -117,6 +127,13 @@ public enum Engine: String, CaseIterable, Sendable {
     case grdb
     /// GRDB running one SQL statement where one exists (migrations only).
     case grdbSQL = "grdb-sql"
+    /// Strata through typed models (`Model` structs): insert (e) and a full
+    /// scan decoding every object into the struct (f).
+    case strataTyped = "strata-typed"
+    /// GRDB through record types (`FetchableRecord`, `PersistableRecord`):
+    /// `insert(db)` per object (e) and `fetchCursor` decoding every row
+    /// into the struct (f).
+    case grdbRecord = "grdb-record"
 
     /// The engine's name in tables.
     public var title: String {
@@ -126,6 +143,8 @@ public enum Engine: String, CaseIterable, Sendable {
         case .lmdb: "LMDB (Swift)"
         case .grdb: "GRDB"
         case .grdbSQL: "GRDB SQL"
+        case .strataTyped: "Strata typed"
+        case .grdbRecord: "GRDB records"
         }
     }
 }
@@ -154,6 +173,8 @@ public func makeTrial(_ engine: Engine, _ scenario: Scenario, n: Int, folder: UR
     case .lmdb: LMDBTrials(n: n, folder: folder).trial(scenario)
     case .grdb: GRDBTrials(n: n, folder: folder, pureSQL: false).trial(scenario)
     case .grdbSQL: GRDBTrials(n: n, folder: folder, pureSQL: true).trial(scenario)
+    case .strataTyped: StrataTypedTrials(n: n, folder: folder).trial(scenario)
+    case .grdbRecord: GRDBRecordTrials(n: n, folder: folder).trial(scenario)
     }
 }
 

@@ -145,6 +145,8 @@ func runIsolated(_ engine: Engine, _ scenario: Scenario, n: Int, folder: URL) th
         throw ScenarioError("\(engine.rawValue) has no trial for \(scenario.title)")
     }
     defer { trial.cleanup() }
+    // Makes the dataset's names before the measurement, as the parent does.
+    _ = Dataset.expected(scenario, n: 1)
     try trial.setup()
     say("ready")
     _ = readLine()

@@ -6,7 +6,12 @@
 // fails.
 //
 //     swift run -c release StrataCompare [--objects N] [--rounds R] [--json PATH] [--only a,b,...]
-//         [--engines strata,c,lmdb,grdb,grdb-sql] [--memory yes|no] [--layout yes|no] [--drop-files yes|no]
+//         [--engines strata,c,lmdb,grdb,grdb-sql,strata-typed,grdb-record] [--memory yes|no] [--layout yes|no]
+//         [--drop-files yes|no]
+//
+// `strata-typed` and `grdb-record` run scenarios e and f only: typed models
+// against GRDB's record types. Their scan (f) decodes every object into the
+// struct, where the other engines read one property.
 
 import Foundation
 import Scenarios
@@ -55,7 +60,7 @@ struct Options {
         }
         guard objects > 0, rounds > 0, !only.isEmpty, !engines.isEmpty else {
             throw ScenarioError(
-                "--objects and --rounds must be positive, --only must name scenarios a to h, --engines strata, c, lmdb, grdb or grdb-sql"
+                "--objects and --rounds must be positive, --only must name scenarios a to h, --engines strata, c, lmdb, grdb, grdb-sql, strata-typed or grdb-record"
             )
         }
     }
@@ -171,7 +176,8 @@ func run() throws {
     // Swift raw trial's.
     let ratios: [(String, Engine, Engine)] = [
         ("C/Strata", .c, .strata), ("GRDB/Strata", .grdb, .strata), ("GRDB SQL/Strata", .grdbSQL, .strata),
-        ("C/LMDB (Swift)", .c, .lmdb),
+        ("C/LMDB (Swift)", .c, .lmdb), ("C/Strata typed", .c, .strataTyped),
+        ("GRDB records/Strata typed", .grdbRecord, .strataTyped),
     ].filter { engines.contains($0.1) && engines.contains($0.2) }
     var rows: [[String]] = []
     var json: [[String: Any]] = []

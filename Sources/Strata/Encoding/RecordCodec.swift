@@ -317,6 +317,56 @@ struct RecordView {
         return nil
     }
 
+    /// Where the tag of field `id` is, or nil when the record has no such
+    /// field: ``value(forField:expectedAt:)``'s search, for the readers
+    /// of one type below.
+    @inline(__always)
+    private func tagOffset(forField id: PropertyID, expectedAt position: Int) -> Int? {
+        guard let base = bytes.baseAddress else { return nil }
+        let end = bytes.count
+        let wanted = UInt64(id.rawValue)
+        if position < 8 && position < fieldCount {
+            var p = Int(truncatingIfNeeded: (fieldStarts >> (8 * UInt64(position))) & 0xFF)
+            if p != 0, RecordView.varint(base, &p, end) == wanted { return p < end ? p : nil }
+        }
+        var p = fieldsOffset
+        for _ in 0 ..< fieldCount {
+            guard let fieldID = RecordView.varint(base, &p, end) else { return nil }
+            if fieldID == wanted { return p < end ? p : nil }
+            if fieldID > wanted { return nil }
+            guard RecordView.skip(base, &p, end) else { return nil }
+        }
+        return nil
+    }
+
+    /// The integer stored for field `id`, or nil when the record has no
+    /// such field or stores another type there. A typed read: no ``Value``
+    /// is made.
+    @inline(__always)
+    func int(forField id: PropertyID, expectedAt position: Int) -> Int64? {
+        guard let base = bytes.baseAddress, var p = tagOffset(forField: id, expectedAt: position),
+            base.load(fromByteOffset: p, as: UInt8.self) == RecordCodec.Tag.int.rawValue
+        else { return nil }
+        p += 1
+        guard let raw = RecordView.varint(base, &p, bytes.count) else { return nil }
+        return Int64(bitPattern: raw >> 1) ^ -Int64(bitPattern: raw & 1)
+    }
+
+    /// The string stored for field `id`, or nil when the record has no
+    /// such field or stores another type there. A typed read: no ``Value``
+    /// is made.
+    @inline(__always)
+    func string(forField id: PropertyID, expectedAt position: Int) -> String? {
+        guard let base = bytes.baseAddress, var p = tagOffset(forField: id, expectedAt: position),
+            base.load(fromByteOffset: p, as: UInt8.self) == RecordCodec.Tag.string.rawValue
+        else { return nil }
+        p += 1
+        guard let length = RecordView.varint(base, &p, bytes.count), length <= UInt64(bytes.count - p) else {
+            return nil
+        }
+        return String(decoding: UnsafeRawBufferPointer(start: base + p, count: Int(length)), as: UTF8.self)
+    }
+
     /// The encoded bytes of field `id` (its id, tag and payload, as a
     /// record stores them) and its tag, or nil when the record has no such
     /// field: what a rewrite copies when a value does not change.

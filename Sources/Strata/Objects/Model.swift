@@ -125,6 +125,33 @@ public struct ModelDecoder: ~Copyable {
         precondition(
             position < binding.count, "A model decoded more properties than its schema declares (\(binding.count)).")
         self.position += 1
+        // The common types straight from the record, without a `Value`.
+        // Above all, without the `V?` that `V(propertyValue:)` returns: a
+        // model in another module calls this unspecialized, and there each
+        // `V?` looks up the metadata of `Optional<V>`, 400 instructions per
+        // property, half of a typed scan. Once specialized, the comparisons
+        // of metatypes are constants. A field that is absent or stored with
+        // another type takes the general path below, with its defaults and
+        // errors.
+        if let record {
+            if V.self == Int.self, let value = binding.storedInt(at: position, in: record),
+                let exact = Int(exactly: value)
+            {
+                return unsafeBitCast(exact, to: V.self)
+            }
+            if V.self == Int64.self, let value = binding.storedInt(at: position, in: record) {
+                return unsafeBitCast(value, to: V.self)
+            }
+            if V.self == String.self, let value = binding.storedString(at: position, in: record) {
+                return unsafeBitCast(value, to: V.self)
+            }
+        }
+        return try decodeValue(V.self, at: position)
+    }
+
+    /// ``decode(_:)`` through the stored ``Value``, for any type.
+    @inline(never)
+    private func decodeValue<V: PropertyValue>(_ type: V.Type, at position: Int) throws -> V {
         let stored: Value
         if let values {
             stored = values[position]

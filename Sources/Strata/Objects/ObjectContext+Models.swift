@@ -29,7 +29,32 @@ extension ObjectContext {
     }
 
     /// The key of the object last written through `binding`.
+    @inline(__always)
     private func writtenKey<M: Model>(_ binding: ModelBinding, _ model: M.Type) -> M.Key {
+        // `Int`, `Int64` and `String` keys straight from the encoded value.
+        // A model in another module calls the typed API unspecialized, and
+        // there the general path, `M.Key(propertyValue:)`, which returns an
+        // `M.Key?`, looks up the metadata of `Optional<M.Key>` on every
+        // call: 700 instructions per insert, more than encoding the record.
+        // Once specialized, the comparisons of metatypes are constants.
+        if let position = binding.primaryKeyPosition {
+            switch binding.slots[position] {
+            case .int(let value) where M.Key.self == Int.self && Int(exactly: value) != nil:
+                return unsafeBitCast(Int(value), to: M.Key.self)
+            case .int(let value) where M.Key.self == Int64.self:
+                return unsafeBitCast(value, to: M.Key.self)
+            case .string(let value) where M.Key.self == String.self:
+                return unsafeBitCast(value, to: M.Key.self)
+            default:
+                break
+            }
+        }
+        return anyWrittenKey(binding, M.self)
+    }
+
+    /// ``writtenKey(_:_:)`` for any key type, and for automatic ids.
+    @inline(never)
+    private func anyWrittenKey<M: Model>(_ binding: ModelBinding, _ model: M.Type) -> M.Key {
         if let key = binding.encodedPrimaryKey(as: M.Key.self) { return key }
         let key = engine.encoder.decodedKey(binding.table)
         guard let typed = M.Key(propertyValue: key) else {
