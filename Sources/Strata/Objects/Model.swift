@@ -1,3 +1,5 @@
+import Foundation
+
 /// A Swift type whose values are stored as objects: usually a struct
 /// declared with the `@Model` macro, which writes this conformance.
 ///
@@ -76,10 +78,77 @@ public struct ModelEncoder: ~Copyable {
     /// Stores the next property's value.
     @inline(__always)
     public mutating func encode<V: PropertyValue>(_ value: V) {
+        append(value.propertyValue)
+    }
+
+    @inline(__always)
+    private mutating func append(_ value: Value) {
         precondition(count < capacity, "A model encoded more properties than its schema declares (\(capacity)).")
-        slots[count] = value.propertyValue
+        slots[count] = value
         count += 1
     }
+
+    // One overload per stored type, which the calls of a model in another
+    // module pick over the generic method: the generic one runs there
+    // unspecialized, through witness tables and type metadata, about a
+    // hundred instructions per property. Each overload calls the generic
+    // method here, where the compiler specializes it.
+
+    /// Stores the next property's value.
+    @inline(__always)
+    public mutating func encode(_ value: Bool) { append(value.propertyValue) }
+    /// Stores the next property's value.
+    @inline(__always)
+    public mutating func encode(_ value: Bool?) { append(value.propertyValue) }
+
+    /// Stores the next property's value.
+    @inline(__always)
+    public mutating func encode(_ value: Int) { append(value.propertyValue) }
+    /// Stores the next property's value.
+    @inline(__always)
+    public mutating func encode(_ value: Int?) { append(value.propertyValue) }
+
+    /// Stores the next property's value.
+    @inline(__always)
+    public mutating func encode(_ value: Int64) { append(value.propertyValue) }
+    /// Stores the next property's value.
+    @inline(__always)
+    public mutating func encode(_ value: Int64?) { append(value.propertyValue) }
+
+    /// Stores the next property's value.
+    @inline(__always)
+    public mutating func encode(_ value: Double) { append(value.propertyValue) }
+    /// Stores the next property's value.
+    @inline(__always)
+    public mutating func encode(_ value: Double?) { append(value.propertyValue) }
+
+    /// Stores the next property's value.
+    @inline(__always)
+    public mutating func encode(_ value: String) { append(value.propertyValue) }
+    /// Stores the next property's value.
+    @inline(__always)
+    public mutating func encode(_ value: String?) { append(value.propertyValue) }
+
+    /// Stores the next property's value.
+    @inline(__always)
+    public mutating func encode(_ value: Data) { append(value.propertyValue) }
+    /// Stores the next property's value.
+    @inline(__always)
+    public mutating func encode(_ value: Data?) { append(value.propertyValue) }
+
+    /// Stores the next property's value.
+    @inline(__always)
+    public mutating func encode(_ value: Date) { append(value.propertyValue) }
+    /// Stores the next property's value.
+    @inline(__always)
+    public mutating func encode(_ value: Date?) { append(value.propertyValue) }
+
+    /// Stores the next property's value.
+    @inline(__always)
+    public mutating func encode(_ value: UUID) { append(value.propertyValue) }
+    /// Stores the next property's value.
+    @inline(__always)
+    public mutating func encode(_ value: UUID?) { append(value.propertyValue) }
 }
 
 /// Hands the stored properties of one object to a ``Model``'s
@@ -121,6 +190,71 @@ public struct ModelDecoder: ~Copyable {
     ///   property and the object's primary key.
     @inline(__always)
     public mutating func decode<V: PropertyValue>(_ type: V.Type) throws -> V {
+        try decode(as: V.self)
+    }
+
+    // One overload per stored type, for the same reason as ModelEncoder's:
+    // a model in another module calls these instead of the generic method,
+    // which they call here, specialized.
+
+    /// The next property's value, as the generic `decode(_:)` reads it.
+    @inline(__always)
+    public mutating func decode(_ type: Bool.Type) throws -> Bool { try decode(as: Bool.self) }
+    /// The next property's value, as the generic `decode(_:)` reads it.
+    @inline(__always)
+    public mutating func decode(_ type: Bool?.Type) throws -> Bool? { try decode(as: Bool?.self) }
+
+    /// The next property's value, as the generic `decode(_:)` reads it.
+    @inline(__always)
+    public mutating func decode(_ type: Int.Type) throws -> Int { try decode(as: Int.self) }
+    /// The next property's value, as the generic `decode(_:)` reads it.
+    @inline(__always)
+    public mutating func decode(_ type: Int?.Type) throws -> Int? { try decode(as: Int?.self) }
+
+    /// The next property's value, as the generic `decode(_:)` reads it.
+    @inline(__always)
+    public mutating func decode(_ type: Int64.Type) throws -> Int64 { try decode(as: Int64.self) }
+    /// The next property's value, as the generic `decode(_:)` reads it.
+    @inline(__always)
+    public mutating func decode(_ type: Int64?.Type) throws -> Int64? { try decode(as: Int64?.self) }
+
+    /// The next property's value, as the generic `decode(_:)` reads it.
+    @inline(__always)
+    public mutating func decode(_ type: Double.Type) throws -> Double { try decode(as: Double.self) }
+    /// The next property's value, as the generic `decode(_:)` reads it.
+    @inline(__always)
+    public mutating func decode(_ type: Double?.Type) throws -> Double? { try decode(as: Double?.self) }
+
+    /// The next property's value, as the generic `decode(_:)` reads it.
+    @inline(__always)
+    public mutating func decode(_ type: String.Type) throws -> String { try decode(as: String.self) }
+    /// The next property's value, as the generic `decode(_:)` reads it.
+    @inline(__always)
+    public mutating func decode(_ type: String?.Type) throws -> String? { try decode(as: String?.self) }
+
+    /// The next property's value, as the generic `decode(_:)` reads it.
+    @inline(__always)
+    public mutating func decode(_ type: Data.Type) throws -> Data { try decode(as: Data.self) }
+    /// The next property's value, as the generic `decode(_:)` reads it.
+    @inline(__always)
+    public mutating func decode(_ type: Data?.Type) throws -> Data? { try decode(as: Data?.self) }
+
+    /// The next property's value, as the generic `decode(_:)` reads it.
+    @inline(__always)
+    public mutating func decode(_ type: Date.Type) throws -> Date { try decode(as: Date.self) }
+    /// The next property's value, as the generic `decode(_:)` reads it.
+    @inline(__always)
+    public mutating func decode(_ type: Date?.Type) throws -> Date? { try decode(as: Date?.self) }
+
+    /// The next property's value, as the generic `decode(_:)` reads it.
+    @inline(__always)
+    public mutating func decode(_ type: UUID.Type) throws -> UUID { try decode(as: UUID.self) }
+    /// The next property's value, as the generic `decode(_:)` reads it.
+    @inline(__always)
+    public mutating func decode(_ type: UUID?.Type) throws -> UUID? { try decode(as: UUID?.self) }
+
+    @inline(__always)
+    private mutating func decode<V: PropertyValue>(as type: V.Type) throws -> V {
         let position = self.position
         precondition(
             position < binding.count, "A model decoded more properties than its schema declares (\(binding.count)).")
