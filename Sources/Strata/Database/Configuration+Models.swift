@@ -44,7 +44,7 @@ extension Database.Configuration {
     /// version's models describe; opening it otherwise throws
     /// ``StrataError`` (``StrataError/Code/invalidSchema``) listing every
     /// difference. Versions without a step for a type follow the automatic
-    /// rules, and renames declared on models (`originalName`) apply by
+    /// rules, and renames declared on models (`@Renamed(from:)`) apply by
     /// themselves. A file several versions behind runs every step it needs
     /// per object, in one pass.
     ///

@@ -339,9 +339,14 @@ final class RecordRewriter: MigrationRecords {
         if keyEncoded {
             try encoder.key.withUnsafeBytes { key in
                 guard KeyCodec.compare(key, object.key) == 0 else {
+                    // A typed step stamps its objects; a closure does not.
+                    let advice =
+                        object.stampedVersion != nil
+                        ? "Return nil from the mapping to delete this object, and insert one with the new key through the mapping's context (context.insert) instead."
+                        : "Create a new object with migration.create and delete this one with migration.delete instead."
                     throw StrataError(
                         .migrationFailed,
-                        "The migration of \(path) \(scope.step) changed the primary key of a '\(table.name)' object from \(scope.describeKey(object.key, of: table, oldKey: true)) to \(scope.describeKey(key, of: table, oldKey: false)), but the new schema keeps the primary key of '\(table.name)'. Create a new object with migration.create and delete this one with migration.delete instead. \(scope.nothingWritten)",
+                        "The migration of \(path) \(scope.step) changed the primary key of a '\(table.name)' object from \(scope.describeKey(object.key, of: table, oldKey: true)) to \(scope.describeKey(key, of: table, oldKey: false)), but the new schema keeps the primary key of '\(table.name)'. \(advice) \(scope.nothingWritten)",
                         path: path)
                 }
             }
