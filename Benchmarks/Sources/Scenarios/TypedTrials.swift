@@ -53,7 +53,54 @@ public struct TypedPerson: Model, Equatable, Sendable {
     }
 }
 
-/// Typed insert (e) and typed full scan (f) through Strata's `Model` API:
+/// Version 2 of the benchmark's Person for the typed migration (scenario a):
+/// firstName and lastName become fullName.
+public struct TypedPersonV2: Model, Sendable {
+    public typealias Key = Int
+    public var id: Int
+    public var fullName: String
+    public var age: Int
+
+    public static let schema = ModelSchema<TypedPersonV2>(
+        name: "Person",
+        properties: [.init(\.id, "id", primaryKey: true), .init(\.fullName, "fullName"), .init(\.age, "age")])
+
+    public init(id: Int, fullName: String, age: Int) {
+        self.id = id
+        self.fullName = fullName
+        self.age = age
+    }
+
+    public func encode(to encoder: inout ModelEncoder) {
+        encoder.encode(id)
+        encoder.encode(fullName)
+        encoder.encode(age)
+    }
+
+    public init(from decoder: inout ModelDecoder) throws {
+        id = try decoder.decode(Int.self)
+        fullName = try decoder.decode(String.self)
+        age = try decoder.decode(Int.self)
+    }
+}
+
+enum TypedAppV1: VersionedSchema {
+    static let version: UInt64 = 1
+    static let models: [any Model.Type] = [TypedPerson.self]
+}
+
+enum TypedAppV2: VersionedSchema {
+    static let version: UInt64 = 2
+    static let models: [any Model.Type] = [TypedPersonV2.self]
+
+    static let fullNames = MigrationStep.step(from: TypedAppV1.self, to: TypedAppV2.self) {
+        $0.map(TypedPerson.self, to: TypedPersonV2.self) { old in
+            TypedPersonV2(id: old.id, fullName: old.firstName + " " + old.lastName, age: old.age)
+        }
+    }
+}
+
+/// Typed insert (e), typed full scan (f) and typed closure migration (a) through Strata's `Model` API:
 /// `tx.insert(TypedPerson(...))` and `tx.objects(TypedPerson.self)`, every
 /// object decoded into the struct.
 struct StrataTypedTrials {
@@ -110,9 +157,29 @@ struct StrataTypedTrials {
                     box.value = nil
                     removeFiles(in: folder, keepingTemplates: true)
                 })
-        // TYPED MIGRATION: scenario a through a typed step (PersonV1 with
-        // firstName and lastName -> Person with fullName) belongs here, as
-        // `case .closureMigration`, once typed migration steps have landed.
+        case .closureMigration:
+            // Scenario a through a typed step: TypedPerson (firstName,
+            // lastName) in, TypedPersonV2 (fullName) out.
+            let v2 = ObjectSchema("Person", primaryKey: "id") {
+                Property("id", .int)
+                Property("fullName", .string)
+                Property("age", .int)
+            }
+            let config = Strata.Database.Configuration(
+                path: path, schema: TypedAppV2.self, versions: [TypedAppV1.self], migrations: [TypedAppV2.fullNames])
+            return Trial(
+                setup: { try dynamic.input("v1", StrataTrials.person()) },
+                run: { try Strata.Database(configuration: config).close() },
+                verify: {
+                    let db = try Strata.Database(configuration: dynamic.configuration(version: 2, v2))
+                    defer { db.close() }
+                    return try db.read { tx in
+                        var hash = Checksum()
+                        try tx.objects("Person").forEach { hash.add($0["fullName"].string!) }
+                        return hash.value
+                    }
+                },
+                cleanup: { removeFiles(in: folder, keepingTemplates: true) })
         default:
             return nil
         }

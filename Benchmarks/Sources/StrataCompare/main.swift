@@ -9,7 +9,7 @@
 //         [--engines strata,c,lmdb,grdb,grdb-sql,strata-typed,grdb-record] [--memory yes|no] [--layout yes|no]
 //         [--drop-files yes|no]
 //
-// `strata-typed` and `grdb-record` run scenarios e and f only: typed models
+// `strata-typed` runs scenarios a (a typed step), e and f, `grdb-record` e and f: typed models
 // against GRDB's record types. Their scan (f) decodes every object into the
 // struct, where the other engines read one property.
 
@@ -177,7 +177,7 @@ func run() throws {
     let ratios: [(String, Engine, Engine)] = [
         ("C/Strata", .c, .strata), ("GRDB/Strata", .grdb, .strata), ("GRDB SQL/Strata", .grdbSQL, .strata),
         ("C/LMDB (Swift)", .c, .lmdb), ("C/Strata typed", .c, .strataTyped),
-        ("GRDB records/Strata typed", .grdbRecord, .strataTyped),
+        ("GRDB records/Strata typed", .grdbRecord, .strataTyped), ("GRDB SQL/Strata typed", .grdbSQL, .strataTyped),
     ].filter { engines.contains($0.1) && engines.contains($0.2) }
     var rows: [[String]] = []
     var json: [[String: Any]] = []
