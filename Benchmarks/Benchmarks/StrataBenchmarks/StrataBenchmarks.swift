@@ -16,9 +16,9 @@ let benchmarks: @Sendable () -> Void = {
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("strata-bench-\(getpid())")
     for n in sizes {
         for scenario in Scenario.allCases {
-            // Typed models (insert and a scan decoding every object) beside
-            // the dynamic API, in scenarios e and f.
-            let typed: [Engine] = [.insert, .scan].contains(scenario) ? [.strataTyped] : []
+            // Typed models (insert, a scan decoding every object, a typed step) beside
+            // the dynamic API, in scenarios e, f and a.
+            let typed: [Engine] = [.insert, .scan, .closureMigration].contains(scenario) ? [.strataTyped] : []
             for engine in [Engine.strata, .c, .lmdb] + typed {
                 // No spaces: package-benchmark reads thresholds from files
                 // named after the benchmark, and writes spaces as "_".
