@@ -64,10 +64,11 @@ enum ReadmeNextVersion {
     }
 }
 
-/// The README's first example, compiled and run. `readmeShowsThisExample`
-/// keeps the README's first code block identical to the lines between the
-/// markers (the model's, then the example's).
-@Suite(.temporaryFolder) struct ReadmeExampleTests {
+/// The README's first two examples, compiled and run. `readmeShowsThisExample`
+/// keeps the README's first two code blocks identical to the lines between
+/// the markers. Serialized: the examples use relative paths, and the
+/// current directory the tests change is the whole process's.
+@Suite(.temporaryFolder, .serialized) struct ReadmeExampleTests {
     /// The running test's own folder, removed when it ends.
     let folder = TemporaryFolder.current
 
