@@ -1,200 +1,54 @@
 import Foundation
 import Strata
 
-// The classic three releases (and a fourth), as hand-written models:
+// The classic three releases (and a fourth), as @Model structs:
 // v1 Person(id, name, age: String); v2 renames name → fullName and makes
 // age an Int; v3 splits fullName into firstName/lastName and adds Address,
 // filled in the step; v4 renames lastName → familyName with no step, adds
 // nickname, and maps Address to a version with a country.
 
-struct PersonV1: Model, Equatable {
-    typealias Key = Int
-    var id: Int
+@Model(name: "Person")
+struct PersonV1: Equatable {
+    @PrimaryKey var id: Int
     var name: String
     var age: String
-
-    static let schema = ModelSchema<PersonV1>(
-        name: "Person", properties: [.init(\.id, "id", primaryKey: true), .init(\.name, "name"), .init(\.age, "age")])
-
-    init(id: Int, name: String, age: String) {
-        self.id = id
-        self.name = name
-        self.age = age
-    }
-
-    func encode(to encoder: inout ModelEncoder) {
-        encoder.encode(id)
-        encoder.encode(name)
-        encoder.encode(age)
-    }
-
-    init(from decoder: inout ModelDecoder) throws {
-        id = try decoder.decode(Int.self)
-        name = try decoder.decode(String.self)
-        age = try decoder.decode(String.self)
-    }
 }
 
-struct PersonV2: Model, Equatable {
-    typealias Key = Int
-    var id: Int
-    var fullName: String
-    var age: Int
-
-    static let schema = ModelSchema<PersonV2>(
-        name: "Person",
-        properties: [
-            .init(\.id, "id", primaryKey: true), .init(\.fullName, "fullName", originalName: "name"),
-            .init(\.age, "age", default: 0),
-        ])
-
-    init(id: Int, fullName: String, age: Int) {
-        self.id = id
-        self.fullName = fullName
-        self.age = age
-    }
-
-    func encode(to encoder: inout ModelEncoder) {
-        encoder.encode(id)
-        encoder.encode(fullName)
-        encoder.encode(age)
-    }
-
-    init(from decoder: inout ModelDecoder) throws {
-        id = try decoder.decode(Int.self)
-        fullName = try decoder.decode(String.self)
-        age = try decoder.decode(Int.self)
-    }
+@Model(name: "Person")
+struct PersonV2: Equatable {
+    @PrimaryKey var id: Int
+    @Renamed(from: "name") var fullName: String
+    var age: Int = 0
 }
 
-struct PersonV3: Model, Equatable {
-    typealias Key = Int
-    var id: Int
+@Model(name: "Person")
+struct PersonV3: Equatable {
+    @PrimaryKey var id: Int
     var firstName: String
     var lastName: String
-    var age: Int
-
-    static let schema = ModelSchema<PersonV3>(
-        name: "Person",
-        properties: [
-            .init(\.id, "id", primaryKey: true), .init(\.firstName, "firstName"), .init(\.lastName, "lastName"),
-            .init(\.age, "age", indexed: true, default: 0),
-        ])
-
-    init(id: Int, firstName: String, lastName: String, age: Int) {
-        self.id = id
-        self.firstName = firstName
-        self.lastName = lastName
-        self.age = age
-    }
-
-    func encode(to encoder: inout ModelEncoder) {
-        encoder.encode(id)
-        encoder.encode(firstName)
-        encoder.encode(lastName)
-        encoder.encode(age)
-    }
-
-    init(from decoder: inout ModelDecoder) throws {
-        id = try decoder.decode(Int.self)
-        firstName = try decoder.decode(String.self)
-        lastName = try decoder.decode(String.self)
-        age = try decoder.decode(Int.self)
-    }
+    @Indexed var age: Int = 0
 }
 
-struct PersonV4: Model, Equatable {
-    typealias Key = Int
-    var id: Int
+@Model(name: "Person")
+struct PersonV4: Equatable {
+    @PrimaryKey var id: Int
     var firstName: String
-    var familyName: String
-    var age: Int
+    @Renamed(from: "lastName") var familyName: String
+    @Indexed var age: Int = 0
     var nickname: String = ""
-
-    static let schema = ModelSchema<PersonV4>(
-        name: "Person",
-        properties: [
-            .init(\.id, "id", primaryKey: true), .init(\.firstName, "firstName"),
-            .init(\.familyName, "familyName", originalName: "lastName"),
-            .init(\.age, "age", indexed: true, default: 0), .init(\.nickname, "nickname", default: ""),
-        ])
-
-    init(id: Int, firstName: String, familyName: String, age: Int, nickname: String = "") {
-        self.id = id
-        self.firstName = firstName
-        self.familyName = familyName
-        self.age = age
-        self.nickname = nickname
-    }
-
-    func encode(to encoder: inout ModelEncoder) {
-        encoder.encode(id)
-        encoder.encode(firstName)
-        encoder.encode(familyName)
-        encoder.encode(age)
-        encoder.encode(nickname)
-    }
-
-    init(from decoder: inout ModelDecoder) throws {
-        id = try decoder.decode(Int.self)
-        firstName = try decoder.decode(String.self)
-        familyName = try decoder.decode(String.self)
-        age = try decoder.decode(Int.self)
-        nickname = try decoder.decode(String.self)
-    }
 }
 
-struct AddressV3: Model, Equatable {
-    typealias Key = Int
-    var id: Int
+@Model(name: "Address")
+struct AddressV3: Equatable {
+    @PrimaryKey var id: Int
     var city: String
-
-    static let schema = ModelSchema<AddressV3>(
-        name: "Address", properties: [.init(\.id, "id", primaryKey: true), .init(\.city, "city")])
-
-    init(id: Int, city: String) {
-        self.id = id
-        self.city = city
-    }
-
-    func encode(to encoder: inout ModelEncoder) {
-        encoder.encode(id)
-        encoder.encode(city)
-    }
-
-    init(from decoder: inout ModelDecoder) throws {
-        id = try decoder.decode(Int.self)
-        city = try decoder.decode(String.self)
-    }
 }
 
-struct AddressV4: Model, Equatable {
-    typealias Key = Int
-    var id: Int
+@Model(name: "Address")
+struct AddressV4: Equatable {
+    @PrimaryKey var id: Int
     var city: String
     var country: String?
-
-    static let schema = ModelSchema<AddressV4>(
-        name: "Address",
-        properties: [.init(\.id, "id", primaryKey: true), .init(\.city, "city"), .init(\.country, "country")])
-
-    init(id: Int, city: String, country: String?) {
-        self.id = id
-        self.city = city
-        self.country = country
-    }
-
-    func encode(to encoder: inout ModelEncoder) {
-        encoder.encode(id)
-        encoder.encode(city)
-        encoder.encode(country)
-    }
-
-    init(from decoder: inout ModelDecoder) throws {
-        id = try decoder.decode(Int.self)
-        city = try decoder.decode(String.self)
-        country = try decoder.decode(String?.self)
-    }
 }
 
 enum AppV1: VersionedSchema {
