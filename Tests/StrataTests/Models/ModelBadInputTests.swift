@@ -110,7 +110,7 @@ import Testing
         let error = expectStrataError(.invalidSchema) {
             _ = try Database(configuration: configuration([HandPerson.self, OtherPerson.self]))
         }
-        #expect(error?.message.contains("'Person'") == true)
+        #expect(error?.message.contains("2 models with the stored name 'Person': HandPerson, OtherPerson") == true)
         #expect(!RawFile.exists(folder.path()))
     }
 
