@@ -293,33 +293,18 @@ struct RecordView {
     /// under the current schema: tried first, before walking the fields.
     @inline(__always)
     func value(forField id: PropertyID, expectedAt position: Int) -> Value? {
-        guard let base = bytes.baseAddress else { return nil }
+        guard let base = bytes.baseAddress, var p = tagOffset(forField: id, expectedAt: position) else { return nil }
         let end = bytes.count
-        let wanted = UInt64(id.rawValue)
-        if position < 8 && position < fieldCount {
-            var p = Int(truncatingIfNeeded: (fieldStarts >> (8 * UInt64(position))) & 0xFF)
-            if p != 0, RecordView.varint(base, &p, end) == wanted {
-                // One-byte integers are the most common value read in scans.
-                if p + 1 < end, base.load(fromByteOffset: p, as: UInt8.self) == RecordCodec.Tag.int.rawValue {
-                    let byte = base.load(fromByteOffset: p + 1, as: UInt8.self)
-                    if byte < 0x80 { return .int(Int64(byte >> 1) ^ -Int64(byte & 1)) }
-                }
-                return RecordView.read(base, &p, end)
-            }
+        // One-byte integers are the most common value read in scans.
+        if p + 1 < end, base.load(fromByteOffset: p, as: UInt8.self) == RecordCodec.Tag.int.rawValue {
+            let byte = base.load(fromByteOffset: p + 1, as: UInt8.self)
+            if byte < 0x80 { return .int(Int64(byte >> 1) ^ -Int64(byte & 1)) }
         }
-        var p = fieldsOffset
-        for _ in 0 ..< fieldCount {
-            guard let fieldID = RecordView.varint(base, &p, end) else { return nil }
-            if fieldID == wanted { return RecordView.read(base, &p, end) }
-            if fieldID > wanted { return nil }
-            guard RecordView.skip(base, &p, end) else { return nil }
-        }
-        return nil
+        return RecordView.read(base, &p, end)
     }
 
     /// Where the tag of field `id` is, or nil when the record has no such
-    /// field: ``value(forField:expectedAt:)``'s search, for the readers
-    /// of one type below.
+    /// field: the search of every field read, by value or by type.
     @inline(__always)
     private func tagOffset(forField id: PropertyID, expectedAt position: Int) -> Int? {
         guard let base = bytes.baseAddress else { return nil }

@@ -109,7 +109,7 @@ public struct MigrationStep: Sendable {
         public func map<Old: Model, New: Model>(
             _ old: Old.Type, to new: New.Type, _ transform: @escaping @Sendable (Old) throws -> New?
         ) {
-            mappings.append(Mapping<Old, New>(plain: transform, contextual: nil))
+            mappings.append(Mapping<Old, New>(transform: { old, _ in try transform(old) }))
         }
 
         /// Maps each stored object of `Old`'s type to a value of `New`, with
@@ -129,7 +129,7 @@ public struct MigrationStep: Sendable {
             _ old: Old.Type, to new: New.Type,
             _ transform: @escaping @Sendable (Old, MigrationStepContext) throws -> New?
         ) {
-            mappings.append(Mapping<Old, New>(plain: nil, contextual: transform))
+            mappings.append(Mapping<Old, New>(transform: transform))
         }
 
         /// Adds a block that works with the dynamic ``Migration`` API, for

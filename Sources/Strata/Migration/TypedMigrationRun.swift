@@ -81,7 +81,7 @@ final class TypedMigrationRun {
             let record = old.record
             let input = chain.stages[0].input
             chain.entry.convert(into: input.baseAddress!) { oldTable.value(at: $0, in: record) }
-            guard try chain.run(from: 0, key: old.key) else {
+            guard try chain.run(key: old.key) else {
                 if let new { migration.delete(new) }
                 return
             }
@@ -140,7 +140,7 @@ final class TypedMigrationRun {
         object.encode(to: &encoder)
         if let first = chain.stages.first {
             chain.entry.convert(into: first.input.baseAddress!) { source[$0] }
-            guard try chain.run(from: 0, key: UnsafeRawBufferPointer(start: nil, count: 0)) else { return }
+            guard try chain.run(key: UnsafeRawBufferPointer(start: nil, count: 0)) else { return }
         }
         let fields = chain.fields
         chain.exit.convert(into: fields.baseAddress!) { chain.stages.last?.output[$0] ?? source[$0] }
@@ -282,13 +282,13 @@ final class Chain {
         fields.initialize(repeating: .null)
     }
 
-    /// Runs the stages from `first` on, each on the previous one's output;
-    /// false when one of them deleted the object.
+    /// Runs every stage, each on the previous one's output; false when one
+    /// of them deleted the object.
     @inline(__always)
-    func run(from first: Int, key: UnsafeRawBufferPointer) throws -> Bool {
-        for index in first ..< stages.count {
+    func run(key: UnsafeRawBufferPointer) throws -> Bool {
+        for index in stages.indices {
             let stage = stages[index]
-            if index > first {
+            if index > 0 {
                 let previous = stages[index - 1].output
                 between[index - 1].convert(into: stage.input.baseAddress!) { previous[$0] }
             }

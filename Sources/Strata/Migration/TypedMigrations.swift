@@ -74,7 +74,7 @@ struct TypedMigrations: Sendable {
             }
             if step.fromVersion >= step.toVersion {
                 problems.append(
-                    "The step \(step.name) goes from schema version \(step.fromVersion) to \(step.toVersion); a step goes from an older version to a newer one."
+                    "The step \(step.name) goes from schema version \(step.fromVersion) to \(step.toVersion); a step goes from an older version to a newer one. Swap its from: and to:."
                 )
             } else if let skipped = versions.first(where: {
                 $0.version > step.fromVersion && $0.version < step.toVersion
@@ -105,12 +105,12 @@ struct TypedMigrations: Sendable {
                 }
                 if let from = declaration(at: step.fromVersion), from.model(named: old.objectSchema.name) == nil {
                     problems.append(
-                        "The step \(step.name) maps \(old.swiftName), but \(step.fromName) has no model of '\(old.objectSchema.name)'."
+                        "The step \(step.name) maps \(old.swiftName), but \(step.fromName) has no model of '\(old.objectSchema.name)'. Add \(old.swiftName) to \(step.fromName).models, or map a model that \(step.fromName) lists."
                     )
                 }
                 if let to = declaration(at: step.toVersion), to.model(named: new.objectSchema.name) == nil {
                     problems.append(
-                        "The step \(step.name) maps to \(new.swiftName), but \(step.toName) has no model of '\(new.objectSchema.name)'."
+                        "The step \(step.name) maps to \(new.swiftName), but \(step.toName) has no model of '\(new.objectSchema.name)'. Add \(new.swiftName) to \(step.toName).models, or map to a model that \(step.toName) lists."
                     )
                 }
             }
@@ -252,15 +252,8 @@ protocol TypedMapping: Sendable {
 }
 
 struct Mapping<Old: Model, New: Model>: TypedMapping {
-    /// One of the two is set: a mapping with or without a context.
-    let plain: (@Sendable (Old) throws -> New?)?
-    let contextual: (@Sendable (Old, MigrationStepContext) throws -> New?)?
-
-    @inline(__always)
-    func transform(_ old: Old, _ context: MigrationStepContext) throws -> New? {
-        if let plain { return try plain(old) }
-        return try contextual!(old, context)
-    }
+    /// The step's function; a mapping written without a context ignores it.
+    let transform: @Sendable (Old, MigrationStepContext) throws -> New?
 
     var oldModel: ModelDeclaration { Old.declaration }
     var newModel: ModelDeclaration { New.declaration }

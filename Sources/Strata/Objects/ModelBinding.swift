@@ -115,7 +115,7 @@ final class ModelBinding: @unchecked Sendable {
     func storedValue(at position: Int, in record: RecordView) -> Value? {
         let tablePosition = tablePositions[position]
         guard tablePosition >= 0 else { return nil }
-        return record.value(forField: table.readInfo[tablePosition].id, expectedAt: tablePosition)
+        return record.value(forField: fieldIDs[position], expectedAt: tablePosition)
     }
 
     /// The table field of the model's property at `position`, or nil when

@@ -152,7 +152,11 @@ extension ModelQuery {
         }
         var n = 0
         guard predicates.isEmpty else {
-            try iterate { _ in
+            // Counting needs no order: without it, a sort on a property
+            // without an index decodes and sorts nothing.
+            var unsorted = self
+            unsorted.order = nil
+            try unsorted.iterate { _ in
                 n += 1
                 return true
             }
@@ -243,11 +247,7 @@ extension ModelQuery {
     {
         let table = binding.table
         guard let record = try context.lmdb.get(table.records, objectKey) else {
-            let name = table.indexedFields.first { $0.index == index }?.name ?? "?"
-            throw StrataError(
-                .corruptFile,
-                "The index on '\(table.name).\(name)' in \(context.path) names an object that does not exist; the file is damaged. Restore it from a backup.",
-                path: context.path)
+            throw table.missingIndexedObject(indexed: table.indexedFields.first { $0.index == index }?.name ?? "?")
         }
         return record
     }

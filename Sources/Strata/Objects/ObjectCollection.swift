@@ -214,10 +214,7 @@ public struct ObjectCollection {
                     while let (_, objectKey) = entry {
                         if let end, KeyCodec.compare(objectKey, end) > 0 { return }
                         guard let (key, record) = try records.seek(exactly: objectKey) else {
-                            throw StrataError(
-                                .corruptFile,
-                                "The index on '\(table.name).\(field.name)' in \(context.path) names an object that does not exist; the file is damaged. Restore it from a backup.",
-                                path: context.path)
+                            throw table.missingIndexedObject(indexed: field.name)
                         }
                         let object = try context.object(table: table, key: key, record: record)
                         // A cut key matches every value with the same prefix.

@@ -168,6 +168,14 @@ final class ObjectTable: @unchecked Sendable {
             path: path)
     }
 
+    /// The error for an index entry of this type that names no object.
+    func missingIndexedObject(indexed property: String) -> StrataError {
+        StrataError(
+            .corruptFile,
+            "The index on '\(name).\(property)' in \(path) names an object that does not exist; the file is damaged. Restore it from a backup, or run compact, which rebuilds every index.",
+            path: path)
+    }
+
     /// A record key of this type as a person reads it: the primary key or
     /// automatic id, or its first bytes when it does not decode.
     func describeKey(_ key: UnsafeRawBufferPointer) -> String {

@@ -12,13 +12,24 @@ struct QueryRange {
     let lower: Bound?
     let upper: Bound?
 
-    var isEquality: Bool {
-        lower != nil && upper != nil && lower!.inclusive && upper!.inclusive && lower!.value == upper!.value
+    /// The tag that every value in the range has: a range never holds a
+    /// value of another type (a null, for one). Worked out once, not per
+    /// value tested.
+    private let tag: RecordCodec.Tag
+
+    /// A range with at least one bound.
+    init(position: Int, lower: Bound?, upper: Bound?) {
+        self.position = position
+        self.lower = lower
+        self.upper = upper
+        guard let bound = lower ?? upper else { preconditionFailure("A query range without bounds") }
+        self.tag = KeyCodec.tag(of: bound.value)
     }
 
-    /// The tag that every value in the range has: a range never holds a
-    /// value of another type (a null, for one).
-    private var tag: RecordCodec.Tag { KeyCodec.tag(of: (lower ?? upper)!.value) }
+    var isEquality: Bool {
+        guard let lower, let upper else { return false }
+        return lower.inclusive && upper.inclusive && lower.value == upper.value
+    }
 
     /// Whether `value` lies in the range.
     @inline(__always)
