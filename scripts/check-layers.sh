@@ -4,7 +4,7 @@
 #   scripts/check-layers.sh [ROOT]      ROOT defaults to the repository root
 #
 # The folders of Sources/Strata are layers, lowest first:
-#   Storage → Encoding → Schema → Objects → Migration → Database
+#   Storage → Encoding → Schema → Objects → Migration → Database → Observation
 # No file of a layer may name a type declared in a higher one. The files
 # at the top of Sources/Strata (StrataError.swift) are shared by every
 # layer: they are neither checked nor a source of names. Only
@@ -43,7 +43,7 @@ if [[ ! -d "$src" ]]; then
     exit 2
 fi
 
-layers=(Storage Encoding Schema Objects Migration Database)
+layers=(Storage Encoding Schema Objects Migration Database Observation)
 
 # Every Swift file of a layer, as "LAYER_INDEX<TAB>PATH", lowest layer first.
 files=$(
@@ -196,6 +196,6 @@ END {
 ' && status=0 || status=$?
 
 if [[ $status -eq 0 ]]; then
-    echo "layers ok: Storage → Encoding → Schema → Objects → Migration → Database"
+    echo "layers ok: Storage → Encoding → Schema → Objects → Migration → Database → Observation"
 fi
 exit "$status"
