@@ -94,6 +94,18 @@ extension Database {
         /// ]
         /// ```
         public var migrations: [MigrationStep] = []
+        /// How often a running observation looks for commits made by other
+        /// processes, which LMDB does not announce; nil: only when
+        /// ``Database/checkForExternalChanges()`` asks. Commits made through
+        /// any `Database` of this process are delivered at once, whatever
+        /// this says.
+        ///
+        /// Each look begins and ends one read transaction (about a
+        /// microsecond) on a background queue, and only while at least one
+        /// observation of the database runs. A commit it finds re-runs every
+        /// observation of the database in full, since what another process
+        /// changed is not known. Default: 0.5 seconds.
+        public var externalChangeCheckInterval: Duration? = .milliseconds(500)
         /// The models the schema was built from, when it was
         /// (``init(path:schemaVersion:models:objectSchemas:)``).
         var models: [ModelDeclaration] = []

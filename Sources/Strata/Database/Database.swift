@@ -29,6 +29,8 @@ public final class Database: Sendable {
     let generation: UInt64
     /// What opening did.
     let openingPlan: MigrationPlan
+    /// The running observations of this database.
+    let observers = ObserverRegistry()
 
     /// Opens the database file, creating it when it does not exist, and
     /// migrating it when its schema version is lower than the configured one.
@@ -152,7 +154,7 @@ public final class Database: Sendable {
     }
 
     /// Whether ``close()`` was called.
-    private let isClosed = ClosedFlag()
+    private let isClosed = OnceFlag()
 
     /// Closes the database: later transactions through it throw
     /// ``StrataError/Code/closed``. The file itself is closed once every
@@ -164,7 +166,9 @@ public final class Database: Sendable {
     /// the file. Calling it inside one of the database's own transactions
     /// stops the program.
     public func close() {
-        if isClosed.set() { environment.release() }
+        guard isClosed.set() else { return }
+        observers.closeAll(self)
+        environment.release()
     }
 
     deinit {
@@ -217,8 +221,10 @@ public final class Database: Sendable {
             let transaction = WriteTransaction(context: makeContext(lmdb))
             defer { transaction.context.end() }
             let result = try body(transaction)
-            try transaction.context.engine.flush()
-            return (result, transaction.context.engine.tally)
+            let engine = transaction.context.engine
+            try engine.flush()
+            lmdb.committedChanges = engine.recorder?.changes
+            return (result, engine.tally)
         }
         Instrumentation.report(tally, path: path)
         return result
@@ -272,8 +278,8 @@ public final class Database: Sendable {
 }
 
 // @unchecked: `closed` is only read and written while holding `lock`.
-/// Whether a database was closed; set once.
-private final class ClosedFlag: @unchecked Sendable {
+/// A flag set once: whether a database was closed, an observation stopped.
+final class OnceFlag: @unchecked Sendable {
     private let lock = NSLock()
     private var closed = false
 

@@ -67,14 +67,21 @@ extension ModelQuery {
     }
 
     /// Walks the matching values until `body` returns false.
+    @inline(__always)
     func iterate(_ body: (M) throws -> Bool) throws {
+        try iterateWithKeys { model, _ in try body(model) }
+    }
+
+    /// Walks the matching values until `body` returns false; `body` gets
+    /// each value and its object's key.
+    func iterateWithKeys(_ body: (M, UnsafeRawBufferPointer) throws -> Bool) throws {
         if conditions.isEmpty && order == nil && maximumCount == nil && keyPathError == nil {
             // The common full scan, without the layers that queries need.
             if predicates.isEmpty { return try scan(body) }
             let predicates = self.predicates
-            return try scan { value in
+            return try scan { value, key in
                 for predicate in predicates where try !predicate(value) { return true }
-                return try body(value)
+                return try body(value, key)
             }
         }
         let plan = try plan(sorting: true)
@@ -92,14 +99,16 @@ extension ModelQuery {
             }
             found.sort(by: Self.inIndexOrder)
             if !order.ascending { found.reverse() }
-            for entry in found.prefix(remaining) where try !body(entry.model) { return }
+            for entry in found.prefix(remaining) where try !entry.key.withUnsafeBytes({ try body(entry.model, $0) }) {
+                return
+            }
             return
         }
         let engine = context.engine
-        func emit(_ model: M) throws -> Bool {
+        func emit(_ model: M, _ key: UnsafeRawBufferPointer) throws -> Bool {
             let emptied = engine.tablesEmptied
             remaining -= 1
-            guard try body(model), engine.tablesEmptied == emptied else { return false }
+            guard try body(model, key), engine.tablesEmptied == emptied else { return false }
             return remaining > 0
         }
         // An index orders the values that share a cut key by primary key,
@@ -112,7 +121,7 @@ extension ModelQuery {
             run = nil
             values.sort(by: Self.inIndexOrder)
             if !ascending { values.reverse() }
-            for entry in values where try !emit(entry.model) { return false }
+            for entry in values where try !entry.key.withUnsafeBytes({ try emit(entry.model, $0) }) { return false }
             return true
         }
         try candidates(plan) { key, record, cutIndexKey in
@@ -128,7 +137,7 @@ extension ModelQuery {
                 run = (Array(cutIndexKey), [entry])
                 return true
             }
-            return try flush() && emit(model)
+            return try flush() && emit(model, key)
         }
         _ = try flush()
     }
@@ -342,7 +351,7 @@ extension ModelQuery {
     /// Walks the table in key order, decoding each record. In a write
     /// transaction the walk stops at the key that was last when it began,
     /// as ``ObjectCollection`` does.
-    private func scan(_ body: (M) throws -> Bool) throws {
+    private func scan(_ body: (M, UnsafeRawBufferPointer) throws -> Bool) throws {
         let table = binding.table
         let binding = self.binding
         try context.lmdb.withCursor(table.records) { cursor in
@@ -352,7 +361,7 @@ extension ModelQuery {
                 if let end, KeyCodec.compare(key, end) > 0 { return }
                 let view = try table.validatedView(key: key, record: record)
                 let emptied = context.engine.tablesEmptied
-                guard try body(try binding.decode(M.self, record: view, key: key)),
+                guard try body(try binding.decode(M.self, record: view, key: key), key),
                     context.engine.tablesEmptied == emptied
                 else { return }
                 entry = try cursor.next()

@@ -32,6 +32,10 @@ final class TableEngine {
     private let frontierKey = ByteWriter(capacity: 64)
     /// Reported to ``Instrumentation`` when the transaction commits.
     var tally = Instrumentation.Tally()
+    /// What this transaction writes and deletes, kept only while someone
+    /// observes the file (a `let`, so that the check costs nothing when
+    /// no one does).
+    let recorder: ChangeRecorder?
 
     /// How many times a table was emptied in this transaction. Emptying a
     /// table (`mdb_drop`) unpositions every cursor on it, and the next step
@@ -47,6 +51,7 @@ final class TableEngine {
         self.path = path
         self.writingSchemaVersion = writingSchemaVersion
         self.fieldCapacity = fieldCapacity
+        recorder = lmdb.isReadOnly || !lmdb.environment.feed.isWatched ? nil : ChangeRecorder()
         frontierTable = .allocate(capacity: 1)
         frontierTable.initialize(to: nil)
     }
@@ -233,6 +238,7 @@ final class TableEngine {
     func putRecord(_ table: ObjectTable, _ encoder: ObjectEncoder, noOverwrite: Bool) throws -> Bool {
         tally.recordWritten()
         return try encoder.key.withUnsafeBytes { key in
+            recorder?.wrote(table.type.id, key: key)
             let appendable = try sortsLast(key, in: table)
             return try encoder.record.withUnsafeBytes { record in
                 if appendable, try lmdb.append(table.records, key, record) { return true }
@@ -249,6 +255,7 @@ final class TableEngine {
         _ table: ObjectTable, key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer, walking cursor: LMDBCursor
     ) throws {
         tally.recordWritten()
+        recorder?.wrote(table.type.id, key: key)
         let found: Bool
         if let next = try cursor.next(), KeyCodec.compare(next.key, key) == 0 {
             found = true
@@ -267,6 +274,7 @@ final class TableEngine {
     func deleteRecord(_ table: ObjectTable, key: UnsafeRawBufferPointer) throws -> Bool {
         guard try lmdb.delete(table.records, key) else { return false }
         tally.recordWritten()
+        recorder?.wrote(table.type.id, key: key)
         return true
     }
 
@@ -274,6 +282,7 @@ final class TableEngine {
     /// migration that inserts every object again under new keys.
     func emptyRecords(_ table: ObjectTable) throws {
         tablesEmptied += 1
+        recorder?.emptied(table.type.id)
         if frontierTable.pointee === table { frontierTable.pointee = nil }
         try lmdb.empty(table.records, delete: false)
     }

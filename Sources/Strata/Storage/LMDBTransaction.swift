@@ -38,6 +38,10 @@ final class LMDBTransaction {
         return handle
     }
 
+    /// What a write transaction changed, as the layer above records it;
+    /// handed to the environment's ``CommitFeed`` after the commit.
+    var committedChanges: (any Sendable)?
+
     /// LMDB's id of the transaction: for a read transaction, that of the
     /// commit it sees.
     var id: Int { Int(mdb_txn_id(txn)) }

@@ -1,0 +1,107 @@
+/// What an observation of a query needs from it: the order it keeps its
+/// values in, its values with their keys, and whether one object matches.
+extension ModelQuery {
+    /// The stable id of the observed type.
+    var observedTypeID: TypeID { binding.table.type.id }
+
+    /// Whether the query has a ``limit(_:)``: its values then depend on
+    /// objects outside them, so an observation runs it again.
+    var isLimited: Bool { maximumCount != nil }
+
+    /// The order an observation keeps the values in: the query's sort;
+    /// without one, the order of the index that a `where` walks (by value,
+    /// then primary key); else primary-key order, which is nil. A sort on
+    /// the primary key is nil too, with its direction.
+    ///
+    /// - Throws: The query's key-path error.
+    func observedOrder() throws -> (position: Int?, ascending: Bool) {
+        if let keyPathError { throw keyPathError }
+        if let order {
+            let isKey = binding.field(at: order.position)?.isPrimaryKey == true
+            return (isKey ? nil : order.position, order.ascending)
+        }
+        if let driver = try plan(sorting: false).driver, case .index = try plan(sorting: false).access {
+            return (conditions[driver].position, true)
+        }
+        return (nil, true)
+    }
+
+    /// The query with its order made explicit, so that its walk lists the
+    /// values in ``observedOrder()``.
+    func inObservedOrder() throws -> ModelQuery {
+        var copy = self
+        let observed = try observedOrder()
+        if let position = observed.position {
+            copy.order = (position, observed.ascending)
+        } else if let key = binding.primaryKeyPosition {
+            copy.order = (key, observed.ascending)
+        } else {
+            copy.order = nil
+        }
+        return copy
+    }
+
+    /// The object with `key` when it exists and passes every `where` and
+    /// filter; nil otherwise.
+    func matchingObject(key: [UInt8]) throws -> M? {
+        if let keyPathError { throw keyPathError }
+        let table = binding.table
+        return try key.withUnsafeBytes { key in
+            guard let record = try context.lmdb.get(table.records, key) else { return nil }
+            let view = try table.validatedView(key: key, record: record)
+            for condition in conditions {
+                guard condition.contains(binding.value(at: condition.position, in: view)) else { return nil }
+            }
+            let model = try binding.decode(M.self, record: view, key: key)
+            for predicate in predicates where try !predicate(model) { return nil }
+            return model
+        }
+    }
+
+    /// The values `model` stores, by model position.
+    func storedValues(of model: M) -> [Value] {
+        binding.encode(model)
+        return Array(binding.slots)
+    }
+
+    /// The value `model` stores at model position `position`.
+    func storedValue(at position: Int, of model: M) -> Value {
+        binding.encode(model)
+        return binding.slots[position]
+    }
+
+    /// The LMDB transaction id of the snapshot the query reads.
+    var snapshotID: Int { context.lmdb.id }
+
+    /// The stored key of the object whose primary key is `key`.
+    func encodedKey(_ key: M.Key) throws -> [UInt8] {
+        var encoder = context.engine.encoder
+        try encoder.encodeKey(key.propertyValue, table: binding.table)
+        return encoder.key.bytes
+    }
+
+    /// The names of the stored properties, by model position.
+    var propertyNames: [String] { binding.properties.map(\.name) }
+
+    /// The typed primary key of the object with `key`.
+    func typedKey(_ key: [UInt8]) throws -> M.Key {
+        let table = binding.table
+        let value = try key.withUnsafeBytes { bytes in
+            do {
+                return try KeyCodec.decodeKey(bytes, type: table.primaryKey?.type)
+            } catch let failure as DecodingFailure {
+                throw StrataError(
+                    .corruptFile,
+                    "A key of '\(table.name)' in \(table.path) is damaged: \(failure.reason). Run `strata verify` on it.",
+                    path: table.path)
+            }
+        }
+        guard let typed = M.Key(propertyValue: value) else {
+            throw StrataError(
+                .invalidValue,
+                "The key \(value) of '\(table.name)' in \(table.path) is not a \(M.Key.self), the key type of \(binding.modelName).",
+                path: table.path)
+        }
+        return typed
+    }
+}

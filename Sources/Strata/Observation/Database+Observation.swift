@@ -1,0 +1,218 @@
+import Dispatch
+
+extension Database {
+    /// Observes a typed query: an asynchronous sequence whose first element
+    /// holds the query's values now, followed by one element after each
+    /// commit that changed them.
+    ///
+    /// ```swift
+    /// let adults = db.observe(Person.self) { $0.where(\.age, in: 18...).sorted(by: \.name) }
+    /// for try await change in adults {
+    ///     show(change.results)                        // every matching person, sorted by name
+    ///     print(change.insertions, change.deletions)  // positions, for a list's animations
+    /// }
+    /// ```
+    ///
+    /// `query` receives every object of the type and narrows, sorts and
+    /// cuts it as in a read transaction (`where`, `filter`, `sorted`,
+    /// `limit`). It runs again on each evaluation, so keep it free of side
+    /// effects. The values come in the query's order; without
+    /// `sorted(by:)`, in the order of the index a `where` walks, else in
+    /// primary-key order.
+    ///
+    /// What each element contains, and when one comes:
+    /// - The first element (``QueryChange/isInitial``) is the values when
+    ///   iteration began.
+    /// - A commit that wrote or deleted objects of the type, through any
+    ///   `Database` of this process, is evaluated at once; another
+    ///   process's commits are noticed every
+    ///   ``Configuration/externalChangeCheckInterval`` and on
+    ///   ``checkForExternalChanges()``. A commit that left the values as
+    ///   they were (it changed other objects, or wrote the same values)
+    ///   gives no element.
+    /// - Elements are evaluated when the loop asks for the next one.
+    ///   Commits made while the loop body runs are evaluated together and
+    ///   give one element, whose change lists describe them all against
+    ///   the previous element; the element always reflects the newest
+    ///   commit it read, so the last state is never missed.
+    ///
+    /// Each loop that iterates the sequence is an observation of its own.
+    /// It ends when its task is cancelled, when the loop is left, or when
+    /// the database is closed (the loop then ends normally). It throws
+    /// when the query throws, or with ``StrataError/Code/schemaChanged``
+    /// when another `Database` changed the schema.
+    ///
+    /// Cost: without a `limit`, a commit that wrote k objects of the type
+    /// costs O(k log n), whatever the number n of values; with a `limit`,
+    /// or after another process's commit, the query runs again: O(n).
+    ///
+    /// - Parameters:
+    ///   - model: The model type to observe.
+    ///   - query: Narrows, sorts or cuts the type's objects; by default,
+    ///     every object in primary-key order.
+    public func observe<M: Model & Sendable>(
+        _ model: M.Type, _ query: @escaping @Sendable (ModelQuery<M>) -> ModelQuery<M> = { $0 }
+    ) -> QueryObservation<M> where M.Key: Sendable {
+        QueryObservation(database: self, query: query)
+    }
+
+    /// Observes one object by primary key: an asynchronous sequence whose
+    /// first element holds the object now (or nil), followed by one element
+    /// each time a commit inserts it, changes one of its stored properties
+    /// or deletes it.
+    ///
+    /// ```swift
+    /// for try await change in db.observe(Person.self, primaryKey: 1) {
+    ///     switch change.kind {
+    ///     case .initial, .inserted: show(change.object)
+    ///     case .modified: print("changed:", change.changedProperties)
+    ///     case .deleted: dismiss()
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// Elements come, coalesce and end as for
+    /// ``observe(_:_:)``. A commit that does not write this object costs
+    /// nothing but a set lookup, whatever the size of the table.
+    public func observe<M: Model & Sendable>(_ model: M.Type, primaryKey: M.Key) -> ObjectObservation<M>
+    where M.Key: Sendable {
+        ObjectObservation(database: self, primaryKey: primaryKey)
+    }
+
+    /// Looks now for commits made by other processes, and brings every
+    /// running observation of the file in this process up to date with
+    /// them. Call it when other processes may have written, for example
+    /// when the app returns to the foreground.
+    ///
+    /// - Returns: Whether there were such commits.
+    @discardableResult
+    public func checkForExternalChanges() -> Bool {
+        environment.feed.lookForOtherCommits()
+    }
+
+    /// The number of observations running on this database.
+    public var observationCount: Int { observers.count }
+}
+
+/// A typed query's values, observed: see ``Database/observe(_:_:)``.
+public struct QueryObservation<M: Model & Sendable>: AsyncSequence, Sendable where M.Key: Sendable {
+    public typealias Element = QueryChange<M>
+    public typealias Failure = any Error
+
+    let database: Database
+    let query: @Sendable (ModelQuery<M>) -> ModelQuery<M>
+
+    /// Starts an observation: every commit from now on counts.
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(ObserverLifetime(Observer(database: database, evaluator: QueryEvaluator(query))))
+    }
+
+    /// Hands over the elements of one observation.
+    public struct Iterator: AsyncIteratorProtocol {
+        let lifetime: ObserverLifetime<QueryEvaluator<M>>
+
+        init(_ lifetime: ObserverLifetime<QueryEvaluator<M>>) { self.lifetime = lifetime }
+
+        /// The next element, or nil once the observation ended.
+        public mutating func next() async throws -> QueryChange<M>? {
+            try await lifetime.observer.next()
+        }
+    }
+
+    /// Calls `onChange` with each element, for code that does not use
+    /// `async`: the first element, then one per relevant commit, as the
+    /// sequence delivers them.
+    ///
+    /// ```swift
+    /// token = db.observe(Person.self).subscribe(on: .main) { change in
+    ///     self.people = Array(change.results)
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - queue: Where `onChange` and `onError` run, one call at a time,
+    ///     in order; nil: on a task of the observation's own.
+    ///   - onError: Called once if the observation fails; it then ends.
+    ///   - onChange: Called with each element.
+    /// - Returns: A token that stops the observation when it is cancelled
+    ///   or released. Keep it as long as you want changes.
+    public func subscribe(
+        on queue: DispatchQueue? = nil, onError: (@Sendable (any Error) -> Void)? = nil,
+        _ onChange: @escaping @Sendable (QueryChange<M>) -> Void
+    ) -> ObservationToken {
+        ObservationToken(self, on: queue, onError: onError, onChange)
+    }
+}
+
+/// One object, observed: see ``Database/observe(_:primaryKey:)``.
+public struct ObjectObservation<M: Model & Sendable>: AsyncSequence, Sendable where M.Key: Sendable {
+    public typealias Element = ObjectChange<M>
+    public typealias Failure = any Error
+
+    let database: Database
+    let primaryKey: M.Key
+
+    /// Starts an observation: every commit from now on counts.
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(ObserverLifetime(Observer(database: database, evaluator: ObjectEvaluator(primaryKey: primaryKey))))
+    }
+
+    /// Hands over the elements of one observation.
+    public struct Iterator: AsyncIteratorProtocol {
+        let lifetime: ObserverLifetime<ObjectEvaluator<M>>
+
+        init(_ lifetime: ObserverLifetime<ObjectEvaluator<M>>) { self.lifetime = lifetime }
+
+        /// The next element, or nil once the observation ended.
+        public mutating func next() async throws -> ObjectChange<M>? {
+            try await lifetime.observer.next()
+        }
+    }
+
+    /// Calls `onChange` with each element, for code that does not use
+    /// `async`; see ``QueryObservation/subscribe(on:onError:_:)``.
+    ///
+    /// - Returns: A token that stops the observation when it is cancelled
+    ///   or released.
+    public func subscribe(
+        on queue: DispatchQueue? = nil, onError: (@Sendable (any Error) -> Void)? = nil,
+        _ onChange: @escaping @Sendable (ObjectChange<M>) -> Void
+    ) -> ObservationToken {
+        ObservationToken(self, on: queue, onError: onError, onChange)
+    }
+}
+
+/// Keeps a callback observation running: cancelling or releasing the
+/// token stops it. After ``cancel()`` returns, the callbacks are not
+/// called again.
+public final class ObservationToken: Sendable {
+    private let task: Task<Void, Never>
+    private let stopped: OnceFlag
+
+    init<S: AsyncSequence & Sendable>(
+        _ sequence: S, on queue: DispatchQueue?, onError: (@Sendable (any Error) -> Void)?,
+        _ onChange: @escaping @Sendable (S.Element) -> Void
+    ) where S.Element: Sendable {
+        let stopped = OnceFlag()
+        self.stopped = stopped
+        task = Task {
+            func deliver(_ call: @escaping @Sendable () -> Void) {
+                let guarded: @Sendable () -> Void = { if !stopped.value { call() } }
+                if let queue { queue.async(execute: guarded) } else { guarded() }
+            }
+            do {
+                for try await element in sequence { deliver { onChange(element) } }
+            } catch {
+                if let onError { deliver { onError(error) } }
+            }
+        }
+    }
+
+    /// Stops the observation. Calling it again does nothing.
+    public func cancel() {
+        _ = stopped.set()
+        task.cancel()
+    }
+
+    deinit { cancel() }
+}

@@ -1,0 +1,51 @@
+/// Evaluates an observed object: reads it again when a commit wrote its
+/// key (or when what a commit wrote is unknown), and names the stored
+/// properties whose values changed. O(1) in the size of the table.
+struct ObjectEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: Sendable {
+    let primaryKey: M.Key
+    private var key: [UInt8] = []
+    private var current: M?
+    private var type: TypeID?
+
+    init(primaryKey: M.Key) {
+        self.primaryKey = primaryKey
+    }
+
+    mutating func initial(in transaction: ReadTransaction) throws -> (ObjectChange<M>, TypeID) {
+        let query = try transaction.objects(M.self)
+        key = try query.encodedKey(primaryKey)
+        current = try query.matchingObject(key: key)
+        type = query.observedTypeID
+        let change = ObjectChange(
+            kind: .initial, object: current, changedProperties: [], transactionID: transaction.context.lmdb.id)
+        return (change, query.observedTypeID)
+    }
+
+    mutating func update(in transaction: ReadTransaction, changes: ChangeSet?) throws -> ObjectChange<M>? {
+        let query = try transaction.objects(M.self)
+        guard let type, query.observedTypeID == type else {
+            throw StrataError(
+                .schemaChanged,
+                "The type observed as \(M.self) in \(transaction.context.path) was replaced while it was observed. Observe it again.",
+                path: transaction.context.path)
+        }
+        if let changes, !changes.emptied.contains(type), changes.keys[type]?.contains(key) != true { return nil }
+        let now = try query.matchingObject(key: key)
+        defer { current = now }
+        let id = transaction.context.lmdb.id
+        switch (current, now) {
+        case (nil, nil):
+            return nil
+        case (nil, let now?):
+            return ObjectChange(kind: .inserted, object: now, changedProperties: [], transactionID: id)
+        case (_?, nil):
+            return ObjectChange(kind: .deleted, object: nil, changedProperties: [], transactionID: id)
+        case (let before?, let now?):
+            let old = query.storedValues(of: before)
+            let new = query.storedValues(of: now)
+            let changed = zip(query.propertyNames, zip(old, new)).filter { !$0.1.0.isStored(identicallyTo: $0.1.1) }
+            guard !changed.isEmpty else { return nil }
+            return ObjectChange(kind: .modified, object: now, changedProperties: changed.map(\.0), transactionID: id)
+        }
+    }
+}

@@ -1,0 +1,187 @@
+/// Evaluates an observed query: keeps its values in a ``RankedTree`` in
+/// the query's order and updates it from the keys a commit wrote.
+///
+/// Without a limit, a commit whose changes are known costs O(k log n) for
+/// k written objects of the type: each is read once, tested against the
+/// query and moved in the tree. A query with a limit, a type emptied at
+/// once, or commits whose changes are unknown (another process's) run the
+/// query again and compare keys: O(n) for n values.
+struct QueryEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: Sendable {
+    let build: @Sendable (ModelQuery<M>) -> ModelQuery<M>
+    private var results = RankedTree<ResultKey, M>()
+    /// Each value's sort value by key, when the order is by a property.
+    private var sortValues: [[UInt8]: Value] = [:]
+    private var position: Int?
+    private var ascending = true
+    private var type: TypeID?
+
+    init(_ build: @escaping @Sendable (ModelQuery<M>) -> ModelQuery<M>) {
+        self.build = build
+    }
+
+    private func query(_ transaction: ReadTransaction) throws -> ModelQuery<M> {
+        build(try transaction.objects(M.self))
+    }
+
+    mutating func initial(in transaction: ReadTransaction) throws -> (QueryChange<M>, TypeID) {
+        let query = try query(transaction)
+        (position, ascending) = try query.observedOrder()
+        type = query.observedTypeID
+        results = RankedTree(sorted: try values(of: query))
+        if position != nil {
+            sortValues = Dictionary(uniqueKeysWithValues: results.map { ($0.key.key, $0.key.value!) })
+        }
+        let change = QueryChange(
+            results: QueryResults(tree: results), isInitial: true, deletions: [], insertions: [], modifications: [],
+            modificationsInPrevious: [], deletedKeys: [], insertedKeys: [], modifiedKeys: [],
+            transactionID: transaction.context.lmdb.id)
+        return (change, query.observedTypeID)
+    }
+
+    mutating func update(in transaction: ReadTransaction, changes: ChangeSet?) throws -> QueryChange<M>? {
+        let query = try query(transaction)
+        guard let type, query.observedTypeID == type else {
+            throw StrataError(
+                .schemaChanged,
+                "The type observed as \(M.self) in \(transaction.context.path) was replaced while it was observed. Observe it again.",
+                path: transaction.context.path)
+        }
+        guard let changes, !query.isLimited, !changes.emptied.contains(type) else {
+            return try rerun(query, touched: changes?.emptied.contains(type) == false ? changes?.keys[type] : nil)
+        }
+        guard let written = changes.keys[type], !written.isEmpty else { return nil }
+        return try apply(written, query, transaction)
+    }
+
+    /// The query's values with their result keys, in order.
+    private func values(of query: ModelQuery<M>) throws -> [(key: ResultKey, value: M)] {
+        var found: [(key: ResultKey, value: M)] = []
+        let position = self.position
+        let ascending = self.ascending
+        try query.inObservedOrder().iterateWithKeys { model, key in
+            let value = position.map { query.storedValue(at: $0, of: model) }
+            found.append((ResultKey(value: value, key: Array(key), ascending: ascending), model))
+            return true
+        }
+        // The walk's order is the result keys' order, except where an index
+        // and a full comparison disagree (a cut key): sort only then.
+        if zip(found, found.dropFirst()).contains(where: { !($0.key < $1.key) }) {
+            found.sort { $0.key < $1.key }
+        }
+        return found
+    }
+
+    private func resultKey(_ key: [UInt8], _ model: M, _ query: ModelQuery<M>) -> ResultKey {
+        ResultKey(value: position.map { query.storedValue(at: $0, of: model) }, key: key, ascending: ascending)
+    }
+
+    /// Applies the writes of `written` keys, one object each.
+    private mutating func apply(_ written: Set<[UInt8]>, _ query: ModelQuery<M>, _ transaction: ReadTransaction)
+        throws -> QueryChange<M>?
+    {
+        var removed: [(old: ResultKey, position: Int)] = []
+        var added: [(new: ResultKey, model: M)] = []
+        var modified: [(old: ResultKey, new: ResultKey, model: M)] = []
+        for key in written {
+            let oldKey: ResultKey? =
+                if position != nil {
+                    sortValues[key].map { ResultKey(value: $0, key: key, ascending: ascending) }
+                } else {
+                    ResultKey(value: nil, key: key, ascending: ascending)
+                }
+            let old = oldKey.flatMap { oldKey in results.value(forKey: oldKey).map { (oldKey, $0) } }
+            let new = try query.matchingObject(key: key).map { (resultKey(key, $0, query), $0) }
+            switch (old, new) {
+            case (nil, nil):
+                continue
+            case (let old?, nil):
+                removed.append((old.0, 0))
+            case (nil, let new?):
+                added.append(new)
+            case (let old?, let new?):
+                if old.0 == new.0 {
+                    if !Self.sameStoredValues(old.1, new.1, query) { modified.append((old.0, new.0, new.1)) }
+                } else {
+                    removed.append((old.0, 0))
+                    added.append(new)
+                }
+            }
+        }
+        guard !removed.isEmpty || !added.isEmpty || !modified.isEmpty else { return nil }
+        let previous = results
+        var deletions = removed.map { (position: previous.rank(of: $0.old).position, key: $0.old.key) }
+        let modifiedBefore = modified.map { previous.rank(of: $0.old).position }
+        for entry in removed {
+            results.remove(forKey: entry.old)
+            if position != nil { sortValues[entry.old.key] = nil }
+        }
+        for entry in added + modified.map({ ($0.new, $0.model) }) {
+            results.insert(entry.model, forKey: entry.new)
+            if let value = entry.new.value { sortValues[entry.new.key] = value }
+        }
+        var insertions = added.map { (position: results.rank(of: $0.new).position, key: $0.new.key) }
+        var modifications = zip(modified, modifiedBefore).map {
+            (position: results.rank(of: $0.0.new).position, before: $0.1, key: $0.0.new.key)
+        }
+        deletions.sort { $0.position < $1.position }
+        insertions.sort { $0.position < $1.position }
+        modifications.sort { $0.position < $1.position }
+        return QueryChange(
+            results: QueryResults(tree: results), isInitial: false, deletions: deletions.map(\.position),
+            insertions: insertions.map(\.position), modifications: modifications.map(\.position),
+            modificationsInPrevious: modifications.map(\.before),
+            deletedKeys: try deletions.map { try query.typedKey($0.key) },
+            insertedKeys: try insertions.map { try query.typedKey($0.key) },
+            modifiedKeys: try modifications.map { try query.typedKey($0.key) },
+            transactionID: transaction.context.lmdb.id)
+    }
+
+    /// Runs the query again and compares keys with the previous values.
+    /// Only the values of `touched` keys are compared for modifications
+    /// (all when nil).
+    private mutating func rerun(_ query: ModelQuery<M>, touched: Set<[UInt8]>?) throws -> QueryChange<M>? {
+        let fresh = try values(of: query)
+        var before: [[UInt8]: (position: Int, key: ResultKey, model: M)] = [:]
+        before.reserveCapacity(results.count)
+        for (offset, entry) in results.enumerated() { before[entry.key.key] = (offset, entry.key, entry.value) }
+        var deletions: [(position: Int, key: [UInt8])] = []
+        var insertions: [(position: Int, key: [UInt8])] = []
+        var modifications: [(position: Int, before: Int, key: [UInt8])] = []
+        for (offset, entry) in fresh.enumerated() {
+            guard let old = before.removeValue(forKey: entry.key.key) else {
+                insertions.append((offset, entry.key.key))
+                continue
+            }
+            if old.key != entry.key {
+                deletions.append((old.position, old.key.key))
+                insertions.append((offset, entry.key.key))
+            } else if touched.map({ $0.contains(entry.key.key) }) ?? true,
+                !Self.sameStoredValues(old.model, entry.value, query)
+            {
+                modifications.append((offset, old.position, entry.key.key))
+            }
+        }
+        deletions += before.values.map { ($0.position, $0.key.key) }
+        deletions.sort { $0.position < $1.position }
+        insertions.sort { $0.position < $1.position }
+        guard !deletions.isEmpty || !insertions.isEmpty || !modifications.isEmpty else { return nil }
+        results = RankedTree(sorted: fresh)
+        if position != nil {
+            sortValues = Dictionary(uniqueKeysWithValues: fresh.map { ($0.key.key, $0.key.value!) })
+        }
+        return QueryChange(
+            results: QueryResults(tree: results), isInitial: false, deletions: deletions.map(\.position),
+            insertions: insertions.map(\.position), modifications: modifications.map(\.position),
+            modificationsInPrevious: modifications.map(\.before),
+            deletedKeys: try deletions.map { try query.typedKey($0.key) },
+            insertedKeys: try insertions.map { try query.typedKey($0.key) },
+            modifiedKeys: try modifications.map { try query.typedKey($0.key) },
+            transactionID: query.snapshotID)
+    }
+
+    static func sameStoredValues(_ a: M, _ b: M, _ query: ModelQuery<M>) -> Bool {
+        let x = query.storedValues(of: a)
+        let y = query.storedValues(of: b)
+        return x.count == y.count && zip(x, y).allSatisfy { $0.isStored(identicallyTo: $1) }
+    }
+}
