@@ -56,7 +56,9 @@ extension StrataCommand {
             print("Migrated to schema version \(migrated.fileSchemaVersion) in \(milliseconds(since: start)) ms.")
             print("\nAfter:")
             try printPeople(migrated)
-            migrated.close()
+            let reopened = try Database(configuration: config)
+            try observationStory(reopened)
+            reopened.close()
 
             print("\nOpening the same file in synced mode:")
             var synced = config
@@ -133,6 +135,53 @@ extension StrataCommand {
                     )
                 }
             }
+        }
+
+        /// Observes the three oldest people while the app writes: the
+        /// first element, then one per commit that changes them, with the
+        /// positions a list view would animate.
+        func observationStory(_ db: Database) throws {
+            print("\nObserving the three oldest people while writing (db.observe … .subscribe):")
+            let delivered = DispatchSemaphore(value: 0)
+            let failed: @Sendable (any Error) -> Void = { print("  observation failed: \($0)") }
+            let token = db.observe(DemoModels.PersonV2.self) { $0.sorted(by: \.age, ascending: false).limit(3) }
+                .subscribe(onError: failed) { change in
+                    let people = change.results.map { "\($0.fullName) (\($0.age))" }.joined(separator: ", ")
+                    if change.isInitial {
+                        print("  first element: \(people)")
+                    } else {
+                        print(
+                            "  after a commit: \(people); deletions \(change.deletions), insertions \(change.insertions), modifications \(change.modifications)"
+                        )
+                    }
+                    delivered.signal()
+                }
+            defer { token.cancel() }
+            func waitForElement() throws {
+                guard delivered.wait(timeout: .now() + 10) == .success else {
+                    throw ValidationError("The observation did not deliver within 10 seconds.")
+                }
+            }
+            try waitForElement()
+            let (youngest, oldest) = try db.read { tx in
+                let people = try tx.objects(DemoModels.PersonV2.self).sorted(by: \.age)
+                return (try people.first(), try people.sorted(by: \.age, ascending: false).first())
+            }
+            print("  writing: a person aged 120")
+            try db.write { tx in try tx.insert(DemoModels.PersonV2(id: -1, fullName: "Jeanne Calment", age: 120)) }
+            try waitForElement()
+            print(
+                "  writing: the youngest person's status (outside the three: no element), then a birthday of the next oldest"
+            )
+            if var person = youngest {
+                person.status = "archived"
+                try db.write { tx in try tx.update(person) }
+            }
+            if var person = oldest {
+                person.age += 1
+                try db.write { tx in try tx.update(person) }
+            }
+            try waitForElement()
         }
 
         func showRefusal(_ open: () throws -> Void) {

@@ -116,6 +116,7 @@ final class Observer<Evaluator: ObservationEvaluator>: DatabaseObserver, @unchec
             guard case .running = state, commit.transactionID > seen else { return false }
             if let changes = commit.changes as? ChangeSet, let watched, !changes.touches(watched) { return false }
             pending.append(commit)
+            if pending.count > Self.pendingLimit { compactPending() }
             return waiter != nil
         }
     }
@@ -145,8 +146,7 @@ final class Observer<Evaluator: ObservationEvaluator>: DatabaseObserver, @unchec
         }
         let (ready, again): (CheckedContinuation<Element?, any Error>?, Bool) = lock.withLock {
             seen = max(seen, snapshot)
-            if let element, let waiting = waiter, case .running = state {
-                _ = element
+            if element != nil, let waiting = waiter, case .running = state {
                 waiter = nil
                 deliveredInitial = true
                 return (waiting, false)
@@ -179,6 +179,26 @@ final class Observer<Evaluator: ObservationEvaluator>: DatabaseObserver, @unchec
             return waiter
         }
         waiting?.resume(returning: nil)
+    }
+
+    /// How many commits the observer keeps apart while its consumer is
+    /// busy; older ones are merged into one.
+    static var pendingLimit: Int { 32 }
+    /// How many keys merged commits may name before the observer forgets
+    /// them and runs its query again when evaluated: a consumer that
+    /// stalls while writers go on costs bounded memory.
+    static var mergedKeyLimit: Int { 50_000 }
+
+    /// Merges every pending commit but the newest into one, which carries
+    /// the newest id of those it merges: an evaluation whose snapshot
+    /// predates that id leaves it for the next evaluation, which only
+    /// delays it. Call while holding `lock`.
+    private func compactPending() {
+        let older = pending.dropLast()
+        var merged = Self.merged(Array(older))
+        if let keys = merged?.keys.values.reduce(0, { $0 + $1.count }), keys > Self.mergedKeyLimit { merged = nil }
+        let newest = older.map(\.transactionID).max() ?? 0
+        pending = [CommitFeed.Commit(transactionID: newest, changes: merged)] + [pending.last!]
     }
 
     /// The changes of several commits together; nil when one of them is

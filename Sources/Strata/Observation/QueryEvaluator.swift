@@ -46,10 +46,11 @@ struct QueryEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: Se
                 "The type observed as \(M.self) in \(transaction.context.path) was replaced while it was observed. Observe it again.",
                 path: transaction.context.path)
         }
-        guard let changes, !query.isLimited, !changes.emptied.contains(type) else {
-            return try rerun(query, touched: changes?.emptied.contains(type) == false ? changes?.keys[type] : nil)
+        guard let changes, !changes.emptied.contains(type) else {
+            return try rerun(query, touched: nil)
         }
         guard let written = changes.keys[type], !written.isEmpty else { return nil }
+        if query.isLimited { return try rerun(query, touched: written) }
         return try apply(written, query, transaction)
     }
 
