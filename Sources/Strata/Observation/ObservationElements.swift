@@ -38,8 +38,10 @@ public struct QueryResults<M: Model & Sendable>: RandomAccessCollection, Sendabl
 /// collection views, as Realm's do: apply ``deletions`` (positions in the
 /// previous results), then ``insertions`` (positions in these results),
 /// and reload ``modifications``. Each list is sorted ascending. A value
-/// that moved (its sort property changed) is a deletion and an insertion,
-/// not a modification.
+/// whose sort property changed so that it moved among the others is a
+/// deletion and an insertion, not a modification; one that kept its place
+/// is a modification (when several values of one element changed their
+/// sort property, each of them is a deletion and an insertion).
 ///
 /// ```swift
 /// for try await change in db.observe(Person.self, { $0.sorted(by: \.name) }) {

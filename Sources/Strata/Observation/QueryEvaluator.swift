@@ -83,6 +83,7 @@ struct QueryEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: Se
         var removed: [(old: ResultKey, position: Int)] = []
         var added: [(new: ResultKey, model: M)] = []
         var modified: [(old: ResultKey, new: ResultKey, model: M)] = []
+        var moved: [[UInt8]] = []
         for key in written {
             let oldKey: ResultKey? =
                 if position != nil {
@@ -105,6 +106,7 @@ struct QueryEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: Se
                 } else {
                     removed.append((old.0, 0))
                     added.append(new)
+                    moved.append(key)
                 }
             }
         }
@@ -124,9 +126,7 @@ struct QueryEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: Se
         var modifications = zip(modified, modifiedBefore).map {
             (position: results.rank(of: $0.0.new).position, before: $0.1, key: $0.0.new.key)
         }
-        deletions.sort { $0.position < $1.position }
-        insertions.sort { $0.position < $1.position }
-        modifications.sort { $0.position < $1.position }
+        Self.settle(moved, &deletions, &insertions, &modifications)
         return QueryChange(
             results: QueryResults(tree: results), isInitial: false, deletions: deletions.map(\.position),
             insertions: insertions.map(\.position), modifications: modifications.map(\.position),
@@ -148,6 +148,7 @@ struct QueryEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: Se
         var deletions: [(position: Int, key: [UInt8])] = []
         var insertions: [(position: Int, key: [UInt8])] = []
         var modifications: [(position: Int, before: Int, key: [UInt8])] = []
+        var moved: [[UInt8]] = []
         for (offset, entry) in fresh.enumerated() {
             guard let old = before.removeValue(forKey: entry.key.key) else {
                 insertions.append((offset, entry.key.key))
@@ -156,6 +157,7 @@ struct QueryEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: Se
             if old.key != entry.key {
                 deletions.append((old.position, old.key.key))
                 insertions.append((offset, entry.key.key))
+                moved.append(entry.key.key)
             } else if touched.map({ $0.contains(entry.key.key) }) ?? true,
                 !Self.sameStoredValues(old.model, entry.value, query)
             {
@@ -163,8 +165,7 @@ struct QueryEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: Se
             }
         }
         deletions += before.values.map { ($0.position, $0.key.key) }
-        deletions.sort { $0.position < $1.position }
-        insertions.sort { $0.position < $1.position }
+        Self.settle(moved, &deletions, &insertions, &modifications)
         guard !deletions.isEmpty || !insertions.isEmpty || !modifications.isEmpty else { return nil }
         results = RankedTree(sorted: fresh)
         if position != nil {
@@ -178,6 +179,35 @@ struct QueryEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: Se
             insertedKeys: try insertions.map { try query.typedKey($0.key) },
             modifiedKeys: try modifications.map { try query.typedKey($0.key) },
             transactionID: query.snapshotID)
+    }
+
+    /// Sorts the position lists, and reports a value whose sort property
+    /// changed as a modification when it kept its place among the values
+    /// that stayed: when it is the commit's only such value and has as
+    /// many staying values before it as it had. (With several, they are
+    /// deletions and insertions: each is correct, if not the fewest.)
+    static func settle(
+        _ moved: [[UInt8]], _ deletions: inout [(position: Int, key: [UInt8])],
+        _ insertions: inout [(position: Int, key: [UInt8])],
+        _ modifications: inout [(position: Int, before: Int, key: [UInt8])]
+    ) {
+        if moved.count == 1, let key = moved.first,
+            let deleted = deletions.firstIndex(where: { $0.key == key }),
+            let inserted = insertions.firstIndex(where: { $0.key == key })
+        {
+            let before = deletions[deleted].position
+            let after = insertions[inserted].position
+            let leftBefore = deletions.count { $0.position < before }
+            let arrivedBefore = insertions.count { $0.position < after }
+            if before - leftBefore == after - arrivedBefore {
+                deletions.remove(at: deleted)
+                insertions.remove(at: inserted)
+                modifications.append((after, before, key))
+            }
+        }
+        deletions.sort { $0.position < $1.position }
+        insertions.sort { $0.position < $1.position }
+        modifications.sort { $0.position < $1.position }
     }
 
     static func sameStoredValues(_ a: M, _ b: M, _ query: ModelQuery<M>) -> Bool {

@@ -71,15 +71,15 @@ struct RankedTree<Key: Comparable, Value> {
             var parentFirstKeys: [Key] = []
             parents.reserveCapacity(groups)
             parentFirstKeys.reserveCapacity(groups)
-            for group in 0..<groups {
+            for group in 0 ..< groups {
                 // Even groups: with two or more, each gets at least half of
                 // the capacity.
                 let start = level.count * group / groups
                 let end = level.count * (group + 1) / groups
-                let children = Array(level[start..<end])
+                let children = Array(level[start ..< end])
                 parents.append(
                     Node(
-                        keys: Array(firstKeys[(start + 1)..<end]),
+                        keys: Array(firstKeys[(start + 1) ..< end]),
                         children: children,
                         childCounts: children.map(\.count)
                     )
@@ -127,7 +127,7 @@ struct RankedTree<Key: Comparable, Value> {
         var position = 0
         while !node.isLeaf {
             let index = node.childIndex(for: key)
-            for sibling in 0..<index {
+            for sibling in 0 ..< index {
                 position += node.childCounts[sibling]
             }
             node = node.children[index]
@@ -315,7 +315,7 @@ extension RankedTree {
             makeChildUnique(at: index)
             let result = children[index].insert(value, forKey: key)
             var position = result.position
-            for sibling in 0..<index {
+            for sibling in 0 ..< index {
                 position += childCounts[sibling]
             }
             if !result.replaced {
@@ -349,7 +349,7 @@ extension RankedTree {
             makeChildUnique(at: index)
             guard let removed = children[index].remove(forKey: key) else { return nil }
             var position = removed.position
-            for sibling in 0..<index {
+            for sibling in 0 ..< index {
                 position += childCounts[sibling]
             }
             count -= 1
