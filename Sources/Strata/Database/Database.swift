@@ -223,7 +223,10 @@ public final class Database: Sendable {
             let result = try body(transaction)
             let engine = transaction.context.engine
             try engine.flush()
-            lmdb.committedChanges = engine.recorder?.changes
+            if let changes = engine.recorder?.changes {
+                lmdb.committedChanges = changes
+                lmdb.publishesCommit = !changes.isEmpty
+            }
             return (result, engine.tally)
         }
         Instrumentation.report(tally, path: path)

@@ -10,6 +10,9 @@ struct ChangeSet: Sendable {
     /// migration emptying a table).
     private(set) var emptied: Set<TypeID> = []
 
+    /// Whether the transaction wrote and deleted nothing.
+    var isEmpty: Bool { keys.isEmpty && emptied.isEmpty }
+
     /// Whether the transaction wrote or deleted anything of `type`.
     func touches(_ type: TypeID) -> Bool {
         emptied.contains(type) || keys[type] != nil

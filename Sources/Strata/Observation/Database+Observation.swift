@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 
 extension Database {
     /// Observes a typed query: an asynchronous sequence whose first element
@@ -71,9 +72,10 @@ extension Database {
     /// }
     /// ```
     ///
-    /// Elements come, coalesce and end as for
-    /// ``observe(_:_:)``. A commit that does not write this object costs
-    /// nothing but a set lookup, whatever the size of the table.
+    /// Elements come, coalesce and end as for ``observe(_:_:)``. A commit
+    /// of this process that writes other objects of the type costs a set
+    /// lookup and a short read transaction, whatever the size of the
+    /// table; one that writes no object of the type costs nothing.
     public func observe<M: Model & Sendable>(_ model: M.Type, primaryKey: M.Key) -> ObjectObservation<M>
     where M.Key: Sendable {
         ObjectObservation(database: self, primaryKey: primaryKey)
@@ -84,7 +86,8 @@ extension Database {
     /// them. Call it when other processes may have written, for example
     /// when the app returns to the foreground.
     ///
-    /// - Returns: Whether there were such commits.
+    /// - Returns: Whether there were commits that the observations of the
+    ///   file in this process had not seen; false while none runs.
     @discardableResult
     public func checkForExternalChanges() -> Bool {
         environment.feed.lookForOtherCommits()
@@ -130,8 +133,11 @@ public struct QueryObservation<M: Model & Sendable>: AsyncSequence, Sendable whe
     /// ```
     ///
     /// - Parameters:
-    ///   - queue: Where `onChange` and `onError` run, one call at a time,
-    ///     in order; nil: on a task of the observation's own.
+    ///   - queue: A serial queue where `onChange` and `onError` run, in
+    ///     order (a concurrent queue could run them out of order); nil: on
+    ///     a task of the observation's own. With a queue, each element is
+    ///     handed to it as it comes, so a busy queue does not coalesce
+    ///     elements as a slow loop over the sequence does.
     ///   - onError: Called once if the observation fails; it then ends.
     ///   - onChange: Called with each element.
     /// - Returns: A token that stops the observation when it is cancelled
@@ -183,22 +189,45 @@ public struct ObjectObservation<M: Model & Sendable>: AsyncSequence, Sendable wh
 }
 
 /// Keeps a callback observation running: cancelling or releasing the
-/// token stops it. After ``cancel()`` returns, the callbacks are not
-/// called again.
+/// token stops it.
+///
+/// Once ``cancel()`` has returned, no callback starts. A callback running
+/// on another thread at that moment finishes first: `cancel()` waits for
+/// it (a callback may cancel its own token without waiting).
 public final class ObservationToken: Sendable {
     private let task: Task<Void, Never>
-    private let stopped: OnceFlag
+    private let delivery: Delivery
+
+    // @unchecked: `stopped` is read and written only while holding `lock`.
+    /// Runs callbacks one at a time, none after the token stops.
+    private final class Delivery: @unchecked Sendable {
+        /// Held across each callback; recursive, so that a callback can
+        /// cancel its own token.
+        let lock = NSRecursiveLock()
+        var stopped = false
+
+        func run(_ call: () -> Void) {
+            lock.lock()
+            defer { lock.unlock() }
+            if !stopped { call() }
+        }
+
+        func stop() {
+            lock.lock()
+            defer { lock.unlock() }
+            stopped = true
+        }
+    }
 
     init<S: AsyncSequence & Sendable>(
         _ sequence: S, on queue: DispatchQueue?, onError: (@Sendable (any Error) -> Void)?,
         _ onChange: @escaping @Sendable (S.Element) -> Void
     ) where S.Element: Sendable {
-        let stopped = OnceFlag()
-        self.stopped = stopped
+        let delivery = Delivery()
+        self.delivery = delivery
         task = Task {
             func deliver(_ call: @escaping @Sendable () -> Void) {
-                let guarded: @Sendable () -> Void = { if !stopped.value { call() } }
-                if let queue { queue.async(execute: guarded) } else { guarded() }
+                if let queue { queue.async { delivery.run(call) } } else { delivery.run(call) }
             }
             do {
                 for try await element in sequence { deliver { onChange(element) } }
@@ -210,7 +239,7 @@ public final class ObservationToken: Sendable {
 
     /// Stops the observation. Calling it again does nothing.
     public func cancel() {
-        _ = stopped.set()
+        delivery.stop()
         task.cancel()
     }
 

@@ -44,7 +44,8 @@ final class Observer<Evaluator: ObservationEvaluator>: DatabaseObserver, @unchec
     private var pending: [CommitFeed.Commit] = []
     /// Whether the first element was handed over.
     private var deliveredInitial = false
-    /// The transaction id of the snapshot of the last evaluation.
+    /// Every commit up to this transaction id is applied to the last
+    /// element; later ones are applied when they are published.
     private var seen = -1
     /// The type whose commits concern the observer, once known.
     private var watched: TypeID?
@@ -131,21 +132,29 @@ final class Observer<Evaluator: ObservationEvaluator>: DatabaseObserver, @unchec
         }
         guard let taken else { return }
         var element: Element?
+        // What the evaluation applied: every commit up to the snapshot after
+        // a full read, else the commits taken. A commit of this process that
+        // the snapshot holds but whose publication comes later is then
+        // still applied when it comes.
+        var applied = -1
         do {
             if !hasInitial {
                 let (first, type) = try evaluator.initial(in: transaction)
                 hasInitial = true
                 element = first
+                applied = snapshot
                 lock.withLock { watched = type }
             } else if !taken.isEmpty {
-                element = try evaluator.update(in: transaction, changes: Self.merged(taken))
+                let changes = Self.merged(taken)
+                element = try evaluator.update(in: transaction, changes: changes)
+                applied = changes == nil ? snapshot : taken.map(\.transactionID).max()!
             }
         } catch {
             fail(error)
             return
         }
         let (ready, again): (CheckedContinuation<Element?, any Error>?, Bool) = lock.withLock {
-            seen = max(seen, snapshot)
+            seen = max(seen, applied)
             if element != nil, let waiting = waiter, case .running = state {
                 waiter = nil
                 deliveredInitial = true

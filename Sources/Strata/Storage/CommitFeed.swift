@@ -37,9 +37,10 @@ final class CommitFeed: @unchecked Sendable {
     /// Looks for commits of other processes; set by the environment.
     private var look: (@Sendable () -> Int?)?
 
-    /// Whether anyone listens: a write transaction records its changes only
-    /// then. Read once when the transaction begins; a listener added later
-    /// gets that commit without changes, which is still correct.
+    /// Whether anyone listens: a write transaction records its changes, and
+    /// publishes its commit, only then. Read when the transaction begins
+    /// and after it commits; a listener added meanwhile gets the commit
+    /// without changes, which is still correct.
     var isWatched: Bool { lock.withLock { !listeners.isEmpty } }
 
     /// Sets how the feed finds the newest transaction id of the file.
@@ -51,13 +52,19 @@ final class CommitFeed: @unchecked Sendable {
     /// `interval` while it listens (the shortest interval of all listeners
     /// wins; nil: only when asked). Returns the token that ``remove(_:)``
     /// takes.
+    ///
+    /// The first listener sets the feed's baseline, the file's newest
+    /// commit: commits up to it are not published, later ones are.
     func add(interval: Duration?, _ listener: @escaping Listener) -> Int {
-        lock.withLock {
+        let (token, first, look) = lock.withLock {
             nextToken += 1
+            let first = listeners.isEmpty
             listeners[nextToken] = (listener, interval)
             rescheduleTimer()
-            return nextToken
+            return (nextToken, first, self.look)
         }
+        if first, let id = look?() { lock.withLock { newest = max(newest, id) } }
+        return token
     }
 
     /// Removes a listener; the timer stops with the last one.
@@ -72,18 +79,50 @@ final class CommitFeed: @unchecked Sendable {
     var listenerCount: Int { lock.withLock { listeners.count } }
 
     /// Publishes a commit of this process. Called after the commit, on the
-    /// committing thread.
+    /// committing thread, only while the feed ``isWatched``.
+    ///
+    /// - `changes` nil (not recorded) publishes the file's newest commit
+    ///   without changes, as a look does: a transaction that wrote nothing
+    ///   takes no id in LMDB, so its own id may belong to nobody, or to
+    ///   another process's next commit.
+    /// - Otherwise a commit whose id is more than one past the newest
+    ///   published is published without changes too: the ids between are
+    ///   commits this feed did not see (another process's).
+    ///
+    /// A transaction that recorded that it changed nothing is not
+    /// published: the caller does not call this.
     func committed(transactionID: Int, changes: (any Sendable)?) {
-        publish(Commit(transactionID: transactionID, changes: changes))
+        guard changes != nil else {
+            lookForOtherCommits(including: transactionID)
+            return
+        }
+        let current: (listeners: [Listener], skipped: Bool)? = lock.withLock {
+            guard !listeners.isEmpty else { return nil }
+            let skipped = transactionID > newest + 1
+            newest = max(newest, transactionID)
+            return (listeners.keys.sorted().map { listeners[$0]!.listener }, skipped)
+        }
+        guard let current else { return }
+        let commit = Commit(transactionID: transactionID, changes: current.skipped ? nil : changes)
+        for listener in current.listeners { listener(commit) }
     }
 
     /// Looks for commits this feed has not published (another process's),
     /// and publishes the newest one, without changes. Returns whether it
-    /// found one.
+    /// found one; always false while no one listens, as commits are only
+    /// counted while someone does.
     @discardableResult
     func lookForOtherCommits() -> Bool {
-        guard let look = lock.withLock({ self.look }), let id = look() else { return false }
-        let isNew = lock.withLock { id > newest }
+        lookForOtherCommits(including: nil)
+    }
+
+    /// ``lookForOtherCommits()``, publishing also when the newest commit is
+    /// `committed`, a commit of this process whose changes were not
+    /// recorded.
+    @discardableResult
+    private func lookForOtherCommits(including committed: Int?) -> Bool {
+        guard let look = lock.withLock({ listeners.isEmpty ? nil : self.look }), let id = look() else { return false }
+        let isNew = lock.withLock { id > newest || (committed != nil && id >= committed!) }
         guard isNew else { return false }
         publish(Commit(transactionID: id, changes: nil))
         return true
@@ -92,7 +131,7 @@ final class CommitFeed: @unchecked Sendable {
     private func publish(_ commit: Commit) {
         let current: [Listener] = lock.withLock {
             newest = max(newest, commit.transactionID)
-            return listeners.isEmpty ? [] : listeners.keys.sorted().map { listeners[$0]!.listener }
+            return listeners.keys.sorted().map { listeners[$0]!.listener }
         }
         for listener in current { listener(commit) }
     }

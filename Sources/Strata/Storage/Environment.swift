@@ -270,8 +270,9 @@ final class Environment: @unchecked Sendable {
                 }
                 let id = txn.id
                 let changes = txn.committedChanges
+                let publishes = txn.publishesCommit
                 try txn.commit()
-                feed.committed(transactionID: id, changes: changes)
+                if publishes && feed.isWatched { feed.committed(transactionID: id, changes: changes) }
                 return result
             } catch let error as StrataError where error.lmdbCode == .mapFull || txn.ranOutOfMapSpace {
                 txn.finish()

@@ -41,6 +41,9 @@ final class LMDBTransaction {
     /// What a write transaction changed, as the layer above records it;
     /// handed to the environment's ``CommitFeed`` after the commit.
     var committedChanges: (any Sendable)?
+    /// Whether the commit is published to the environment's
+    /// ``CommitFeed``: false when the layer above knows it changed nothing.
+    var publishesCommit = true
 
     /// LMDB's id of the transaction: for a read transaction, that of the
     /// commit it sees.
