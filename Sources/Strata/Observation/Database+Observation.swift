@@ -120,6 +120,13 @@ public struct QueryObservation<M: Model & Sendable>: AsyncSequence, Sendable whe
         public mutating func next() async throws -> QueryChange<M>? {
             try await lifetime.observer.next()
         }
+
+        /// The next element, or nil once the observation ended; awaited
+        /// from `actor`'s isolation without sending the iterator across.
+        @available(macOS 15.0, iOS 18.0, *)
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws(any Error) -> QueryChange<M>? {
+            try await lifetime.observer.next()
+        }
     }
 
     /// Calls `onChange` with each element, for code that does not use
@@ -171,6 +178,13 @@ public struct ObjectObservation<M: Model & Sendable>: AsyncSequence, Sendable wh
 
         /// The next element, or nil once the observation ended.
         public mutating func next() async throws -> ObjectChange<M>? {
+            try await lifetime.observer.next()
+        }
+
+        /// The next element, or nil once the observation ended; awaited
+        /// from `actor`'s isolation without sending the iterator across.
+        @available(macOS 15.0, iOS 18.0, *)
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws(any Error) -> ObjectChange<M>? {
             try await lifetime.observer.next()
         }
     }

@@ -83,3 +83,35 @@ struct Memo: Equatable {
         #expect(db.observationCount == 0)
     }
 }
+
+/// A main-actor consumer, as an app's view model is: it compiles without
+/// warnings under Swift 6 and receives elements on the main actor.
+@MainActor final class ChoreListModel {
+    private(set) var titles: [String] = []
+
+    func follow(_ db: Database, elements: Int) async throws {
+        var received = 0
+        for try await change in db.observe(Chore.self, { $0.sorted(by: \.title) }) {
+            titles = change.results.map(\.title)
+            received += 1
+            if received == elements { return }
+        }
+    }
+}
+
+@Suite(.temporaryFolder) struct MainActorObservationTests {
+    let folder = TemporaryFolder.current
+
+    @Test @MainActor func aMainActorModelFollowsAQuery() async throws {
+        var config = Database.Configuration(path: folder.path(), models: [Chore.self, Memo.self])
+        config.durability = .noSync
+        let db = try Database(configuration: config)
+        try await db.write { tx in try tx.insert(Chore(id: 1, title: "b")) }
+        let model = ChoreListModel()
+        let following = Task { @MainActor in try await model.follow(db, elements: 2) }
+        while db.observationCount == 0 { await Task.yield() }
+        try await db.write { tx in try tx.insert(Chore(id: 2, title: "a")) }
+        try await following.value
+        #expect(model.titles == ["a", "b"])
+    }
+}
