@@ -125,7 +125,8 @@ import Testing
             let objectError = await #expect(throws: StrataError.self) { _ = try await object.next() }
             #expect(objectError?.code == .schemaChanged)
             do {
-                _ = try await db.observe(Card.self).makeAsyncIterator().next()
+                var fresh = db.observe(Card.self).makeAsyncIterator()
+                _ = try await fresh.next()
                 Issue.record("a new observation started on a changed schema")
             } catch let error as StrataError {
                 #expect(error.code == .schemaChanged, "\(error)")

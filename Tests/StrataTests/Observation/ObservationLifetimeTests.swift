@@ -31,11 +31,12 @@ import Testing
                 return count
             }
             var iterator = started.makeAsyncIterator()
-            await iterator.next()
+            _ = await iterator.next()
             #expect(db.observationCount == 1)
             #expect(db.environment.feed.listenerCount == 1)
             task.cancel()
-            #expect(try await task.value == 1)
+            let count = try await task.value
+            #expect(count == 1)
             expectReleased(db)
         }
     }

@@ -64,7 +64,7 @@ struct OrderedShape: Sendable, CustomTestStringConvertible {
         #expect(!change.isInitial, sourceLocation: sourceLocation)
         expectListsReproduce(
             change, from: previous, id: \.id, sameOrder: shape.sameOrder, sourceLocation: sourceLocation)
-        let fresh = try db.read { try shape.query($0.objects(Card.self)).array() }
+        let fresh = try await db.read { try shape.query($0.objects(Card.self)).array() }
         #expect(Array(change.results) == fresh, sourceLocation: sourceLocation)
         #expect(change.transactionID == (try Observing.newestTransaction(db)), sourceLocation: sourceLocation)
         return change
@@ -88,7 +88,8 @@ struct OrderedShape: Sendable, CustomTestStringConvertible {
             let first = try #require(try await follower.next())
             #expect(first.isInitial)
             #expect(
-                first.results.map(\.id) == (try db.read { try shape.query($0.objects(Card.self)).array() }).map(\.id))
+                first.results.map(\.id)
+                    == (try await db.read { try shape.query($0.objects(Card.self)).array() }).map(\.id))
             #expect(first.results.count == 5)
             #expect(first.deletions.isEmpty && first.insertions.isEmpty && first.modifications.isEmpty)
             var ids = first.results.map(\.id)
@@ -101,7 +102,8 @@ struct OrderedShape: Sendable, CustomTestStringConvertible {
                 try await db.write { tx in try tx.insert(excluded(101)) }
                 await db.observationsSettled()
             }
-            try await db.write { tx in try tx.update(previous[2]) }
+            let unchanged = previous[2]
+            try await db.write { tx in try tx.update(unchanged) }
             await db.observationsSettled()
 
             func step(_ write: @escaping @Sendable (WriteTransaction) throws -> Void) async throws -> QueryChange<Card>

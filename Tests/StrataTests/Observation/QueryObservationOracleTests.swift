@@ -106,7 +106,7 @@ import Testing
             for index in shapes.indices {
                 let first = try #require(try await iterators[index].next())
                 #expect(first.isInitial)
-                let fresh = try db.read { try shapes[index].query($0.objects(Card.self)).array() }
+                let fresh = try await db.read { try shapes[index].query($0.objects(Card.self)).array() }
                 #expect(Array(first.results) == fresh, "\(shapes[index].name)")
                 previous.append(fresh)
             }
@@ -120,7 +120,7 @@ import Testing
                 }
                 let newest = try Observing.newestTransaction(db)
                 for index in shapes.indices {
-                    let fresh = try db.read { try shapes[index].query($0.objects(Card.self)).array() }
+                    let fresh = try await db.read { try shapes[index].query($0.objects(Card.self)).array() }
                     guard fresh != previous[index] else { continue }
                     let change = try #require(
                         try await iterators[index].next(), "\(shapes[index].name), batch \(batch)")
@@ -167,7 +167,7 @@ import Testing
                 if slowConsumer { try await Task.sleep(for: .milliseconds(2)) }
             }
             try await writer.value
-            let final = try db.read { try $0.objects(Card.self).array() }
+            let final = try await db.read { try $0.objects(Card.self).array() }
             #expect(previous == final)
             #expect(final.count == 51)
             #expect(elements <= commits + 1)
