@@ -511,13 +511,17 @@ extension RankedTree: Sequence {
     ///
     /// It keeps the path from the root to the current leaf, so each step moves
     /// to the next entry or the next leaf without starting again from the
-    /// root. It holds the tree's nodes, so later changes to the tree copy them
-    /// and the iterator goes on seeing the entries it started with.
+    /// root. It holds what it reads (nodes, or a leaf's arrays), so later
+    /// changes to the tree copy those and the iterator goes on seeing the
+    /// entries it started with.
     struct Iterator: IteratorProtocol {
         /// The branches above the current leaf, each with the index of the
         /// child being visited.
         private var path: [(node: Node, index: Int)] = []
-        private var leaf: Node?
+        /// The current leaf's keys and values, held directly so that a step
+        /// within a leaf reads no node.
+        private var keys: [Key] = []
+        private var values: [Value] = []
         private var index = 0
 
         fileprivate init(root: Node?) {
@@ -532,29 +536,28 @@ extension RankedTree: Sequence {
                 path.append((node, 0))
                 node = node.children[0]
             }
-            leaf = node
+            keys = node.keys
+            values = node.values
             index = 0
         }
 
         /// The next entry in key order, or nil after the last. O(1) amortized.
         mutating func next() -> (key: Key, value: Value)? {
-            guard var current = leaf else { return nil }
-            if index == current.keys.count {
+            if index == keys.count {
+                // Leaves are never empty, so the next leaf has an entry.
+                var descended = false
                 while let (node, childIndex) = path.popLast() {
                     if childIndex + 1 < node.children.count {
                         path.append((node, childIndex + 1))
                         descend(from: node.children[childIndex + 1])
+                        descended = true
                         break
                     }
                 }
-                guard let next = leaf, next !== current else {
-                    leaf = nil
-                    return nil
-                }
-                current = next
+                guard descended else { return nil }
             }
             defer { index += 1 }
-            return (current.keys[index], current.values[index])
+            return (keys[index], values[index])
         }
     }
 
