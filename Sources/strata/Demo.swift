@@ -10,7 +10,8 @@ extension StrataCommand {
                 Creates a file at schema version 1 with sample people, reopens it at version 2 \
                 (firstName + lastName become fullName, a new property gets its default) and shows \
                 the objects before and after, with the migration's progress (a bar redrawn in \
-                place when standard output is a terminal, a few plain lines otherwise); then shows \
+                place when standard output is a terminal, a few plain lines otherwise); observes the \
+                three oldest people while writing, printing each element's positions; then shows \
                 what synced mode refuses. Try --objects 1000000 to watch a long migration.
                 """
         )

@@ -31,6 +31,18 @@ import Testing
         #expect(
             result.output.contains(
                 "Person(id: 1, fullName: \"Ada Lovelace\", age: 36, status: \"active\") at effective schema version 2"))
+        // The observation: the first element, a newcomer at the top pushes
+        // the third out, a write outside the three gives nothing, and a
+        // birthday that keeps its place is a modification.
+        #expect(result.output.contains("  first element: "))
+        #expect(
+            result.output.contains(
+                "  after a commit: Jeanne Calment (120), Max Novak (89), Max Novak (89); deletions [2], insertions [0], modifications []"
+            ))
+        #expect(
+            result.output.contains(
+                "  after a commit: Jeanne Calment (120), Max Novak (90), Max Novak (89); deletions [], insertions [], modifications [1]"
+            ))
         // Synced mode: the other mode, a closure and destructive changes are refused.
         #expect(result.output.contains("Refused (modeMismatch)"))
         #expect(result.output.contains("Refused (migrationForbidden)"))
