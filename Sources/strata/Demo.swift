@@ -183,6 +183,13 @@ extension StrataCommand {
                 try db.write { tx in try tx.update(person) }
             }
             try waitForElement()
+            print("  writing: everything put back in one commit")
+            try db.write { tx in
+                _ = try tx.delete(DemoModels.PersonV2.self, primaryKey: -1)
+                if let youngest { try tx.update(youngest) }
+                if let oldest { try tx.update(oldest) }
+            }
+            try waitForElement()
         }
 
         func showRefusal(_ open: () throws -> Void) {

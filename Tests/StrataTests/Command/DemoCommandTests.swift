@@ -32,8 +32,10 @@ import Testing
             result.output.contains(
                 "Person(id: 1, fullName: \"Ada Lovelace\", age: 36, status: \"active\") at effective schema version 2"))
         // The observation: the first element, a newcomer at the top pushes
-        // the third out, a write outside the three gives nothing, and a
-        // birthday that keeps its place is a modification.
+        // the third out, a write outside the three gives nothing, a
+        // birthday that keeps its place is a modification, and putting it
+        // all back (which the checks of the file below rely on) is one
+        // element.
         #expect(result.output.contains("  first element: "))
         #expect(
             result.output.contains(
@@ -42,6 +44,10 @@ import Testing
         #expect(
             result.output.contains(
                 "  after a commit: Jeanne Calment (120), Max Novak (90), Max Novak (89); deletions [], insertions [], modifications [1]"
+            ))
+        #expect(
+            result.output.contains(
+                "  after a commit: Max Novak (89), Max Novak (89), Jo Silva (88); deletions [0], insertions [2], modifications [0]"
             ))
         // Synced mode: the other mode, a closure and destructive changes are refused.
         #expect(result.output.contains("Refused (modeMismatch)"))
