@@ -36,7 +36,7 @@ import Testing
         let path = folder.path()
         let db = try Observing.open(path)
         try await db.write { tx in try tx.insert(Card(id: 1, score: 10)) }
-        try await withTimeout(seconds: 120) {
+        try await withTimeout {
             var iterator = db.observe(Card.self) { $0.sorted(by: \.score) }.makeAsyncIterator()
             let first = try #require(try await iterator.next())
             #expect(!db.checkForExternalChanges())
@@ -65,7 +65,7 @@ import Testing
         let path = folder.path()
         let db = try Observing.open(path)
         try await db.write { tx in try tx.insert(Card(id: 1, score: 10)) }
-        try await withTimeout(seconds: 120) {
+        try await withTimeout {
             var iterator = db.observe(Card.self) { $0.sorted(by: \.score) }.makeAsyncIterator()
             let first = try #require(try await iterator.next())
             await #expect(processExitsWith: .success) { [path = path as String] in
@@ -94,7 +94,7 @@ import Testing
         let path = folder.path()
         let db = try Observing.open(path)
         try await db.write { tx in try tx.insert(Card(id: 1, score: 10)) }
-        try await withTimeout(seconds: 120) {
+        try await withTimeout {
             var iterator = db.observe(Card.self, primaryKey: 2).makeAsyncIterator()
             let first = try #require(try await iterator.next())
             #expect(first.object == nil)
@@ -115,7 +115,7 @@ import Testing
     @Test func anotherProcessIsSeenByThePoller() async throws {
         let path = folder.path()
         let db = try Observing.open(path, checkInterval: .milliseconds(20))
-        try await withTimeout(seconds: 120) {
+        try await withTimeout {
             var iterator = db.observe(Card.self, primaryKey: 1).makeAsyncIterator()
             let first = try #require(try await iterator.next())
             #expect(first.object == nil)
@@ -163,7 +163,7 @@ import Testing
         let path = folder.path()
         let db = try Observing.open(path)
         try await db.write { tx in try tx.insert(Card(id: 1)) }
-        try await withTimeout(seconds: 120) {
+        try await withTimeout {
             var query = db.observe(Card.self).makeAsyncIterator()
             var object = db.observe(Card.self, primaryKey: 1).makeAsyncIterator()
             _ = try await query.next()

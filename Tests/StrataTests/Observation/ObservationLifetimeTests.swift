@@ -15,7 +15,9 @@ import Testing
 
     /// Waits until the observations of `db` have ended (a guard bounds it).
     func released(_ db: Database) async {
-        while db.observationCount > 0 || db.environment.feed.listenerCount > 0 { await Task.yield() }
+        while db.observationCount > 0 || db.environment.feed.listenerCount > 0, !Task.isCancelled {
+            await Task.yield()
+        }
     }
 
     @Test func cancellingTheTaskEndsTheObservation() async throws {
@@ -103,7 +105,8 @@ import Testing
                 }
             }
             // Cancel in the middle of the burst.
-            while await counts.next() ?? 0 < 20 {}
+            // A finished stream (the guard cancelled the test) ends the loop.
+            while let count = await counts.next(), count < 20 {}
             token.cancel()
             cancelled.set()
             try await writer.value
@@ -118,7 +121,7 @@ import Testing
                 calls.increment()
                 signal.yield(-1)
             }
-            while await counts.next() != -1 {}
+            while let count = await counts.next(), count != -1 {}
             #expect(db.observationCount == 1)
             _ = kept
             kept = nil

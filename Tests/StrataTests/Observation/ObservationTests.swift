@@ -109,7 +109,7 @@ struct Memo: Equatable {
         try await db.write { tx in try tx.insert(Chore(id: 1, title: "b")) }
         let model = ChoreListModel()
         let following = Task { @MainActor in try await model.follow(db, elements: 2) }
-        while db.observationCount == 0 { await Task.yield() }
+        while db.observationCount == 0, !Task.isCancelled { await Task.yield() }
         try await db.write { tx in try tx.insert(Chore(id: 2, title: "a")) }
         try await following.value
         #expect(model.titles == ["a", "b"])

@@ -94,7 +94,7 @@ import Testing
     /// fresh query reads at the same commit.
     @Test(arguments: [1, 2, 3] as [UInt64]) func listsAndResultsMatchAFreshQuery(seed: UInt64) async throws {
         let db = try Observing.open(folder.path())
-        try await withTimeout(seconds: 120) {
+        try await withTimeout {
             var random = SplitMix64(seed: seed)
             let shapes = Self.shapes
             try await db.write { tx in
@@ -145,7 +145,7 @@ import Testing
     @Test(arguments: [false, true]) func aBurstOfCommitsEndsWithTheLatestState(slowConsumer: Bool) async throws {
         let db = try Observing.open(folder.path())
         let commits = 10_000
-        try await withTimeout(seconds: 180) {
+        try await withTimeout {
             var iterator = db.observe(Card.self).makeAsyncIterator()
             var previous = Array(try #require(try await iterator.next()).results)
             #expect(previous.isEmpty)

@@ -64,7 +64,7 @@ struct TimedOut: Error, CustomStringConvertible {
 /// Runs `body`, and cancels it when it has not finished after `seconds`
 /// (a waiting observation then ends, and the test fails instead of
 /// hanging).
-func withTimeout(seconds: Int = 30, _ body: @escaping @Sendable () async throws -> Void) async throws {
+func withTimeout(seconds: Int = 300, _ body: @escaping @Sendable () async throws -> Void) async throws {
     try await withThrowingTaskGroup(of: Bool.self) { group in
         group.addTask {
             try await body()
