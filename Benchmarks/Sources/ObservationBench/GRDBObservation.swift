@@ -29,7 +29,8 @@ func grdbLatency(object: Bool, n: Int, rounds: Int, folder: String) async throws
     let pool = try DatabasePool(path: path, configuration: configuration)
     try await pool.write { db in
         try db.execute(
-            sql: "CREATE TABLE item (id INTEGER PRIMARY KEY, name TEXT NOT NULL, rank INTEGER NOT NULL, score INTEGER NOT NULL)"
+            sql:
+                "CREATE TABLE item (id INTEGER PRIMARY KEY, name TEXT NOT NULL, rank INTEGER NOT NULL, score INTEGER NOT NULL)"
         )
         try db.execute(sql: "CREATE INDEX item_rank ON item(rank)")
         let insert = try db.makeStatement(sql: "INSERT INTO item VALUES (?, ?, ?, ?)")
@@ -50,7 +51,8 @@ func grdbLatency(object: Bool, n: Int, rounds: Int, folder: String) async throws
         start: { arrivals in
             if object {
                 cancellable = ValueObservation.tracking { db in
-                    try Row.fetchOne(db, sql: "SELECT * FROM item WHERE id = ?", arguments: [key]).map(GRDBItem.init(row:))
+                    try Row.fetchOne(db, sql: "SELECT * FROM item WHERE id = ?", arguments: [key]).map(
+                        GRDBItem.init(row:))
                 }.start(
                     in: pool, scheduling: .async(onQueue: queue), onError: { fatalError("\($0)") },
                     onChange: { _ in arrivals.arrive() })

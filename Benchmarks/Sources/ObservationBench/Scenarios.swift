@@ -86,7 +86,8 @@ func latency(_ kind: Kind, n: Int, rounds: Int, folder: String) async throws -> 
     if kind == .external {
         return try await measure(
             rounds: rounds, warmup: 3,
-            prepare: { round in try childUpdate(folder: folder, n: n, id: keys[round % keys.count], score: score(round)) },
+            prepare: { round in try childUpdate(folder: folder, n: n, id: keys[round % keys.count], score: score(round))
+            },
             start: observations(kind, db, n: n),
             trigger: { _ in precondition(db.checkForExternalChanges(), "the child's commit was not found") })
     }

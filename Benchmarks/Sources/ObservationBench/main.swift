@@ -31,12 +31,14 @@ func row(_ name: String, _ n: Int, _ result: LatencyResult) {
 }
 
 func header() {
+    let columns = ["objects", "initial ms", "write µs", "p90", "return µs", "p90"]
     print(
         "scenario".padding(toLength: 34, withPad: " ", startingAt: 0)
-            + String(
-                format: "%9@ %11@ %10@ %10@ %10@ %10@ %5@", "objects", "initial ms", "write µs", "p90", "return µs",
-                "p90", "n"))
-    print("  write: from just before the write (commit included) to the last consumer's element; return: from the write's return")
+            + zip(columns, [9, 12, 11, 11, 11, 11]).map { String(repeating: " ", count: $1 - $0.count) + $0 }
+            .joined() + "     n")
+    print(
+        "  write: from just before the write (commit included) to the last consumer's element;"
+            + " return: from the write's return")
 }
 
 switch arguments.first ?? "all" {
@@ -59,7 +61,10 @@ case "latency":
     row(kind.title, n, try await latency(kind, n: n, rounds: argument(3, 200), folder: folder))
 case "poll":
     let calls = argument(1, 1_000_000)
-    print(String(format: "checkForExternalChanges(), nothing new: %.0f ns per call", try await poll(calls: calls, folder: folder)))
+    print(
+        String(
+            format: "checkForExternalChanges(), nothing new: %.0f ns per call",
+            try await poll(calls: calls, folder: folder)))
 case "grdb":
     let object = arguments.count > 1 && arguments[1] == "object"
     let n = argument(2, 100_000)
@@ -81,11 +86,20 @@ case "all":
         row(kind.title, 100_000, try await latency(kind, n: 100_000, rounds: rounds, folder: folder))
     }
     row(Kind.external.title, 100_000, try await latency(.external, n: 100_000, rounds: 50, folder: folder))
-    row("GRDB ValueObservation fetchAll", 100_000, try await grdbLatency(object: false, n: 100_000, rounds: rounds, folder: folder))
-    row("GRDB ValueObservation fetchOne", 100_000, try await grdbLatency(object: true, n: 100_000, rounds: rounds, folder: folder))
-    print(String(format: "checkForExternalChanges(), nothing new: %.0f ns per call", try await poll(calls: 1_000_000, folder: folder)))
+    row(
+        "GRDB ValueObservation fetchAll", 100_000,
+        try await grdbLatency(object: false, n: 100_000, rounds: rounds, folder: folder))
+    row(
+        "GRDB ValueObservation fetchOne", 100_000,
+        try await grdbLatency(object: true, n: 100_000, rounds: rounds, folder: folder))
+    print(
+        String(
+            format: "checkForExternalChanges(), nothing new: %.0f ns per call",
+            try await poll(calls: 1_000_000, folder: folder)))
     try? FileManager.default.removeItem(atPath: folder)
 default:
-    print("usage: ObservationBench [all | fanout N ROUNDS | latency KIND N ROUNDS | poll CALLS | grdb whole|object N ROUNDS]")
+    print(
+        "usage: ObservationBench [all | fanout N ROUNDS | latency KIND N ROUNDS | poll CALLS | grdb whole|object N ROUNDS]"
+    )
     exit(2)
 }

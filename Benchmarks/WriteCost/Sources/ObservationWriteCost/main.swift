@@ -97,7 +97,7 @@ for round in 0 ..< rounds {
         exit(2)
     }
     let elapsed = DispatchTime.now().uptimeNanoseconds - start
-    let count = try db.read { tx in tx.objects(Item.self).count }
+    let count = try db.read { tx in try tx.objects(Item.self).count }
     precondition(count == n, "expected \(n) objects, found \(count)")
     db.close()
     print("\(mode) \(n) \(elapsed)")
