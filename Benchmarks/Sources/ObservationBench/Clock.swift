@@ -3,37 +3,46 @@ import Foundation
 /// Nanoseconds on the monotonic clock.
 @inline(__always) func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
-/// Collects the moments consumers received an element, and wakes the
-/// writer once the expected number arrived.
+/// Collects the moment each consumer first received an element since the
+/// last ``reset()``, and wakes the writer once every expected consumer
+/// did. A consumer's later elements before the reset are ignored.
 // @unchecked: every stored property is read and written only while holding `lock`.
 final class Arrivals: @unchecked Sendable {
     private let lock = NSLock()
-    private var times: [UInt64] = []
+    private var times: [Int: UInt64] = [:]
     private var expected = Int.max
     private var waiter: CheckedContinuation<[UInt64], Never>?
+    private var consumers = 0
 
-    /// Records an arrival now.
-    func arrive() {
+    /// A number for a new consumer.
+    func newConsumer() -> Int {
+        lock.withLock {
+            defer { consumers += 1 }
+            return consumers
+        }
+    }
+
+    /// Records that `consumer` received an element now.
+    func arrive(_ consumer: Int) {
         let time = now()
         let ready: (CheckedContinuation<[UInt64], Never>, [UInt64])? = lock.withLock {
-            times.append(time)
+            if times[consumer] == nil { times[consumer] = time }
             guard times.count >= expected, let waiting = waiter else { return nil }
             waiter = nil
-            defer { times = [] }
-            return (waiting, times)
+            return (waiting, Array(times.values))
         }
         if let (waiting, times) = ready { waiting.resume(returning: times) }
     }
 
-    /// Waits until `count` arrivals were recorded since the last wait, and
-    /// returns their times.
+    /// Forgets the arrivals so far.
+    func reset() { lock.withLock { times = [:] } }
+
+    /// Waits until `count` consumers received an element since the last
+    /// reset, and returns their first arrival times.
     func wait(for count: Int) async -> [UInt64] {
         await withCheckedContinuation { continuation in
             let ready: [UInt64]? = lock.withLock {
-                if times.count >= count {
-                    defer { times = [] }
-                    return times
-                }
+                if times.count >= count { return Array(times.values) }
                 expected = count
                 waiter = continuation
                 return nil

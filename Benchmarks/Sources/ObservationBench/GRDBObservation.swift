@@ -55,12 +55,12 @@ func grdbLatency(object: Bool, n: Int, rounds: Int, folder: String) async throws
                         GRDBItem.init(row:))
                 }.start(
                     in: pool, scheduling: .async(onQueue: queue), onError: { fatalError("\($0)") },
-                    onChange: { _ in arrivals.arrive() })
+                    onChange: { _ in arrivals.arrive(0) })
             } else {
                 cancellable = ValueObservation.tracking { db in try GRDBItem.fetchAll(db, sql: "SELECT * FROM item") }
                     .start(
                         in: pool, scheduling: .async(onQueue: queue), onError: { fatalError("\($0)") },
-                        onChange: { _ in arrivals.arrive() })
+                        onChange: { _ in arrivals.arrive(0) })
             }
             // `measure` counts consumers by their tasks: one, doing nothing.
             return [Task {}]

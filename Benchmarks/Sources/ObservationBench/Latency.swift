@@ -8,7 +8,8 @@ struct LatencyResult {
     /// Per write: from just before the write (its commit included) to the
     /// moment the last consumer received its element.
     var fromWrite: [UInt64] = []
-    /// Per write: from the write's return to the same moment.
+    /// Per write: from the write's return to the same moment (0 when the
+    /// element came first).
     var fromReturn: [UInt64] = []
 }
 
@@ -16,9 +17,10 @@ struct LatencyResult {
 /// arrival.
 func consume<S: AsyncSequence & Sendable>(_ sequence: S, _ arrivals: Arrivals) -> Task<Void, Never>
 where S.Element: Sendable {
-    Task {
+    let consumer = arrivals.newConsumer()
+    return Task {
         do {
-            for try await _ in sequence { arrivals.arrive() }
+            for try await _ in sequence { arrivals.arrive(consumer) }
         } catch {
             fatalError("observation failed: \(error)")
         }
@@ -42,13 +44,15 @@ func measure(
     for round in 0 ..< warmup + rounds {
         try prepare(round)
         try await settle()
+        arrivals.reset()
         let before = now()
         try trigger(round)
         let returned = now()
         let last = await arrivals.wait(for: tasks.count).max()!
         if round >= warmup {
             result.fromWrite.append(last - before)
-            result.fromReturn.append(last - returned)
+            // The element can arrive before the write returns to its caller.
+            result.fromReturn.append(last > returned ? last - returned : 0)
         }
     }
     return result
