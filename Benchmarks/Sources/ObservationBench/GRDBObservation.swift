@@ -21,7 +21,7 @@ struct GRDBItem: FetchableRecord {
 /// commit) or one row by key.
 func grdbLatency(object: Bool, n: Int, rounds: Int, folder: String) async throws -> LatencyResult {
     try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-    let path = folder + "/items-\(n).sqlite"
+    let path = folder + "/items-\(n)-\(object ? "one" : "all").sqlite"
     for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
     var configuration = GRDB.Configuration()
     // As Strata's `.noSync`: no fsync.

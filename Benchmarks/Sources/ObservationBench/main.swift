@@ -41,65 +41,80 @@ func header() {
             + " return: from the write's return")
 }
 
-switch arguments.first ?? "all" {
-case "child-update":
-    let n = argument(2, 0)
-    let db = try openItems(n, in: arguments[1], reuse: true)
-    try update(db, id: argument(3, 0), of: n, score: argument(4, 0))
-    db.close()
-case "fanout":
-    let n = argument(1, 10_000)
-    header()
-    row("100 observations (fan-out)", n, try await fanout(n: n, rounds: argument(2, 200), folder: folder))
-case "latency":
-    guard arguments.count > 1, let kind = Kind(rawValue: arguments[1]) else {
-        print("kinds: " + Kind.allCases.map(\.rawValue).joined(separator: ", "))
+/// The command; it runs in a task while the main thread waits, since
+/// valgrind stops on the signal wait of an `async` main.
+func run() async throws {
+    switch arguments.first ?? "all" {
+    case "child-update":
+        let n = argument(2, 0)
+        let db = try openItems(n, in: arguments[1], reuse: true)
+        try update(db, id: argument(3, 0), of: n, score: argument(4, 0))
+        db.close()
+    case "fanout":
+        let n = argument(1, 10_000)
+        header()
+        row("100 observations (fan-out)", n, try await fanout(n: n, rounds: argument(2, 200), folder: folder))
+    case "latency":
+        guard arguments.count > 1, let kind = Kind(rawValue: arguments[1]) else {
+            print("kinds: " + Kind.allCases.map(\.rawValue).joined(separator: ", "))
+            exit(2)
+        }
+        let n = argument(2, 100_000)
+        header()
+        row(kind.title, n, try await latency(kind, n: n, rounds: argument(3, 200), folder: folder))
+    case "poll":
+        let calls = argument(1, 1_000_000)
+        print(
+            String(
+                format: "checkForExternalChanges(), nothing new: %.0f ns per call",
+                try await poll(calls: calls, folder: folder)))
+    case "grdb":
+        let object = arguments.count > 1 && arguments[1] == "object"
+        let n = argument(2, 100_000)
+        header()
+        row(
+            "GRDB ValueObservation " + (object ? "fetchOne" : "fetchAll"), n,
+            try await grdbLatency(object: object, n: n, rounds: argument(3, 200), folder: folder))
+    case "all":
+        let rounds = Int(environment["OBSBENCH_ROUNDS"] ?? "") ?? 200
+        let large = environment["OBSBENCH_LARGE"] != "0"
+        header()
+        row("100 observations (fan-out)", 10_000, try await fanout(n: 10_000, rounds: rounds, folder: folder))
+        for n in large ? [100_000, 1_000_000] : [100_000] {
+            for kind in [Kind.whole, .object] {
+                row(kind.title, n, try await latency(kind, n: n, rounds: rounds, folder: folder))
+            }
+        }
+        for kind in [Kind.sortedIndexed, .sortedPlain, .rangeFilter, .limit] {
+            row(kind.title, 100_000, try await latency(kind, n: 100_000, rounds: rounds, folder: folder))
+        }
+        row(Kind.external.title, 100_000, try await latency(.external, n: 100_000, rounds: 50, folder: folder))
+        row(
+            "GRDB ValueObservation fetchAll", 100_000,
+            try await grdbLatency(object: false, n: 100_000, rounds: rounds, folder: folder))
+        row(
+            "GRDB ValueObservation fetchOne", 100_000,
+            try await grdbLatency(object: true, n: 100_000, rounds: rounds, folder: folder))
+        print(
+            String(
+                format: "checkForExternalChanges(), nothing new: %.0f ns per call",
+                try await poll(calls: 1_000_000, folder: folder)))
+        try? FileManager.default.removeItem(atPath: folder)
+    default:
+        print(
+            "usage: ObservationBench [all | fanout N ROUNDS | latency KIND N ROUNDS | poll CALLS | grdb whole|object N ROUNDS]"
+        )
         exit(2)
     }
-    let n = argument(2, 100_000)
-    header()
-    row(kind.title, n, try await latency(kind, n: n, rounds: argument(3, 200), folder: folder))
-case "poll":
-    let calls = argument(1, 1_000_000)
-    print(
-        String(
-            format: "checkForExternalChanges(), nothing new: %.0f ns per call",
-            try await poll(calls: calls, folder: folder)))
-case "grdb":
-    let object = arguments.count > 1 && arguments[1] == "object"
-    let n = argument(2, 100_000)
-    header()
-    row(
-        "GRDB ValueObservation " + (object ? "fetchOne" : "fetchAll"), n,
-        try await grdbLatency(object: object, n: n, rounds: argument(3, 200), folder: folder))
-case "all":
-    let rounds = Int(environment["OBSBENCH_ROUNDS"] ?? "") ?? 200
-    let large = environment["OBSBENCH_LARGE"] != "0"
-    header()
-    row("100 observations (fan-out)", 10_000, try await fanout(n: 10_000, rounds: rounds, folder: folder))
-    for n in large ? [100_000, 1_000_000] : [100_000] {
-        for kind in [Kind.whole, .object] {
-            row(kind.title, n, try await latency(kind, n: n, rounds: rounds, folder: folder))
-        }
-    }
-    for kind in [Kind.sortedIndexed, .sortedPlain, .rangeFilter, .limit] {
-        row(kind.title, 100_000, try await latency(kind, n: 100_000, rounds: rounds, folder: folder))
-    }
-    row(Kind.external.title, 100_000, try await latency(.external, n: 100_000, rounds: 50, folder: folder))
-    row(
-        "GRDB ValueObservation fetchAll", 100_000,
-        try await grdbLatency(object: false, n: 100_000, rounds: rounds, folder: folder))
-    row(
-        "GRDB ValueObservation fetchOne", 100_000,
-        try await grdbLatency(object: true, n: 100_000, rounds: rounds, folder: folder))
-    print(
-        String(
-            format: "checkForExternalChanges(), nothing new: %.0f ns per call",
-            try await poll(calls: 1_000_000, folder: folder)))
-    try? FileManager.default.removeItem(atPath: folder)
-default:
-    print(
-        "usage: ObservationBench [all | fanout N ROUNDS | latency KIND N ROUNDS | poll CALLS | grdb whole|object N ROUNDS]"
-    )
-    exit(2)
 }
+
+let done = DispatchSemaphore(value: 0)
+Task {
+    do {
+        try await run()
+    } catch {
+        fatalError("\(error)")
+    }
+    done.signal()
+}
+done.wait()
