@@ -42,7 +42,8 @@ func header() {
 }
 
 /// The command; it runs in a task while the main thread waits, since
-/// valgrind stops on the signal wait of an `async` main.
+/// valgrind stops on the signal wait of an `async` main. Detached: top-level
+/// code is on the main actor, whose thread waits.
 func run() async throws {
     switch arguments.first ?? "all" {
     case "child-update":
@@ -109,7 +110,7 @@ func run() async throws {
 }
 
 let done = DispatchSemaphore(value: 0)
-Task {
+Task.detached {
     do {
         try await run()
     } catch {
