@@ -1,6 +1,6 @@
 SWIFT ?= swift
 
-.PHONY: deps build demo test format lint sanitize clean docs bench bench-check bench-thresholds bench-compare bench-deps
+.PHONY: deps build demo test format lint sanitize clean docs bench bench-check bench-thresholds bench-compare bench-observe bench-deps
 
 deps:
 	@./scripts/install-lmdb.sh
@@ -83,3 +83,19 @@ COMPARE_FLAGS ?=
 bench-compare: bench-deps
 	cd Benchmarks && $(SWIFT) run -c release StrataCompare --objects $(N) --rounds $(ROUNDS) \
 		--json ../.benchmarks/compare-$(N).json $(COMPARE_FLAGS)
+
+# Observation (docs/Benchmarks.md, "Observation"): commit-to-element latency
+# of each kind of observation at 100k and 1M objects, 100 observations
+# reached by one write, the poll for other processes' commits, GRDB's
+# ValueObservation beside them; then the cost of a write no one observes,
+# against OBSERVE_BASELINE (the revision before observation), in wall clock
+# and, with valgrind, in exact instruction counts. OBSERVE_ROUNDS writes per
+# scenario; OBSERVE_LARGE=0 skips the 1M objects.
+OBSERVE_ROUNDS ?= 200
+OBSERVE_LARGE ?= 1
+OBSERVE_BASELINE ?= dd07614
+bench-observe: bench-deps
+	cd Benchmarks && $(SWIFT) build -c release --product ObservationBench
+	cd Benchmarks && OBSBENCH_ROUNDS=$(OBSERVE_ROUNDS) OBSBENCH_LARGE=$(OBSERVE_LARGE) \
+		$$($(SWIFT) build -c release --show-bin-path)/ObservationBench all
+	BASELINE=$(OBSERVE_BASELINE) SWIFT=$(SWIFT) ./Benchmarks/scripts/observe-write-cost.sh

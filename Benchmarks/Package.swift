@@ -5,6 +5,7 @@ import PackageDescription
 // their dependencies. From the repository root:
 //   make bench          package-benchmark: wall clock, mallocs, peak memory
 //   make bench-compare  Strata, raw LMDB and GRDB side by side (N=1000000)
+//   make bench-observe  observation: latency, fan-out, cost of an unobserved write
 let package = Package(
     name: "StrataBenchmarks",
     platforms: [.macOS(.v13)],
@@ -39,6 +40,15 @@ let package = Package(
         .executableTarget(
             name: "StrataCompare",
             dependencies: ["Scenarios"]
+        ),
+        // `make bench-observe`: observation latency, fan-out and poll cost,
+        // beside GRDB's ValueObservation.
+        .executableTarget(
+            name: "ObservationBench",
+            dependencies: [
+                .product(name: "Strata", package: "Strata"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
         ),
         // `make bench`: package-benchmark's suite.
         .executableTarget(
