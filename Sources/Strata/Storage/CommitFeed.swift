@@ -1,3 +1,4 @@
+import CLMDB
 import Dispatch
 import Foundation
 
@@ -37,11 +38,24 @@ final class CommitFeed: @unchecked Sendable {
     /// Looks for commits of other processes; set by the environment.
     private var look: (@Sendable () -> Int?)?
 
+    /// The number of listeners, kept for ``isWatched``: written while
+    /// holding `lock`, read atomically without it.
+    private let watchers: UnsafeMutablePointer<Int> = {
+        let pointer = UnsafeMutablePointer<Int>.allocate(capacity: 1)
+        pointer.initialize(to: 0)
+        return pointer
+    }()
+
+    deinit {
+        watchers.deallocate()
+    }
+
     /// Whether anyone listens: a write transaction records its changes, and
     /// publishes its commit, only then. Read when the transaction begins
-    /// and after it commits; a listener added meanwhile gets the commit
+    /// and after it commits, without a lock (an unwatched write pays an
+    /// atomic load each time); a listener added meanwhile gets the commit
     /// without changes, which is still correct.
-    var isWatched: Bool { lock.withLock { !listeners.isEmpty } }
+    var isWatched: Bool { strata_atomic_load(watchers) > 0 }
 
     /// Sets how the feed finds the newest transaction id of the file.
     func setLook(_ look: @escaping @Sendable () -> Int?) {
@@ -60,6 +74,7 @@ final class CommitFeed: @unchecked Sendable {
             nextToken += 1
             let first = listeners.isEmpty
             listeners[nextToken] = (listener, interval)
+            strata_atomic_store(watchers, listeners.count)
             rescheduleTimer()
             return (nextToken, first, self.look)
         }
@@ -71,6 +86,7 @@ final class CommitFeed: @unchecked Sendable {
     func remove(_ token: Int) {
         lock.withLock {
             listeners[token] = nil
+            strata_atomic_store(watchers, listeners.count)
             rescheduleTimer()
         }
     }
