@@ -66,9 +66,15 @@ struct QueryEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: Se
         }
         // The walk's order is the result keys' order, except where an index
         // and a full comparison disagree (a cut key): sort only then.
-        if zip(found, found.dropFirst()).contains(where: { !($0.key < $1.key) }) {
-            found.sort { $0.key < $1.key }
+        // (An index loop: `zip(found, found.dropFirst())` is generic code
+        // that, unspecialized, costs a tuple-metadata lookup per pair.)
+        var ordered = true
+        var index = 1
+        while ordered && index < found.count {
+            ordered = found[index - 1].key < found[index].key
+            index += 1
         }
+        if !ordered { found.sort { $0.key < $1.key } }
         return found
     }
 
