@@ -64,7 +64,7 @@ public protocol Model: SendableMetatype {
 /// Receives the stored properties of a ``Model`` value, in schema order.
 ///
 /// Strata makes one per write and reuses its storage; a model only calls
-/// ``encode(_:)`` once per stored property.
+/// `encode(_:)` once per stored property.
 public struct ModelEncoder: ~Copyable {
     let slots: UnsafeMutablePointer<Value>
     let capacity: Int

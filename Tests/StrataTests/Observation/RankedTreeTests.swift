@@ -404,23 +404,15 @@ private func shapeProblems<Key: Comparable, Value>(of tree: RankedTree<Key, Valu
     return problems
 }
 
-/// The obvious sorted map: two parallel arrays and a binary search.
+/// The obvious sorted map: two parallel arrays and a linear search (not
+/// the binary search the tree's nodes use, so that the oracle does not
+/// share the code it checks).
 private struct SortedModel<Key: Comparable, Value> {
     var keys: [Key] = []
     var values: [Value] = []
 
     func lowerBound(of key: Key) -> Int {
-        var low = 0
-        var high = keys.count
-        while low < high {
-            let middle = (low + high) / 2
-            if keys[middle] < key {
-                low = middle + 1
-            } else {
-                high = middle
-            }
-        }
-        return low
+        keys.firstIndex { !($0 < key) } ?? keys.count
     }
 
     @discardableResult
