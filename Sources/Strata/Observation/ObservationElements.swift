@@ -7,22 +7,22 @@
 /// handful of steps even for millions of values; iterating costs O(1) per
 /// value.
 public struct QueryResults<M: Model & Sendable>: RandomAccessCollection, Sendable {
-    let tree: RankedTree<ResultKey, M>
+    let tree: RankedTree<ResultKey, ResultBox>
 
     public var startIndex: Int { 0 }
     public var endIndex: Int { tree.count }
 
     /// The value at `position`. O(log n).
-    public subscript(position: Int) -> M { tree[position].value }
+    public subscript(position: Int) -> M { TypedBox<M>.model(of: tree[position].value) }
 
     /// Iterates in order, without a search per value.
     public func makeIterator() -> Iterator { Iterator(base: tree.makeIterator()) }
 
     /// Iterates the values in order.
     public struct Iterator: IteratorProtocol {
-        var base: RankedTree<ResultKey, M>.Iterator
+        var base: RankedTree<ResultKey, ResultBox>.Iterator
 
-        public mutating func next() -> M? { base.next()?.value }
+        public mutating func next() -> M? { base.next().map { TypedBox<M>.model(of: $0.value) } }
     }
 }
 

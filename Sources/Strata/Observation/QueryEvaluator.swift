@@ -8,7 +8,7 @@
 /// query again and compare keys: O(n) for n values.
 struct QueryEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: Sendable {
     let build: @Sendable (ModelQuery<M>) -> ModelQuery<M>
-    private var results = RankedTree<ResultKey, M>()
+    private var results = RankedTree<ResultKey, ResultBox>()
     /// Each value's sort value by key, when the order is by a property.
     private var sortValues: [[UInt8]: Value] = [:]
     private var position: Int?
@@ -31,7 +31,7 @@ struct QueryEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: Se
         if position != nil {
             sortValues = Dictionary(uniqueKeysWithValues: results.map { ($0.key.key, $0.key.value!) })
         }
-        let change = QueryChange(
+        let change = QueryChange<M>(
             results: QueryResults(tree: results), isInitial: true, deletions: [], insertions: [], modifications: [],
             modificationsInPrevious: [], deletedKeys: [], insertedKeys: [], modifiedKeys: [],
             transactionID: transaction.context.lmdb.id)
@@ -55,13 +55,13 @@ struct QueryEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: Se
     }
 
     /// The query's values with their result keys, in order.
-    private func values(of query: ModelQuery<M>) throws -> [(key: ResultKey, value: M)] {
-        var found: [(key: ResultKey, value: M)] = []
+    private func values(of query: ModelQuery<M>) throws -> [(key: ResultKey, value: ResultBox)] {
+        var found: [(key: ResultKey, value: ResultBox)] = []
         let position = self.position
         let ascending = self.ascending
         try query.inObservedOrder().iterateWithKeys { model, key in
             let value = position.map { query.storedValue(at: $0, of: model) }
-            found.append((ResultKey(value: value, key: Array(key), ascending: ascending), model))
+            found.append((ResultKey(value: value, key: Array(key), ascending: ascending), TypedBox(model)))
             return true
         }
         // The walk's order is the result keys' order, except where an index
@@ -87,8 +87,8 @@ struct QueryEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: Se
         throws -> QueryChange<M>?
     {
         var removed: [(old: ResultKey, position: Int)] = []
-        var added: [(new: ResultKey, model: M)] = []
-        var modified: [(old: ResultKey, new: ResultKey, model: M)] = []
+        var added: [(new: ResultKey, model: ResultBox)] = []
+        var modified: [(old: ResultKey, new: ResultKey, model: ResultBox)] = []
         var moved: [[UInt8]] = []
         for key in written {
             let oldKey: ResultKey? =
@@ -98,7 +98,7 @@ struct QueryEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: Se
                     ResultKey(value: nil, key: key, ascending: ascending)
                 }
             let old = oldKey.flatMap { oldKey in results.value(forKey: oldKey).map { (oldKey, $0) } }
-            let new = try query.matchingObject(key: key).map { (resultKey(key, $0, query), $0) }
+            let new = try query.matchingObject(key: key).map { (resultKey(key, $0, query), TypedBox($0) as ResultBox) }
             switch (old, new) {
             case (nil, nil):
                 continue
@@ -133,7 +133,7 @@ struct QueryEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: Se
             (position: results.rank(of: $0.0.new).position, before: $0.1, key: $0.0.new.key)
         }
         Self.settle(moved, &deletions, &insertions, &modifications)
-        return QueryChange(
+        return QueryChange<M>(
             results: QueryResults(tree: results), isInitial: false, deletions: deletions.map(\.position),
             insertions: insertions.map(\.position), modifications: modifications.map(\.position),
             modificationsInPrevious: modifications.map(\.before),
@@ -148,7 +148,7 @@ struct QueryEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: Se
     /// (all when nil).
     private mutating func rerun(_ query: ModelQuery<M>, touched: Set<[UInt8]>?) throws -> QueryChange<M>? {
         let fresh = try values(of: query)
-        var before: [[UInt8]: (position: Int, key: ResultKey, model: M)] = [:]
+        var before: [[UInt8]: (position: Int, key: ResultKey, model: ResultBox)] = [:]
         before.reserveCapacity(results.count)
         for (offset, entry) in results.enumerated() { before[entry.key.key] = (offset, entry.key, entry.value) }
         var deletions: [(position: Int, key: [UInt8])] = []
@@ -177,7 +177,7 @@ struct QueryEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: Se
         if position != nil {
             sortValues = Dictionary(uniqueKeysWithValues: fresh.map { ($0.key.key, $0.key.value!) })
         }
-        return QueryChange(
+        return QueryChange<M>(
             results: QueryResults(tree: results), isInitial: false, deletions: deletions.map(\.position),
             insertions: insertions.map(\.position), modifications: modifications.map(\.position),
             modificationsInPrevious: modifications.map(\.before),
@@ -216,9 +216,9 @@ struct QueryEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: Se
         modifications.sort { $0.position < $1.position }
     }
 
-    static func sameStoredValues(_ a: M, _ b: M, _ query: ModelQuery<M>) -> Bool {
-        let x = query.storedValues(of: a)
-        let y = query.storedValues(of: b)
+    static func sameStoredValues(_ a: ResultBox, _ b: ResultBox, _ query: ModelQuery<M>) -> Bool {
+        let x = query.storedValues(of: TypedBox<M>.model(of: a))
+        let y = query.storedValues(of: TypedBox<M>.model(of: b))
         return x.count == y.count && zip(x, y).allSatisfy { $0.isStored(identicallyTo: $1) }
     }
 }

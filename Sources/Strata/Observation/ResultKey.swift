@@ -19,3 +19,25 @@ struct ResultKey: Comparable, Sendable {
     static func < (a: ResultKey, b: ResultKey) -> Bool { order(a, b) < 0 }
     static func == (a: ResultKey, b: ResultKey) -> Bool { order(a, b) == 0 }
 }
+
+/// A value in an observed query's results tree, boxed: the tree then holds
+/// one concrete type, so that its code is compiled for it inside Strata
+/// instead of running as generic code over the app's model (which lives
+/// in another module), a path copy of which cost about 38,000 instructions
+/// per commit in value witnesses and tuple metadata.
+class ResultBox: @unchecked Sendable {}
+
+// @unchecked: `model` is a `let` of a `Sendable` type.
+/// A ``ResultBox`` holding a model value.
+final class TypedBox<M: Sendable>: ResultBox, @unchecked Sendable {
+    let model: M
+
+    init(_ model: M) { self.model = model }
+
+    /// The model in `box`, which must be a `TypedBox<M>`: every box of one
+    /// results tree holds the one model type of its query.
+    @inline(__always)
+    static func model(of box: ResultBox) -> M {
+        unsafeDowncast(box, to: TypedBox<M>.self).model
+    }
+}
