@@ -82,6 +82,7 @@ extension StrataError {
             case migrationFailed
             case invalidConfiguration
             case schemaChanged
+            case deleteDenied
         }
 
         private let kind: Kind
@@ -146,6 +147,10 @@ extension StrataError {
         /// Another `Database` or another process changed the file's schema
         /// (a migration) after this `Database` was opened. Open it again.
         public static let schemaChanged = Code(.schemaChanged)
+        /// A delete was refused because objects link to the object (or to
+        /// an object its delete cascades to) through a link whose delete
+        /// rule is ``DeleteRule/deny``; the message names them.
+        public static let deleteDenied = Code(.deleteDenied)
 
         /// The code's name, e.g. `duplicatePrimaryKey`.
         public var description: String { kind.rawValue }

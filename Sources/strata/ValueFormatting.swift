@@ -6,7 +6,8 @@ extension Value {
     /// The value as a plain JSON value: a string, number, boolean or null;
     /// data as base64, a date as ISO-8601 in UTC with milliseconds, a UUID as
     /// its string, and a NaN or infinite double as "NaN", "Infinity" or
-    /// "-Infinity".
+    /// "-Infinity"; a link as `{"link": key}`, a list as an array and an
+    /// embedded object as a nested object.
     var json: String {
         switch self {
         case .null: "null"
@@ -20,6 +21,12 @@ extension Value {
         case .data(let v): v.base64EncodedString().jsonQuoted
         case .date(let v): Value.isoDate.format(v).jsonQuoted
         case .uuid(let v): v.uuidString.jsonQuoted
+        case .link(let key): "{\"link\":\(key.json)}"
+        case .list(let elements): "[" + elements.map(\.json).joined(separator: ",") + "]"
+        case .object(let properties):
+            "{"
+                + properties.sorted { $0.key < $1.key }.map { "\($0.key.jsonQuoted):\($0.value.json)" }
+                .joined(separator: ",") + "}"
         }
     }
 

@@ -210,6 +210,8 @@ extension Database {
             let engine = TableEngine(
                 lmdb: txn, meta: store.meta, path: path, writingSchemaVersion: configuration.schemaVersion,
                 fieldCapacity: 0)
+            engine.links = LinkGraph(
+                tables: Dictionary(tables.values.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first }))
             var problems: [String] = []
             for type in catalog.types {
                 guard let table = tables[type.id] else { continue }
@@ -295,6 +297,8 @@ extension Database {
             let engine = TableEngine(
                 lmdb: txn, meta: store.meta, path: path, writingSchemaVersion: configuration.schemaVersion,
                 fieldCapacity: tables.values.map(\.fields.count).max() ?? 0)
+            engine.links = LinkGraph(
+                tables: Dictionary(tables.values.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first }))
             for table in tables.values.sorted(by: { $0.type.id < $1.type.id }) {
                 try engine.repack(table, from: reader)
             }

@@ -53,6 +53,30 @@ public class ReadTransaction {
     public func object(_ type: String, key: Value) throws -> DynamicObject? {
         try context.object(type, key: key)
     }
+
+    /// The objects of `type` whose link property `property` (a link, or a
+    /// list of links) links to the object with key `key`: its backlinks,
+    /// in key order. Answered from the property's backlinks index, so the
+    /// cost is one seek plus one read per object found, whatever the size
+    /// of the table.
+    ///
+    /// ```swift
+    /// let dogs = try tx.objects("Dog", linkingTo: 1, through: "owner")
+    /// ```
+    ///
+    /// - Throws: ``StrataError`` for an unknown type or property, a
+    ///   property that is not a link, or a key of the wrong type.
+    public func objects(_ type: String, linkingTo key: Value, through property: String) throws -> [DynamicObject] {
+        try context.linkingObjects(type, through: property, to: key)
+    }
+
+    /// The object that the to-one link `property` of `object` links to,
+    /// or nil when the link is null.
+    ///
+    /// - Throws: ``StrataError`` when `property` is not a to-one link.
+    public func object(linkedFrom object: DynamicObject, through property: String) throws -> DynamicObject? {
+        try context.linkedObject(object, property)
+    }
 }
 
 extension ReadTransaction {

@@ -10,6 +10,7 @@
 /// | `__strata.meta` | — | meta key → catalog JSON, schema snapshot JSON, counters |
 /// | `__strata.t<type>` | — | record key → record |
 /// | `__strata.t<type>.i<property>` | `MDB_DUPSORT` | index key → record key, one pair per object |
+/// | `__strata.t<type>.l<property>` | `MDB_DUPSORT` | target's record key → linking object's record key, one pair per link |
 enum FileLayout {
     /// The newest file format this version of Strata reads and writes,
     /// recorded in the catalog.
@@ -34,6 +35,13 @@ enum FileLayout {
         NamedDatabase(name: "\(prefix)t\(type.rawValue).i\(property.rawValue)", duplicateKeys: true)
     }
 
+    /// The backlinks of one link property (a link or a list of links) of a
+    /// type: each target's record key holds the record keys of every object
+    /// whose property links to it, so "who links here" is one seek.
+    static func backlinks(_ type: TypeID, _ property: PropertyID) -> NamedDatabase {
+        NamedDatabase(name: "\(prefix)t\(type.rawValue).l\(property.rawValue)", duplicateKeys: true)
+    }
+
     /// The database a name denotes, with the flags the layout declares for
     /// it, or nil for a name this layout does not use (catalog lists of
     /// emptied databases are read through this, not guessed from the name).
@@ -48,6 +56,9 @@ enum FileLayout {
         case 2 where parts[1].hasPrefix("i"):
             guard let property = UInt32(parts[1].dropFirst()) else { return nil }
             return index(TypeID(type), PropertyID(property))
+        case 2 where parts[1].hasPrefix("l"):
+            guard let property = UInt32(parts[1].dropFirst()) else { return nil }
+            return backlinks(TypeID(type), PropertyID(property))
         default:
             return nil
         }

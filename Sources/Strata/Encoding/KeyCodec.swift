@@ -106,6 +106,13 @@ enum KeyCodec {
         case .data(let v):
             writer.append(RecordCodec.Tag.data.rawValue)
             writer.append(contentsOf: v.prefix(maxKeySize - 1))
+        case .link(let key):
+            // Orders links by their target's key; no index holds them.
+            writer.append(RecordCodec.Tag.link.rawValue)
+            appendIndexKey(key, to: &writer)
+        case .list, .object:
+            // Lists and embedded objects have no order; they sort by tag.
+            writer.append(tag(of: value).rawValue)
         }
         switch value {
         case .string(let v): return v.utf8.count >= maxKeySize - 1
@@ -167,6 +174,9 @@ enum KeyCodec {
         case .data: .data
         case .date: .date
         case .uuid: .uuid
+        case .link: .link
+        case .list: .list
+        case .object: .object
         }
     }
 

@@ -2,7 +2,12 @@ import Foundation
 
 /// The type of a property's values.
 ///
-/// Every type can be required or optional (see ``Property/isOptional``).
+/// Every primitive type can be required or optional (see
+/// ``Property/isOptional``). The relationship types take the rest of their
+/// description from the ``Property``: a ``link`` names its target type
+/// (``Property/target``) and is always optional; a ``list`` names its
+/// element type (``Property/elementType``); an ``embedded`` object names
+/// its embedded type.
 public enum PropertyType: String, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
     /// `true` or `false`.
     case bool
@@ -18,16 +23,39 @@ public enum PropertyType: String, Sendable, Hashable, Codable, CaseIterable, Cus
     case date
     /// A universally unique identifier (`UUID`).
     case uuid
+    /// A to-one link to an object of a top-level type, stored as the
+    /// target's primary key (or automatic id).
+    case link
+    /// An ordered list of primitive values, of links, or of embedded objects.
+    case list
+    /// An object of an embedded type, stored inside its parent's record.
+    case embedded
+
+    /// The types whose values stand on their own, `bool` through `uuid`:
+    /// every type but the relationship types.
+    public static let primitives: [PropertyType] = [.bool, .int, .double, .string, .data, .date, .uuid]
 
     /// Whether a property of this type can be an object type's primary key.
     public var canBePrimaryKey: Bool { self == .int || self == .string || self == .uuid }
 
     /// Whether a property of this type can be indexed.
-    public var canBeIndexed: Bool { self != .double && self != .data }
+    public var canBeIndexed: Bool { !isComposite && self != .double && self != .data }
+
+    /// Whether this is one of the relationship types (``link``, ``list``,
+    /// ``embedded``), whose values are read and written through their
+    /// property's description rather than on their own.
+    @inline(__always)
+    public var isComposite: Bool { self == .link || self == .list || self == .embedded }
+
+    /// Whether a list may hold elements of this type: every primitive type,
+    /// links and embedded objects, but not lists.
+    public var canBeListElement: Bool { self != .list }
 
     /// The value a required property of this type reads as when a record has
     /// no value for it and the schema gives no default: `false`, `0`, `0.0`,
-    /// `""`, empty data, the reference date (2001-01-01) or the all-zero UUID.
+    /// `""`, empty data, the reference date (2001-01-01) or the all-zero UUID;
+    /// for a link, null (no target); for a list, the empty list; for an
+    /// embedded object, an object whose every property has its default.
     public var emptyValue: Value {
         switch self {
         case .bool: .bool(false)
@@ -37,6 +65,9 @@ public enum PropertyType: String, Sendable, Hashable, Codable, CaseIterable, Cus
         case .data: .data(Data())
         case .date: .date(Date(timeIntervalSinceReferenceDate: 0))
         case .uuid: .uuid(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
+        case .link: .null
+        case .list: .list([])
+        case .embedded: .object([:])
         }
     }
 

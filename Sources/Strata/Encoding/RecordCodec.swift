@@ -10,6 +10,13 @@ import Foundation
 ///         | 8 bytes little-endian       double, date (seconds since 2001, bit pattern)
 ///         | length:varint bytes         string (UTF-8), data
 ///         | 16 bytes                    uuid
+///         | key                         link: the target's key as a tagged
+///                                       int, string or uuid value
+///         | length:varint count:varint (tag payload)*
+///                                       list (length: the bytes after it)
+///         | length:varint fieldCount:varint field*
+///                                       embedded object, fields by the
+///                                       embedded type's property ids
 /// ```
 ///
 /// Fields are sorted by id, which is the property's stable catalog id. The
@@ -30,7 +37,14 @@ enum RecordCodec {
         case data = 6
         case date = 7
         case uuid = 8
+        case link = 9
+        case list = 10
+        case object = 11
     }
+
+    /// How deep lists and embedded objects may nest in a record: deeper
+    /// ones are refused as damage rather than walked on the stack.
+    static let maxNesting = 32
 
     /// Whether a stored value with `tag` may be read as a property of
     /// `type`: the same test as ``Value/fits(_:optional:)``, on the tag.
@@ -45,6 +59,9 @@ enum RecordCodec {
         case Tag.data.rawValue: type == .data
         case Tag.date.rawValue: type == .date
         case Tag.uuid.rawValue: type == .uuid
+        case Tag.link.rawValue: type == .link
+        case Tag.list.rawValue: type == .list
+        case Tag.object.rawValue: type == .embedded
         default: false
         }
     }
@@ -56,9 +73,18 @@ enum RecordCodec {
     }
 
     /// Appends one field. Fields must be appended in increasing id order.
+    /// An embedded object (``Value/object(_:)``) is written by its type's
+    /// layout, never through here.
     @inline(__always)
     static func appendField(_ writer: inout ByteWriter, id: PropertyID, value: Value) {
         writer.appendVarint(UInt64(id.rawValue))
+        appendTagged(&writer, value)
+    }
+
+    /// Appends a value's tag and payload: a field without its id, a list
+    /// element, or a link's key.
+    @inline(__always)
+    static func appendTagged(_ writer: inout ByteWriter, _ value: Value) {
         switch value {
         case .null:
             writer.append(Tag.null.rawValue)
@@ -86,7 +112,49 @@ enum RecordCodec {
         case .uuid(let v):
             writer.append(Tag.uuid.rawValue)
             writer.append(v)
+        case .link(let key):
+            writer.append(Tag.link.rawValue)
+            appendTagged(&writer, key)
+        case .list(let elements):
+            appendList(&writer, count: elements.count) { writer in
+                for element in elements { appendTagged(&writer, element) }
+            }
+        case .object:
+            preconditionFailure("An embedded object is encoded through its type's layout")
         }
+    }
+
+    /// Appends a list: its tag, its length, its element count, then what
+    /// `elements` writes (each element's tag and payload).
+    static func appendList(_ writer: inout ByteWriter, count: Int, _ elements: (inout ByteWriter) throws -> Void)
+        rethrows
+    {
+        try appendSized(&writer, tag: .list) { body in
+            body.appendVarint(UInt64(count))
+            try elements(&body)
+        }
+    }
+
+    /// Appends an embedded object: its tag, its length, its field count,
+    /// then what `fields` writes (each field's id, tag and payload, in
+    /// increasing id order).
+    static func appendObject(_ writer: inout ByteWriter, fieldCount: Int, _ fields: (inout ByteWriter) throws -> Void)
+        rethrows
+    {
+        try appendSized(&writer, tag: .object) { body in
+            body.appendVarint(UInt64(fieldCount))
+            try fields(&body)
+        }
+    }
+
+    private static func appendSized(_ writer: inout ByteWriter, tag: Tag, _ body: (inout ByteWriter) throws -> Void)
+        rethrows
+    {
+        var content = ByteWriter(capacity: 64)
+        try body(&content)
+        writer.append(tag.rawValue)
+        writer.appendVarint(UInt64(content.count))
+        content.withUnsafeBytes { writer.append(contentsOf: $0) }
     }
 }
 
@@ -181,6 +249,10 @@ struct RecordView {
                 length <= end - p - 2
             {
                 p += 2 + length
+            } else if tag >= RecordCodec.Tag.link.rawValue {
+                guard RecordView.skipComposite(base, &p, end, deep: true, depth: 0) else {
+                    throw DecodingFailure(reason: "damaged value of field \(id)", offset: fieldStart)
+                }
             } else if !RecordView.skip(base, &p, end) {
                 throw DecodingFailure(reason: "damaged value of field \(id)", offset: fieldStart)
             }
@@ -285,7 +357,70 @@ struct RecordView {
             p += 16
             return p <= end
         }
-        return false
+        p -= 1
+        return skipComposite(base, &p, end, deep: false, depth: 0)
+    }
+
+    /// Skips a link, list or embedded object at `p` (its tag included).
+    /// `deep` also checks everything inside: every element and field well
+    /// formed, a link's key an int, string or uuid, field ids increasing,
+    /// counts and lengths that agree. Validation goes deep once; later
+    /// walks trust the lengths.
+    @inline(never)
+    static func skipComposite(_ base: UnsafeRawPointer, _ p: inout Int, _ end: Int, deep: Bool, depth: Int) -> Bool {
+        guard p < end, depth < RecordCodec.maxNesting else { return false }
+        let tag = base.load(fromByteOffset: p, as: UInt8.self)
+        switch tag {
+        case RecordCodec.Tag.link.rawValue:
+            p += 1
+            guard p < end else { return false }
+            let keyTag = base.load(fromByteOffset: p, as: UInt8.self)
+            guard
+                keyTag == RecordCodec.Tag.int.rawValue || keyTag == RecordCodec.Tag.string.rawValue
+                    || keyTag == RecordCodec.Tag.uuid.rawValue
+            else { return false }
+            return skip(base, &p, end)
+        case RecordCodec.Tag.list.rawValue, RecordCodec.Tag.object.rawValue:
+            p += 1
+            guard let length = varint(base, &p, end), length <= UInt64(end - p) else { return false }
+            let contentEnd = p + Int(length)
+            guard deep else {
+                p = contentEnd
+                return true
+            }
+            guard let count = varint(base, &p, contentEnd), count <= UInt64(contentEnd - p) else { return false }
+            var previous: UInt64 = 0
+            for index in 0 ..< Int(count) {
+                if tag == RecordCodec.Tag.object.rawValue {
+                    guard let id = varint(base, &p, contentEnd), id <= UInt64(UInt32.max), index == 0 || id > previous
+                    else { return false }
+                    previous = id
+                }
+                guard p < contentEnd else { return false }
+                let inner = base.load(fromByteOffset: p, as: UInt8.self)
+                if inner >= RecordCodec.Tag.link.rawValue {
+                    guard skipComposite(base, &p, contentEnd, deep: true, depth: depth + 1) else { return false }
+                } else if !skip(base, &p, contentEnd) {
+                    return false
+                }
+            }
+            guard p == contentEnd else { return false }
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// Skips the tag and payload at `p` of a validated record: a field's
+    /// value, a list element.
+    static func skipValue(_ base: UnsafeRawPointer, _ p: inout Int, _ end: Int) -> Bool {
+        skip(base, &p, end)
+    }
+
+    /// Where the tag of field `id` is, or nil when the record has no such
+    /// field; for readers that decode a field themselves (relationships).
+    func fieldOffset(forField id: PropertyID, expectedAt position: Int) -> Int? {
+        tagOffset(forField: id, expectedAt: position)
     }
 
     /// The value stored for field `id`, or nil when the record has no such
@@ -392,9 +527,10 @@ struct RecordView {
         }
     }
 
-    /// Reads the tag and payload at `p` of a validated record.
+    /// Reads the tag and payload at `p` of a validated record. An embedded
+    /// object, or a list of them, needs its type's layout: it reads as nil.
     @inline(__always)
-    private static func read(_ base: UnsafeRawPointer, _ p: inout Int, _ end: Int) -> Value? {
+    static func read(_ base: UnsafeRawPointer, _ p: inout Int, _ end: Int) -> Value? {
         let tag = base.load(fromByteOffset: p, as: UInt8.self)
         p += 1
         switch tag {
@@ -423,8 +559,32 @@ struct RecordView {
         case RecordCodec.Tag.uuid.rawValue:
             defer { p += 16 }
             return .uuid(UUID(uuid: base.loadUnaligned(fromByteOffset: p, as: uuid_t.self)))
+        case RecordCodec.Tag.link.rawValue, RecordCodec.Tag.list.rawValue:
+            return readComposite(tag, base, &p, end)
         default:
             return nil
         }
+    }
+
+    /// Reads the payload of a link or a list whose tag was just read.
+    @inline(never)
+    private static func readComposite(_ tag: UInt8, _ base: UnsafeRawPointer, _ p: inout Int, _ end: Int) -> Value? {
+        if tag == RecordCodec.Tag.link.rawValue { return read(base, &p, end).map { .link($0) } }
+        guard let length = varint(base, &p, end), length <= UInt64(end - p) else { return nil }
+        let contentEnd = p + Int(length)
+        defer { p = contentEnd }
+        guard let count = varint(base, &p, contentEnd) else { return nil }
+        var elements: [Value] = []
+        elements.reserveCapacity(Int(min(count, UInt64(contentEnd - p))))
+        for _ in 0 ..< count {
+            guard p < contentEnd, let element = read(base, &p, contentEnd) else { return nil }
+            elements.append(element)
+        }
+        return .list(elements)
+    }
+
+    /// Reads a varint at `p` of a validated record (relationship decoding).
+    static func readVarint(_ base: UnsafeRawPointer, _ p: inout Int, _ end: Int) -> UInt64? {
+        varint(base, &p, end)
     }
 }

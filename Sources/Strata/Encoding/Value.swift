@@ -2,6 +2,16 @@ import Foundation
 
 /// A property value: one of the types a ``PropertyType`` describes, or null.
 ///
+/// Relationships have values of their own: a link is ``link(_:)`` with the
+/// target's primary key (or automatic id), a list is ``list(_:)``, and an
+/// embedded object is ``object(_:)``, its properties by name:
+///
+/// ```swift
+/// try tx.insert("Dog", ["id": 7, "name": "Rex", "owner": .link(1),
+///                       "tags": ["good", "loud"],
+///                       "address": ["street": "1 Main St", "city": "Leeds"]])
+/// ```
+///
 /// Values are written with literals where Swift allows it:
 ///
 /// ```swift
@@ -17,7 +27,7 @@ import Foundation
 ///
 /// Read them back through the typed accessors, which return `nil` when the
 /// value holds another type: `object["age"].int`.
-public enum Value: Hashable, Sendable {
+public indirect enum Value: Hashable, Sendable {
     /// No value; only optional properties hold it.
     case null
     /// A boolean.
@@ -34,6 +44,16 @@ public enum Value: Hashable, Sendable {
     case date(Date)
     /// A universally unique identifier.
     case uuid(UUID)
+    /// A link to one object of the property's target type, by that object's
+    /// primary key (or automatic id): `.link(1)`, `.link("ada")`. Writing a
+    /// bare key to a link property means the same.
+    case link(Value)
+    /// An ordered list: of values of one primitive type, of links, or of
+    /// embedded objects.
+    case list([Value])
+    /// An embedded object: its properties by name. Properties left out take
+    /// their defaults when it is written.
+    case object([String: Value])
 
     /// Whether this is ``null``.
     public var isNull: Bool { if case .null = self { true } else { false } }
@@ -57,6 +77,20 @@ public enum Value: Hashable, Sendable {
     public var date: Date? { if case .date(let v) = self { v } else { nil } }
     /// The UUID, or nil for another type.
     public var uuid: UUID? { if case .uuid(let v) = self { v } else { nil } }
+    /// The primary key (or automatic id) a link points to, or nil for
+    /// another type.
+    public var linkKey: Value? { if case .link(let v) = self { v } else { nil } }
+    /// The elements of a list, or nil for another type.
+    public var list: [Value]? { if case .list(let v) = self { v } else { nil } }
+    /// The properties of an embedded object, or nil for another type.
+    public var object: [String: Value]? { if case .object(let v) = self { v } else { nil } }
+
+    /// The property `name` of an embedded object; null when this is not an
+    /// object or the object has no such property.
+    public subscript(name: String) -> Value {
+        if case .object(let v) = self { return v[name] ?? .null }
+        return .null
+    }
 
     /// The ``PropertyType`` this value has, or nil for ``null``.
     public var propertyType: PropertyType? {
@@ -69,12 +103,15 @@ public enum Value: Hashable, Sendable {
         case .data: .data
         case .date: .date
         case .uuid: .uuid
+        case .link: .link
+        case .list: .list
+        case .object: .embedded
         }
     }
 }
 
 extension Value: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral,
-    ExpressibleByFloatLiteral, ExpressibleByStringLiteral
+    ExpressibleByFloatLiteral, ExpressibleByStringLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral
 {
     /// Creates ``null``.
     public init(nilLiteral: ()) { self = .null }
@@ -86,6 +123,12 @@ extension Value: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, Expressib
     public init(floatLiteral value: Double) { self = .double(value) }
     /// Creates a ``string(_:)`` value.
     public init(stringLiteral value: String) { self = .string(value) }
+    /// Creates a ``list(_:)`` value.
+    public init(arrayLiteral elements: Value...) { self = .list(elements) }
+    /// Creates an ``object(_:)`` value: an embedded object's properties.
+    public init(dictionaryLiteral elements: (String, Value)...) {
+        self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
+    }
 }
 
 extension Value: CustomStringConvertible {
@@ -100,13 +143,17 @@ extension Value: CustomStringConvertible {
         case .data(let v): "<\(v.count) bytes>"
         case .date(let v): v.formatted(.iso8601)
         case .uuid(let v): v.uuidString
+        case .link(let key): "link(\(key))"
+        case .list(let elements): "[" + elements.map(\.description).joined(separator: ", ") + "]"
+        case .object(let properties):
+            "{" + properties.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ") + "}"
         }
     }
 }
 
 extension Value: Codable {
     private enum CodingKeys: String, CodingKey {
-        case null, bool, int, double, string, data, date, uuid
+        case null, bool, int, double, string, data, date, uuid, link, list, object
     }
 
     /// Decodes the one-key JSON form written by ``encode(to:)``.
@@ -130,6 +177,9 @@ extension Value: Codable {
                 Date(timeIntervalSinceReferenceDate: Double(bitPattern: try container.decode(UInt64.self, forKey: key)))
             )
         case .uuid: self = .uuid(try container.decode(UUID.self, forKey: key))
+        case .link: self = .link(try container.decode(Value.self, forKey: key))
+        case .list: self = .list(try container.decode([Value].self, forKey: key))
+        case .object: self = .object(try container.decode([String: Value].self, forKey: key))
         }
     }
 
@@ -147,6 +197,9 @@ extension Value: Codable {
         case .data(let v): try container.encode(v, forKey: .data)
         case .date(let v): try container.encode(v.timeIntervalSinceReferenceDate.bitPattern, forKey: .date)
         case .uuid(let v): try container.encode(v, forKey: .uuid)
+        case .link(let v): try container.encode(v, forKey: .link)
+        case .list(let v): try container.encode(v, forKey: .list)
+        case .object(let v): try container.encode(v, forKey: .object)
         }
     }
 }
@@ -167,6 +220,13 @@ extension Value {
         case (.date(let a), .date(let b)):
             return KeyCodec.orderPreservingBits(a.timeIntervalSinceReferenceDate)
                 == KeyCodec.orderPreservingBits(b.timeIntervalSinceReferenceDate)
+        case (.link(let a), .link(let b)):
+            return a.isStored(identicallyTo: b)
+        case (.list(let a), .list(let b)):
+            return a.count == b.count && zip(a, b).allSatisfy { $0.isStored(identicallyTo: $1) }
+        case (.object(let a), .object(let b)):
+            return a.count == b.count
+                && a.allSatisfy { name, value in b[name].map { value.isStored(identicallyTo: $0) } ?? false }
         default:
             return self == other
         }

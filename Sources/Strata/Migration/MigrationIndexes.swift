@@ -39,11 +39,12 @@ struct MigrationIndexes {
         for type in catalog.working.types {
             let indexed = type.properties.filter { $0.hasIndex(in: type) }
             current.formUnion(indexed.map { type.indexDatabase($0) })
-            guard !type.isKept else { continue }
+            guard !type.isKept && !type.isEmbedded else { continue }
             let table =
                 try tables[type.id]
                 ?? ObjectTable.open(
-                    type, scope.txn, create: scope.old[typeID: type.id] == nil, withIndexes: false, path: scope.path)
+                    type, scope.txn, create: scope.old[typeID: type.id] == nil, withIndexes: false,
+                    related: catalog.working.types, path: scope.path)
             for property in indexed {
                 let database = type.indexDatabase(property)
                 let before = oldIndexes[database]?.property

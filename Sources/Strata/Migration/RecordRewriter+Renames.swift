@@ -7,7 +7,8 @@ extension RecordRewriter {
     /// and swaps in the type's table under the new ids.
     func propertyRenamed(in type: CatalogType, fresh: PropertyID, source: PropertyID) throws {
         guard let written = tables[type.id] else { return }
-        let table = ObjectTable(type: type, records: written.records, indexes: [:], path: path)
+        let table = ObjectTable(
+            type: type, records: written.records, indexes: [:], related: catalog.working.types, path: path)
         install(table)
         guard let oldTable = scope.oldTables[type.id], let target = table.fields.firstIndex(where: { $0.id == source })
         else { return }

@@ -73,7 +73,8 @@ final class RecordRewriter: MigrationRecords {
         let existed = old[typeID: type.id] != nil
         // No index handles: the indexes that the writes made stale are
         // rebuilt once the closure is done.
-        let table = try ObjectTable.open(type, txn, create: !existed, withIndexes: false, path: path)
+        let table = try ObjectTable.open(
+            type, txn, create: !existed, withIndexes: false, related: catalog.working.types, path: path)
         if existed && getsNewKeys(type) {
             _ = try scope.snapshotContext()
             try engine.emptyRecords(table)

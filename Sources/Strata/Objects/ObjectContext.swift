@@ -10,6 +10,7 @@ final class ObjectContext {
             bindings.removeAll()
             lastBinding = nil
             lastTable = nil
+            engine.links = ObjectContext.linkGraph(tables)
         }
     }
     /// Model bindings made so far, by model type; reset when ``tables`` changes.
@@ -39,6 +40,13 @@ final class ObjectContext {
         self.engine = TableEngine(
             lmdb: lmdb, meta: meta, path: path, writingSchemaVersion: writingSchemaVersion,
             fieldCapacity: fieldCapacity ?? tables.values.map(\.fields.count).max() ?? 0)
+        engine.links = ObjectContext.linkGraph(tables)
+    }
+
+    /// The links between `tables`; the shared empty graph when no table
+    /// holds a link, so that a schema without links pays nothing.
+    private static func linkGraph(_ tables: [String: ObjectTable]) -> LinkGraph {
+        tables.values.contains { !$0.linkFields.isEmpty } ? LinkGraph(tables: tables) : .empty
     }
 
     /// The schema version stamped on the records this transaction writes.
@@ -111,6 +119,51 @@ final class ObjectContext {
                 return try object(table: table, key: entry.key, record: entry.value)
             }
         }
+    }
+
+    /// The objects of `typeName` whose link property `property` links to
+    /// the object with key `key`, in key order: one seek in the property's
+    /// backlinks, then one read per object.
+    func linkingObjects(_ typeName: String, through property: String, to key: Value) throws -> [DynamicObject] {
+        let source = try table(typeName)
+        let field = try source.field(named: property)
+        guard field.isLink, let targetName = field.target else {
+            throw StrataError(
+                .invalidValue,
+                "'\(typeName).\(property)' is not a link or a list of links (in \(path)); only links have backlinks.",
+                path: path)
+        }
+        let target = try table(targetName)
+        guard let targetKey = engine.recordKey(key.linkKey ?? key, of: target) else {
+            throw StrataError(
+                .invalidValue,
+                "\(key) cannot be the key of a '\(targetName)' (in \(path)): its key is \(target.primaryKey.map { "\($0.type)" } ?? "a positive int (automatic id)").",
+                path: path)
+        }
+        return try engine.linkingKeys(field, to: targetKey).compactMap { sourceKey in
+            try sourceKey.withUnsafeBytes { sourceKey in
+                try lmdb.withCursor(source.records) { cursor in
+                    guard let entry = try cursor.seek(exactly: sourceKey) else {
+                        throw source.missingLinkingObject(property)
+                    }
+                    return try object(table: source, key: entry.key, record: entry.value)
+                }
+            }
+        }
+    }
+
+    /// The object a link property of `object` links to, or nil for a null
+    /// link.
+    func linkedObject(_ object: DynamicObject, _ property: String) throws -> DynamicObject? {
+        let field = try object.table.field(named: property)
+        guard field.type == .link, let target = field.target else {
+            throw StrataError(
+                .invalidValue,
+                "'\(object.table.name).\(property)' is not a to-one link (in \(path)); read a list's elements with their keys.",
+                path: path)
+        }
+        guard let key = object[property].linkKey else { return nil }
+        return try self.object(target, key: key)
     }
 
     // MARK: Writing, by type name

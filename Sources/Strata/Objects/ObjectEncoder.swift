@@ -93,6 +93,10 @@ struct ObjectEncoder {
                 next += 1
             }
             let value = try ObjectEncoder.resolve(field, given: try given(field), table: table)
+            if field.type.isComposite {
+                try CompositeCodec.appendField(&record, field, value, owner: table.name, path: table.path)
+                continue
+            }
             RecordCodec.appendField(&record, id: field.id, value: value)
             if field.isPrimaryKey {
                 _ = KeyCodec.appendPrimaryKey(value, type: field.type, to: &key)
@@ -142,7 +146,7 @@ struct ObjectEncoder {
                 }
                 continue
             }
-            if let value = overrides[position], keyPosition != position {
+            if let value = overrides[position], keyPosition != position, !info.type.isComposite {
                 // Checked by the setter already.
                 RecordCodec.appendField(&record, id: info.id, value: value)
                 continue
@@ -150,6 +154,10 @@ struct ObjectEncoder {
             let field = table.fields[position]
             let value = try ObjectEncoder.resolve(
                 field, given: overrides[position] ?? field.valueWhenAbsent, table: table)
+            if field.type.isComposite {
+                try CompositeCodec.appendField(&record, field, value, owner: table.name, path: table.path)
+                continue
+            }
             RecordCodec.appendField(&record, id: field.id, value: value)
             if field.isPrimaryKey {
                 _ = KeyCodec.appendPrimaryKey(value, type: field.type, to: &key)
@@ -244,6 +252,11 @@ struct ObjectEncoder {
             value = defaultValue
         } else if field.isOptional {
             value = .null
+        } else if field.type.isComposite {
+            // A list not given is empty; a required embedded object not
+            // given is one of defaults (its own required properties are
+            // checked when it is encoded).
+            value = field.type.emptyValue
         } else {
             throw StrataError(
                 .missingValue,

@@ -21,17 +21,50 @@ final class ObjectTable: @unchecked Sendable {
         let isPrimaryKey: Bool
         /// The property's index database, when it is indexed.
         let index: DatabaseHandle?
+        /// A link's target type, or an embedded property's type (for a
+        /// list, its elements').
+        let target: String?
+        /// The type of a list's elements.
+        let elementType: PropertyType?
+        /// Whether the field links to objects: a link or a list of links.
+        let isLink: Bool
+        /// What deleting a target does to the object holding the link.
+        let deleteRule: DeleteRule
+        /// The type of the target's primary key; nil for a target with
+        /// automatic ids (or a field that is not a link).
+        let linkKeyType: PropertyType?
+        /// The backlinks database of a link field, when the table opened it.
+        let backlinks: DatabaseHandle?
+        /// The layout of the embedded objects the field holds.
+        let embedded: EmbeddedLayout?
 
-        init(id: PropertyID, position: Int, property: Property, isPrimaryKey: Bool, index: DatabaseHandle?) {
+        init(
+            id: PropertyID, position: Int, property: Property, isPrimaryKey: Bool, index: DatabaseHandle?,
+            linkKeyType: PropertyType? = nil, backlinks: DatabaseHandle? = nil, embedded: EmbeddedLayout? = nil
+        ) {
             self.id = id
             self.position = position
             self.name = property.name
             self.type = property.type
             self.isOptional = property.isOptional
             self.defaultValue = property.defaultValue
-            self.valueWhenAbsent = property.valueWhenAbsent
+            if property.type == .embedded && !property.isOptional, let embedded {
+                // A required embedded object that a record lacks reads as
+                // one whose every property has its default.
+                self.valueWhenAbsent = .object(
+                    Dictionary(embedded.fields.map { ($0.name, $0.valueWhenAbsent) }, uniquingKeysWith: { a, _ in a }))
+            } else {
+                self.valueWhenAbsent = property.valueWhenAbsent
+            }
             self.isPrimaryKey = isPrimaryKey
             self.index = index
+            self.target = property.target
+            self.elementType = property.elementType
+            self.isLink = property.isLink
+            self.deleteRule = property.deleteRule
+            self.linkKeyType = linkKeyType
+            self.backlinks = backlinks
+            self.embedded = embedded
         }
     }
 
@@ -51,6 +84,11 @@ final class ObjectTable: @unchecked Sendable {
     private let lookup: FieldLookup
     let primaryKey: Field?
     let indexedFields: [Field]
+    /// The fields that link to objects (links and lists of links).
+    let linkFields: [Field]
+    /// Whether any field holds links, lists or embedded objects: records
+    /// then take the slower, checking path of ``CompositeCodec``.
+    let hasCompositeFields: Bool
     /// One bit per position of a field the catalog indexes (all bits from
     /// 63 on share the last), whether or not this table opened the index:
     /// a migration writes without index handles and rebuilds what changed.
@@ -72,20 +110,35 @@ final class ObjectTable: @unchecked Sendable {
     /// The database file, for error messages.
     let path: String
 
-    init(type: CatalogType, records: DatabaseHandle, indexes: [PropertyID: DatabaseHandle], path: String) {
+    /// - Parameters:
+    ///   - related: The catalog's types, for the key types of link targets
+    ///     and the layouts of embedded types; only needed when the type has
+    ///     such properties.
+    init(
+        type: CatalogType, records: DatabaseHandle, indexes: [PropertyID: DatabaseHandle],
+        backlinks: [PropertyID: DatabaseHandle] = [:], related: [CatalogType] = [], path: String
+    ) {
         self.type = type
         self.path = path
         self.name = type.name
         self.records = records
+        let layouts =
+            type.properties.contains { $0.property.isEmbedding } ? EmbeddedLayout.layouts(related) : [:]
         let fields = type.properties.sorted { $0.id < $1.id }.enumerated().map { position, entry in
-            Field(
-                id: entry.id, position: position, property: entry.property,
-                isPrimaryKey: entry.property.name == type.primaryKey, index: indexes[entry.id])
+            let property = entry.property
+            let targetType = property.isLink ? related.first { $0.name == property.target } : nil
+            return Field(
+                id: entry.id, position: position, property: property,
+                isPrimaryKey: property.name == type.primaryKey, index: indexes[entry.id],
+                linkKeyType: targetType?.primaryKeyProperty?.property.type, backlinks: backlinks[entry.id],
+                embedded: property.isEmbedding ? property.target.flatMap { layouts[$0] } : nil)
         }
         self.fields = fields
         self.lookup = FieldLookup(names: fields.map(\.name))
         self.primaryKey = fields.first { $0.isPrimaryKey }
         self.indexedFields = fields.filter { $0.index != nil }
+        self.linkFields = fields.filter(\.isLink)
+        self.hasCompositeFields = fields.contains { $0.type.isComposite }
         var indexedPositions: UInt64 = 0
         for field in fields where type[property: field.name]?.hasIndex(in: type) == true {
             indexedPositions |= 1 << UInt64(min(field.position, 63))
@@ -117,12 +170,34 @@ final class ObjectTable: @unchecked Sendable {
     @inline(__always)
     func value(at position: Int, in record: RecordView) -> Value {
         let info = readInfo[position]
+        if info.type.isComposite { return compositeValue(at: position, in: record) }
         if let stored = record.value(forField: info.id, expectedAt: position),
             stored.fits(info.type, optional: info.isOptional)
         {
             return stored
         }
         return fields[position].valueWhenAbsent
+    }
+
+    /// The value of a link, list or embedded field, decoded through its
+    /// layout.
+    @inline(never)
+    func compositeValue(at position: Int, in record: RecordView) -> Value {
+        let field = fields[position]
+        guard let base = record.bytes.baseAddress, var p = record.fieldOffset(forField: field.id, expectedAt: position),
+            let value = CompositeCodec.read(field, base, &p, record.bytes.count)
+        else { return field.valueWhenAbsent }
+        return value
+    }
+
+    /// The keys of the objects a link field of `record` links to (none for
+    /// a null link or an empty list), in the record's order.
+    func linkedKeys(_ field: Field, in record: RecordView) -> [Value] {
+        switch value(at: field.position, in: record) {
+        case .link(let key): [key]
+        case .list(let elements): elements.compactMap(\.linkKey)
+        default: []
+        }
     }
 
     /// Every current property's value in a record of this type, by name.
@@ -176,6 +251,14 @@ final class ObjectTable: @unchecked Sendable {
             path: path)
     }
 
+    /// The error for a backlink of this type that names no object.
+    func missingLinkingObject(_ property: String) -> StrataError {
+        StrataError(
+            .corruptFile,
+            "The backlinks of '\(name).\(property)' in \(path) name an object that does not exist; the file is damaged. Restore it from a backup, or run compact, which rebuilds them.",
+            path: path)
+    }
+
     /// A record key of this type as a person reads it: the primary key or
     /// automatic id, or its first bytes when it does not decode.
     func describeKey(_ key: UnsafeRawBufferPointer) -> String {
@@ -189,8 +272,9 @@ final class ObjectTable: @unchecked Sendable {
         ObjectTable]
     {
         var tables: [TypeID: ObjectTable] = [:]
-        for type in catalog.types {
-            tables[type.id] = try open(type, txn, create: create, withIndexes: true, path: path)
+        for type in catalog.types where !type.isEmbedded {
+            tables[type.id] = try open(
+                type, txn, create: create, withIndexes: true, related: catalog.types, path: path)
         }
         return tables
     }
@@ -198,9 +282,10 @@ final class ObjectTable: @unchecked Sendable {
     /// Opens the table of one type: its records and, `withIndexes`, its
     /// index databases (a migration writes without them and rebuilds the
     /// indexes it made stale at the end).
-    static func open(_ type: CatalogType, _ txn: LMDBTransaction, create: Bool, withIndexes: Bool, path: String)
-        throws -> ObjectTable
-    {
+    static func open(
+        _ type: CatalogType, _ txn: LMDBTransaction, create: Bool, withIndexes: Bool, related: [CatalogType],
+        path: String
+    ) throws -> ObjectTable {
         guard let records = try txn.openDatabase(type.recordsDatabase, create: create) else {
             throw StrataError(
                 .corruptFile,
@@ -217,6 +302,17 @@ final class ObjectTable: @unchecked Sendable {
             }
             indexes[property.id] = index
         }
-        return ObjectTable(type: type, records: records, indexes: indexes, path: path)
+        var backlinks: [PropertyID: DatabaseHandle] = [:]
+        for property in type.properties where withIndexes && property.property.isLink {
+            guard let database = try txn.openDatabase(type.backlinksDatabase(property), create: create) else {
+                throw StrataError(
+                    .corruptFile,
+                    "The backlinks of '\(type.name).\(property.property.name)' are missing from \(path); the file is damaged. Restore it from a backup.",
+                    path: path)
+            }
+            backlinks[property.id] = database
+        }
+        return ObjectTable(
+            type: type, records: records, indexes: indexes, backlinks: backlinks, related: related, path: path)
     }
 }

@@ -28,6 +28,31 @@ extension TableEngine {
                     continue
                 }
                 if !kept {
+                    for (field, targets) in zip(table.linkFields, linkKeys(table, view)) {
+                        let targetTable = links.tables[field.target ?? ""]
+                        for target in targets {
+                            let targetKey = target.withUnsafeBytes {
+                                targetTable?.describeKey($0) ?? "\($0.count) bytes"
+                            }
+                            if let targetTable,
+                                try target.withUnsafeBytes({ try lmdb.get(targetTable.records, $0) }) == nil
+                            {
+                                note(
+                                    "The object of '\(table.name)' with key \(table.describeKey(key)) links through '\(field.name)' to the '\(targetTable.name)' \(targetKey), which does not exist."
+                                )
+                            }
+                            let filed = try field.backlinks.map { backlinks in
+                                try target.withUnsafeBytes { target in
+                                    try lmdb.withCursor(backlinks) { try $0.seek(exactly: target, value: key) != nil }
+                                }
+                            }
+                            if filed == false {
+                                note(
+                                    "The backlinks of '\(table.name).\(field.name)' lack the link of the object with key \(table.describeKey(key)) to \(targetKey)."
+                                )
+                            }
+                        }
+                    }
                     for field in table.indexedFields {
                         indexKey.removeAll()
                         FileLayout.appendIndexKey(table.value(at: field.position, in: view), to: &indexKey)
@@ -45,6 +70,28 @@ extension TableEngine {
             }
         }
         guard !kept else { return problems }
+        for field in table.linkFields {
+            guard let backlinks = field.backlinks, let targetTable = links.tables[field.target ?? ""] else { continue }
+            try lmdb.withCursor(backlinks) { cursor in
+                var entry = try cursor.first()
+                while let (target, source) = entry {
+                    let stored = try lmdb.get(table.records, source).flatMap { try? RecordView(validating: $0) }
+                    let targetBytes = Array(target)
+                    if let stored,
+                        !linkKeys(table, stored)[table.linkFields.firstIndex { $0 === field }!].contains(targetBytes)
+                    {
+                        note(
+                            "The backlinks of '\(table.name).\(field.name)' say the object with key \(table.describeKey(source)) links to the '\(targetTable.name)' \(targetTable.describeKey(target)), but it does not."
+                        )
+                    } else if stored == nil {
+                        note(
+                            "The backlinks of '\(table.name).\(field.name)' name an object with key \(table.describeKey(source)) that does not exist."
+                        )
+                    }
+                    entry = try cursor.next()
+                }
+            }
+        }
         for field in table.indexedFields {
             var entries = 0
             try lmdb.withCursor(field.index!) { index in
@@ -83,7 +130,7 @@ extension TableEngine {
     /// type's records, which no schema of this app reads, are copied as
     /// they are.
     func repack(_ table: ObjectTable, from source: LMDBTransaction) throws {
-        try deleteAll(table)
+        try emptyTable(table)
         var encoder = self.encoder
         var indexKey = ByteWriter(capacity: 64)
         try source.withCursor(table.records) { cursor in
@@ -105,6 +152,10 @@ extension TableEngine {
                         FileLayout.appendIndexKey(table.value(at: field.position, in: view), to: &indexKey)
                         try indexKey.withUnsafeBytes { _ = try lmdb.put(field.index!, $0, key) }
                     }
+                }
+                for (field, targets) in zip(table.linkFields, linkKeys(table, view)) {
+                    guard let backlinks = field.backlinks else { continue }
+                    for target in targets { try target.withUnsafeBytes { _ = try lmdb.put(backlinks, $0, key) } }
                 }
                 entry = try cursor.next()
             }

@@ -36,6 +36,9 @@ final class TableEngine {
     /// observes the file (a `let`, so that the check costs nothing when
     /// no one does).
     let recorder: ChangeRecorder?
+    /// The tables that link to each other, for link checks, backlinks and
+    /// delete rules; set by the transaction's context.
+    var links = LinkGraph.empty
 
     /// How many times a table was emptied in this transaction. Emptying a
     /// table (`mdb_drop`) unpositions every cursor on it, and the next step
@@ -98,6 +101,7 @@ final class TableEngine {
         for field in table.indexedFields {
             try indexEntry(field, value: ObjectEncoder.resolved(field, given: given(field)), &encoder, add: true)
         }
+        if !table.linkFields.isEmpty { try relink(table, old: nil, encoder) }
     }
 
     /// Replaces the object with the same primary key, or inserts it.
@@ -121,7 +125,8 @@ final class TableEngine {
             return try insert(table, given)
         }
         var encoder = self.encoder
-        let needsStored = requireExisting || !table.indexedFields.isEmpty || !table.keptFields.isEmpty
+        let needsStored =
+            requireExisting || !table.indexedFields.isEmpty || !table.keptFields.isEmpty || !table.linkFields.isEmpty
         // The key alone first: when it cannot be encoded, the full encoding
         // below throws the error that explains why.
         if needsStored, let key = given(primaryKey) ?? primaryKey.defaultValue,
@@ -140,14 +145,17 @@ final class TableEngine {
                     table: table, schemaVersion: writingSchemaVersion, automaticKey: .keep, preserving: stored, given)
                 // Read before the put, which may move the stored bytes.
                 let old = stored.map { indexedValues(table, $0) }
+                let oldLinks = table.linkFields.isEmpty ? nil : stored.map { linkKeys(table, $0) }
                 _ = try putRecord(table, encoder, noOverwrite: false)
                 try reindex(table, old: old, &encoder) { ObjectEncoder.resolved($0, given: given($0)) }
+                if !table.linkFields.isEmpty { try relink(table, old: oldLinks, encoder) }
             }
         }
         try encoder.encodeFields(
             table: table, schemaVersion: writingSchemaVersion, automaticKey: .keep, preserving: nil, given)
         _ = try putRecord(table, encoder, noOverwrite: false)
         try reindex(table, old: nil, &encoder) { ObjectEncoder.resolved($0, given: given($0)) }
+        if !table.linkFields.isEmpty { try relink(table, old: nil, encoder) }
     }
 
     /// Changes some properties of an existing object.
@@ -181,6 +189,7 @@ final class TableEngine {
             }
             // Every value is read before the put, which may move the stored bytes.
             let oldIndexed = indexedValues(table, stored)
+            let oldLinks = table.linkFields.isEmpty ? nil : linkKeys(table, stored)
             // A copy shares the matched names.
             let matched = encoder
             let newIndexed = table.indexedFields.map {
@@ -197,6 +206,7 @@ final class TableEngine {
                 defer { offset += 1 }
                 return newIndexed[offset]
             }
+            if let oldLinks { try relink(table, old: oldLinks, encoder) }
         }
     }
 
@@ -205,6 +215,7 @@ final class TableEngine {
         var encoder = self.encoder
         try encoder.encodeKey(key, table: table)
         let keyBytes = encoder.key.bytes
+        if hasLinks(table) { return try deleteApplyingRules(table, key: keyBytes) }
         return try keyBytes.withUnsafeBytes { keyBytes in
             let stored = table.indexedFields.isEmpty ? nil : try storedView(table, key: keyBytes)
             let old = stored.map { indexedValues(table, $0) }
@@ -218,10 +229,33 @@ final class TableEngine {
         }
     }
 
-    /// Deletes every object of a type, and its index entries.
+    /// Deletes every object of a type, and its index entries. When other
+    /// objects link to the type, each object is deleted with its delete
+    /// rules applied (a deny refuses the whole call).
     func deleteAll(_ table: ObjectTable) throws {
+        if links.incoming[table.name] != nil {
+            var keys: [[UInt8]] = []
+            try lmdb.withCursor(table.records) { cursor in
+                var entry = try cursor.first()
+                while let found = entry {
+                    keys.append(Array(found.key))
+                    entry = try cursor.next()
+                }
+            }
+            for key in keys { _ = try deleteApplyingRules(table, key: key) }
+            return
+        }
+        try emptyTable(table)
+    }
+
+    /// Empties a table's records, indexes and backlinks, applying no delete
+    /// rule: for `compact`, which writes every record back.
+    func emptyTable(_ table: ObjectTable) throws {
         try emptyRecords(table)
         for field in table.indexedFields { try lmdb.empty(field.index!, delete: false) }
+        for field in table.linkFields {
+            if let backlinks = field.backlinks { try lmdb.empty(backlinks, delete: false) }
+        }
     }
 
     // MARK: Records

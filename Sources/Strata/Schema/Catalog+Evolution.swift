@@ -31,7 +31,8 @@ extension Catalog {
     /// A type new to the file, with new ids for it and its properties.
     mutating func newType(_ objectSchema: ObjectSchema) -> CatalogType {
         var type = CatalogType(
-            id: nextTypeID, name: objectSchema.name, primaryKey: objectSchema.primaryKey, properties: [])
+            id: nextTypeID, name: objectSchema.name, primaryKey: objectSchema.primaryKey, properties: [],
+            isEmbedded: objectSchema.isEmbedded)
         nextTypeID = nextTypeID.successor
         for property in objectSchema.properties {
             type.properties.append(
@@ -52,7 +53,7 @@ extension Catalog {
             let normalized = property.normalized(isPrimaryKey: property.name == objectSchema.primaryKey)
             if let match = available.firstIndex(where: { $0.property.name == property.name }) {
                 let existing = available.remove(at: match)
-                if existing.property.type == property.type {
+                if existing.property.hasSameShape(as: property) {
                     properties.append(CatalogProperty(id: existing.id, property: normalized))
                     continue
                 }
@@ -78,6 +79,7 @@ extension Catalog {
         type.name = objectSchema.name
         type.properties = properties
         type.primaryKey = objectSchema.primaryKey
+        type.isEmbedded = objectSchema.isEmbedded
         type.isKept = false
     }
 }

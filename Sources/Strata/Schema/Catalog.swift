@@ -188,11 +188,16 @@ struct CatalogType: Codable, Equatable, Sendable {
     /// with. Its objects stay in the file, ignored, until a migration calls
     /// `deleteData(forType:)` or a schema names the type again.
     var isKept: Bool
+    /// Whether the type is embedded: its objects live inside their owners'
+    /// records, and it has no database of its own.
+    var isEmbedded: Bool
 
     init(
         id: TypeID, name: String, primaryKey: String?, properties: [CatalogProperty],
-        retiredProperties: [CatalogProperty] = [], keptProperties: [CatalogProperty] = [], isKept: Bool = false
+        retiredProperties: [CatalogProperty] = [], keptProperties: [CatalogProperty] = [], isKept: Bool = false,
+        isEmbedded: Bool = false
     ) {
+        self.isEmbedded = isEmbedded
         self.id = id
         self.name = name
         self.primaryKey = primaryKey
@@ -203,7 +208,7 @@ struct CatalogType: Codable, Equatable, Sendable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case id, name, primaryKey, properties, retiredProperties, keptProperties, isKept
+        case id, name, primaryKey, properties, retiredProperties, keptProperties, isKept, isEmbedded
     }
 
     init(from decoder: any Decoder) throws {
@@ -215,6 +220,7 @@ struct CatalogType: Codable, Equatable, Sendable {
         retiredProperties = try container.decodeIfPresent([CatalogProperty].self, forKey: .retiredProperties) ?? []
         keptProperties = try container.decodeIfPresent([CatalogProperty].self, forKey: .keptProperties) ?? []
         isKept = try container.decodeIfPresent(Bool.self, forKey: .isKept) ?? false
+        isEmbedded = try container.decodeIfPresent(Bool.self, forKey: .isEmbedded) ?? false
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -226,6 +232,9 @@ struct CatalogType: Codable, Equatable, Sendable {
         try container.encode(retiredProperties, forKey: .retiredProperties)
         try container.encode(keptProperties, forKey: .keptProperties)
         try container.encode(isKept, forKey: .isKept)
+        // Only when set, so that a catalog without embedded types is
+        // written byte for byte as before them.
+        if isEmbedded { try container.encode(true, forKey: .isEmbedded) }
     }
 
     /// The named database holding the type's records.
@@ -234,14 +243,21 @@ struct CatalogType: Codable, Equatable, Sendable {
     /// The named database holding the index on one of the type's properties.
     func indexDatabase(_ property: CatalogProperty) -> NamedDatabase { FileLayout.index(id, property.id) }
 
-    /// Every named database the type uses: its records and its indexes.
+    /// The named database holding the backlinks of one of the type's link
+    /// properties.
+    func backlinksDatabase(_ property: CatalogProperty) -> NamedDatabase { FileLayout.backlinks(id, property.id) }
+
+    /// Every named database the type uses: its records, its indexes and its
+    /// backlinks; none for an embedded type.
     var databases: [NamedDatabase] {
-        [recordsDatabase] + properties.filter { $0.hasIndex(in: self) }.map(indexDatabase)
+        guard !isEmbedded else { return [] }
+        return [recordsDatabase] + properties.filter { $0.hasIndex(in: self) }.map(indexDatabase)
+            + properties.filter(\.property.isLink).map(backlinksDatabase)
     }
 
     /// The type's object schema, as the catalog records it.
     var objectSchema: ObjectSchema {
-        ObjectSchema(name, primaryKey: primaryKey, properties: properties.map(\.property))
+        ObjectSchema(name, primaryKey: primaryKey, embedded: isEmbedded, properties: properties.map(\.property))
     }
 
     /// The property named `name` among the current ones.

@@ -15,23 +15,59 @@ public struct ObjectSchema: Hashable, Sendable, Codable {
     public var primaryKey: String?
     /// The properties, in declaration order.
     public var properties: [Property]
+    /// Whether objects of this type are embedded: stored inside the record
+    /// of the one object that owns them (through an
+    /// ``PropertyType/embedded`` property, or a list of them), deleted with
+    /// it, without a primary key or a table of their own. Default: `false`.
+    public var isEmbedded: Bool
 
     /// Creates an object schema from a list of properties.
-    public init(_ name: String, primaryKey: String? = nil, properties: [Property]) {
+    public init(_ name: String, primaryKey: String? = nil, embedded: Bool = false, properties: [Property]) {
         self.name = name
         self.primaryKey = primaryKey
         self.properties = properties
+        self.isEmbedded = embedded
     }
 
     /// Creates an object schema, listing its properties in a builder block.
-    public init(_ name: String, primaryKey: String? = nil, @PropertyBuilder _ properties: () -> [Property]) {
-        self.init(name, primaryKey: primaryKey, properties: properties())
+    ///
+    /// ```swift
+    /// let address = ObjectSchema("Address", embedded: true) {
+    ///     Property("street", .string)
+    ///     Property("city", .string)
+    /// }
+    /// ```
+    public init(
+        _ name: String, primaryKey: String? = nil, embedded: Bool = false,
+        @PropertyBuilder _ properties: () -> [Property]
+    ) {
+        self.init(name, primaryKey: primaryKey, embedded: embedded, properties: properties())
     }
 
     /// The JSON keys of catalogs and snapshots, spelled out so that renaming
     /// a Swift property never changes the file format.
     private enum CodingKeys: String, CodingKey {
-        case name, primaryKey, properties
+        case name, primaryKey, properties, isEmbedded
+    }
+
+    /// Decodes an object schema; `isEmbedded` is absent from snapshots
+    /// written before embedded objects.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        name = try container.decode(String.self, forKey: .name)
+        primaryKey = try container.decodeIfPresent(String.self, forKey: .primaryKey)
+        properties = try container.decode([Property].self, forKey: .properties)
+        isEmbedded = try container.decodeIfPresent(Bool.self, forKey: .isEmbedded) ?? false
+    }
+
+    /// Encodes an object schema; `isEmbedded` only when set, so a snapshot
+    /// without embedded types is written as before them.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(name, forKey: .name)
+        try container.encodeIfPresent(primaryKey, forKey: .primaryKey)
+        try container.encode(properties, forKey: .properties)
+        if isEmbedded { try container.encode(true, forKey: .isEmbedded) }
     }
 
     /// The property named `name`, if there is one.

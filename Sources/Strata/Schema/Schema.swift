@@ -68,6 +68,128 @@ public struct Schema: Hashable, Sendable, Codable {
                 problems.append("Object type '\(type.name)' is declared more than once.")
             }
             problems += type.validationProblems()
+            problems += relationshipProblems(of: type)
+        }
+        problems += embeddingCycles()
+        return problems
+    }
+
+    /// The rules of links, lists and embedded objects: a target that exists
+    /// and is of the right kind, always-optional links, lists of a type a
+    /// list may hold, delete rules only where they apply, and embedded
+    /// types without keys, indexes or links.
+    private func relationshipProblems(of type: ObjectSchema) -> [String] {
+        var problems: [String] = []
+        if type.isEmbedded {
+            if let key = type.primaryKey {
+                problems.append(
+                    "Embedded type '\(type.name)' has a primary key '\(key)'; embedded objects are identified by their owner and have none."
+                )
+            }
+            for property in type.properties where property.isIndexed {
+                problems.append(
+                    "Property '\(type.name).\(property.name)' of embedded type '\(type.name)' is indexed; embedded objects have no indexes."
+                )
+            }
+            for property in type.properties where property.isLink {
+                problems.append(
+                    "Property '\(type.name).\(property.name)' of embedded type '\(type.name)' is a link; embedded objects cannot hold links (put the link on the owning type)."
+                )
+            }
+        }
+        for property in type.properties {
+            let qualified = "\(type.name).\(property.name)"
+            let kind = property.type == .list ? property.elementType : property.type
+            if property.type == .list {
+                guard let element = property.elementType else {
+                    problems.append("List '\(qualified)' has no element type.")
+                    continue
+                }
+                if !element.canBeListElement {
+                    problems.append(
+                        "List '\(qualified)' holds lists; a list holds primitive values, links or embedded objects.")
+                }
+                if property.isOptional {
+                    problems.append(
+                        "List '\(qualified)' is optional; a list is never null, its empty value is the empty list.")
+                }
+            } else if property.elementType != nil {
+                problems.append("Property '\(qualified)' is not a list but has an element type.")
+            }
+            if property.type.isComposite && property.defaultValue != nil {
+                problems.append(
+                    "Property '\(qualified)' of type \(property.shapeDescription) has a default value; links, lists and embedded objects take none."
+                )
+            }
+            switch kind {
+            case .link?, .embedded?:
+                guard let target = property.target else {
+                    problems.append(
+                        "Property '\(qualified)' of type \(property.shapeDescription) names no target type.")
+                    break
+                }
+                guard let targetType = self[target] else {
+                    problems.append(
+                        "Property '\(qualified)' of type \(property.shapeDescription) names '\(target)', which is not in the schema. Its types are: \(typeNames.joined(separator: ", "))."
+                    )
+                    break
+                }
+                if kind == .link && targetType.isEmbedded {
+                    problems.append(
+                        "Property '\(qualified)' links to '\(target)', an embedded type; links point to top-level types. Use Property.embedded to hold an embedded object."
+                    )
+                }
+                if kind == .embedded && !targetType.isEmbedded {
+                    problems.append(
+                        "Property '\(qualified)' embeds '\(target)', a top-level type; declare '\(target)' with embedded: true, or link to it with Property.link."
+                    )
+                }
+            default:
+                if property.target != nil {
+                    problems.append(
+                        "Property '\(qualified)' of type \(property.shapeDescription) names a target type; only links and embedded objects have one."
+                    )
+                }
+            }
+            if property.type == .link && !property.isOptional {
+                problems.append(
+                    "Link '\(qualified)' is required; links are always optional (null when there is no target).")
+            }
+            if !property.isLink && property.deleteRule != .nullify {
+                problems.append(
+                    "Property '\(qualified)' has the delete rule \(property.deleteRule), but only links have delete rules."
+                )
+            }
+            if property.type == .list && property.elementType == .link && property.deleteRule == .cascade {
+                problems.append(
+                    "List '\(qualified)' has the delete rule cascade; deleting one listed object cannot delete the list's owner. Use nullify (the object drops out of the list) or deny, or a to-one link with cascade from the other side."
+                )
+            }
+        }
+        return problems
+    }
+
+    /// Embedded types that contain themselves, directly or through others:
+    /// an object of such a type could never be written whole.
+    private func embeddingCycles() -> [String] {
+        var problems: [String] = []
+        let embedded = Dictionary(objectSchemas.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        for start in objectSchemas where start.isEmbedded {
+            var stack = [(start.name, [start.name])]
+            var seen: Set<String> = []
+            while let (name, trail) = stack.popLast() {
+                guard let type = embedded[name], seen.insert(name).inserted else { continue }
+                for property in type.properties where property.isEmbedding {
+                    guard let target = property.target else { continue }
+                    if target == start.name {
+                        problems.append(
+                            "Embedded type '\(start.name)' contains itself (\((trail + [target]).joined(separator: " → "))); an embedded object cannot hold an object of its own type."
+                        )
+                    } else {
+                        stack.append((target, trail + [target]))
+                    }
+                }
+            }
         }
         return problems
     }
@@ -97,7 +219,7 @@ extension ObjectSchema {
             if !seen.insert(property.name).inserted {
                 problems.append("Property '\(qualified)' is declared more than once.")
             }
-            if let value = property.defaultValue,
+            if let value = property.defaultValue, !property.type.isComposite,
                 !value.coerced(to: property.type).fits(property.type, optional: property.isOptional)
             {
                 let found = value.propertyType.map { "\($0)" } ?? "null"
@@ -107,7 +229,7 @@ extension ObjectSchema {
             }
             if property.isIndexed && !property.type.canBeIndexed {
                 problems.append(
-                    "Property '\(qualified)' of type \(property.type) cannot be indexed; only bool, int, string, date and uuid properties can."
+                    "Property '\(qualified)' of type \(property.shapeDescription) cannot be indexed; only bool, int, string, date and uuid properties can."
                 )
             }
         }

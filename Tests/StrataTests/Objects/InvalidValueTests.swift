@@ -98,7 +98,7 @@ extension Refusal where Subject == WriteTransaction {
     static let every = ObjectSchema(
         "Every", primaryKey: "id",
         properties: [Property("id", .int)]
-            + PropertyType.allCases.flatMap { type in
+            + PropertyType.primitives.flatMap { type in
                 [
                     Property("\(type)", type, default: type.emptyValue),
                     Property("\(type)Optional", type, optional: true),

@@ -113,7 +113,7 @@ struct InvalidSchemaCase: Sendable, CustomTestStringConvertible {
     /// Every property type with a default of every other type (an integer
     /// default of a double property excepted: it is converted), and with a
     /// null default while required.
-    static let wrongDefaults: [InvalidSchemaCase] = PropertyType.allCases.flatMap { type in
+    static let wrongDefaults: [InvalidSchemaCase] = PropertyType.primitives.flatMap { type in
         let wrong =
             Fixtures.valueOfEachType.filter { $0.propertyType != type && !(type == .double && $0.propertyType == .int) }
             + [.null]
@@ -194,7 +194,7 @@ struct InvalidSchemaCase: Sendable, CustomTestStringConvertible {
     /// with defaults, and every primary key type (one of them marked indexed).
     static let everyVariant: Schema = {
         var properties: [Property] = [Property("id", .int, indexed: true)]
-        for type in PropertyType.allCases {
+        for type in PropertyType.primitives {
             properties.append(Property("\(type)", type))
             properties.append(Property("\(type)Optional", type, optional: true))
             properties.append(Property("\(type)Default", type, default: type.emptyValue))

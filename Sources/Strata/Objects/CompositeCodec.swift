@@ -1,0 +1,243 @@
+/// The fields of one embedded type, as its objects are stored inside their
+/// owners' records: the embedded type's current properties sorted by id,
+/// each with the layout of the objects it embeds in turn.
+// @unchecked: immutable after init.
+final class EmbeddedLayout: @unchecked Sendable {
+    let name: String
+    /// Current properties sorted by id: the order fields are written in.
+    let fields: [ObjectTable.Field]
+    private let positions: [String: Int]
+
+    init(name: String, fields: [ObjectTable.Field]) {
+        self.name = name
+        self.fields = fields
+        self.positions = Dictionary(fields.map { ($0.name, $0.position) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    func field(_ name: String) -> ObjectTable.Field? { positions[name].map { fields[$0] } }
+
+    /// The layouts of every embedded type of `types` (the catalog's), by name.
+    static func layouts(_ types: [CatalogType]) -> [String: EmbeddedLayout] {
+        var layouts: [String: EmbeddedLayout] = [:]
+        let embedded = Dictionary(
+            types.filter(\.isEmbedded).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        // Schema validation refuses cycles, so the recursion ends; a damaged
+        // catalog with one is refused by its consistency check first.
+        func layout(_ name: String, depth: Int) -> EmbeddedLayout? {
+            if let known = layouts[name] { return known }
+            guard let type = embedded[name], depth < RecordCodec.maxNesting else { return nil }
+            let fields = type.properties.sorted { $0.id < $1.id }.enumerated().map { position, entry in
+                ObjectTable.Field(
+                    id: entry.id, position: position, property: entry.property, isPrimaryKey: false, index: nil,
+                    embedded: entry.property.isEmbedding
+                        ? entry.property.target.flatMap { layout($0, depth: depth + 1) } : nil)
+            }
+            let made = EmbeddedLayout(name: name, fields: fields)
+            layouts[name] = made
+            return made
+        }
+        for name in embedded.keys { _ = layout(name, depth: 0) }
+        return layouts
+    }
+}
+
+/// Encodes and decodes the values of links, lists and embedded objects: the
+/// checks a value must pass before it is written (element types, embedded
+/// property names and types, link keys of the target's key type), and the
+/// reading of embedded objects through their layout.
+enum CompositeCodec {
+    /// Checks `value` for `field` and appends it as the field's payload.
+    /// `value` has passed the top-level check (``Value/fits(_:optional:)``).
+    static func appendField(
+        _ writer: inout ByteWriter, _ field: ObjectTable.Field, _ value: Value, owner: String, path: String
+    ) throws {
+        writer.appendVarint(UInt64(field.id.rawValue))
+        try appendValue(&writer, field, value, owner: owner, path: path)
+    }
+
+    private static func appendValue(
+        _ writer: inout ByteWriter, _ field: ObjectTable.Field, _ value: Value, owner: String, path: String
+    ) throws {
+        switch (field.type, value) {
+        case (_, .null):
+            writer.append(RecordCodec.Tag.null.rawValue)
+        case (.link, .link(let key)):
+            try checkLinkKey(key, field, owner: owner, path: path)
+            RecordCodec.appendTagged(&writer, value)
+        case (.list, .list(let elements)):
+            let element = field.elementType ?? .int
+            try RecordCodec.appendList(&writer, count: elements.count) { body in
+                for (offset, raw) in elements.enumerated() {
+                    let item = raw.coerced(to: element)
+                    guard item.fits(element, optional: false) else {
+                        throw invalid(
+                            "element \(offset) of the list '\(owner).\(field.name)' is \(raw), but the list holds \(element == .list ? "lists" : describe(field, element))",
+                            path: path)
+                    }
+                    switch item {
+                    case .link(let key):
+                        try checkLinkKey(key, field, owner: owner, path: path)
+                        RecordCodec.appendTagged(&body, item)
+                    case .object(let properties):
+                        try appendObject(
+                            &body, field, properties, owner: "\(owner).\(field.name)[\(offset)]", path: path)
+                    default:
+                        RecordCodec.appendTagged(&body, item)
+                    }
+                }
+            }
+        case (.embedded, .object(let properties)):
+            try appendObject(&writer, field, properties, owner: "\(owner).\(field.name)", path: path)
+        default:
+            throw invalid(
+                "'\(owner).\(field.name)' is \(describe(field, field.type)), but \(value) was given", path: path)
+        }
+    }
+
+    /// An embedded object: every property of its type, in id order, given
+    /// or defaulted; an unknown name is an error.
+    private static func appendObject(
+        _ writer: inout ByteWriter, _ field: ObjectTable.Field, _ properties: [String: Value], owner: String,
+        path: String
+    ) throws {
+        guard let layout = field.embedded else {
+            throw invalid("'\(owner)' holds objects of '\(field.target ?? "?")', an unknown embedded type", path: path)
+        }
+        for name in properties.keys where layout.field(name) == nil {
+            let known = layout.fields.map(\.name).sorted().joined(separator: ", ")
+            throw StrataError(
+                .unknownProperty,
+                "Embedded type '\(layout.name)' has no property '\(name)' (given for '\(owner)' in \(path)). Its properties are: \(known). Nothing was written.",
+                path: path)
+        }
+        try RecordCodec.appendObject(&writer, fieldCount: layout.fields.count) { body in
+            for inner in layout.fields {
+                let value: Value
+                if let given = properties[inner.name] {
+                    value = given.coerced(to: inner.type)
+                } else if let defaultValue = inner.defaultValue {
+                    value = defaultValue
+                } else if inner.isOptional || inner.type == .list || inner.type == .embedded {
+                    value = inner.valueWhenAbsent
+                } else {
+                    throw StrataError(
+                        .missingValue,
+                        "Property '\(layout.name).\(inner.name)' is required and has no default, but no value was given for '\(owner)' (in \(path)). Nothing was written.",
+                        path: path)
+                }
+                guard value.fits(inner.type, optional: inner.isOptional) else {
+                    throw invalid(
+                        "'\(owner).\(inner.name)' is \(describe(inner, inner.type))\(inner.isOptional ? "?" : ""), but \(value) was given",
+                        path: path)
+                }
+                if inner.type.isComposite {
+                    try appendField(&body, inner, value, owner: owner, path: path)
+                } else {
+                    RecordCodec.appendField(&body, id: inner.id, value: value)
+                }
+            }
+        }
+    }
+
+    private static func checkLinkKey(_ key: Value, _ field: ObjectTable.Field, owner: String, path: String) throws {
+        let expected = field.linkKeyType ?? .int
+        let fits: Bool
+        switch key {
+        case .int(let id): fits = expected == .int && (field.linkKeyType != nil || id > 0)
+        case .string: fits = expected == .string
+        case .uuid: fits = expected == .uuid
+        default: fits = false
+        }
+        guard fits else {
+            let what = field.linkKeyType.map { "its primary key, of type \($0)" } ?? "its automatic id, a positive int"
+            throw invalid(
+                "'\(owner).\(field.name)' links to '\(field.target ?? "?")' by \(what), but the key \(key) was given",
+                path: path)
+        }
+    }
+
+    private static func describe(_ field: ObjectTable.Field, _ type: PropertyType) -> String {
+        switch type {
+        case .link: "link(\(field.target ?? "?"))"
+        case .embedded: "embedded(\(field.target ?? "?"))"
+        case .list: "list(\(field.elementType.map { describe(field, $0) } ?? "?"))"
+        default: "\(type)"
+        }
+    }
+
+    private static func invalid(_ what: String, path: String) -> StrataError {
+        StrataError(.invalidValue, "Property \(what) (in \(path)). Nothing was written.", path: path)
+    }
+
+    // MARK: Reading
+
+    /// The value of a link, list or embedded field at `p` (its tag) of a
+    /// validated record, or nil when it does not fit the field.
+    static func read(_ field: ObjectTable.Field, _ base: UnsafeRawPointer, _ p: inout Int, _ end: Int) -> Value? {
+        let tag = base.load(fromByteOffset: p, as: UInt8.self)
+        if tag == RecordCodec.Tag.null.rawValue { return field.isOptional ? .null : nil }
+        guard RecordCodec.tag(tag, fits: field.type, optional: field.isOptional) else { return nil }
+        switch field.type {
+        case .embedded:
+            return readObject(field.embedded, base, &p, end)
+        case .list where field.elementType == .embedded:
+            p += 1
+            guard let length = RecordView.readVarint(base, &p, end), length <= UInt64(end - p) else { return nil }
+            let contentEnd = p + Int(length)
+            defer { p = contentEnd }
+            guard let count = RecordView.readVarint(base, &p, contentEnd) else { return nil }
+            var elements: [Value] = []
+            for _ in 0 ..< count {
+                guard p < contentEnd, let element = readObject(field.embedded, base, &p, contentEnd) else {
+                    return nil
+                }
+                elements.append(element)
+            }
+            return .list(elements)
+        default:
+            guard let value = RecordView.read(base, &p, end) else { return nil }
+            if case .list(let elements) = value, let element = field.elementType,
+                !elements.allSatisfy({ $0.fits(element, optional: false) })
+            {
+                return nil
+            }
+            return value
+        }
+    }
+
+    /// An embedded object at `p` (its tag): every property of its layout,
+    /// stored or defaulted.
+    private static func readObject(_ layout: EmbeddedLayout?, _ base: UnsafeRawPointer, _ p: inout Int, _ end: Int)
+        -> Value?
+    {
+        guard let layout, p < end, base.load(fromByteOffset: p, as: UInt8.self) == RecordCodec.Tag.object.rawValue
+        else { return nil }
+        p += 1
+        guard let length = RecordView.readVarint(base, &p, end), length <= UInt64(end - p) else { return nil }
+        let contentEnd = p + Int(length)
+        defer { p = contentEnd }
+        guard let count = RecordView.readVarint(base, &p, contentEnd) else { return nil }
+        var stored: [PropertyID: Int] = [:]
+        for _ in 0 ..< count {
+            guard let id = RecordView.readVarint(base, &p, contentEnd), p < contentEnd else { return nil }
+            stored[PropertyID(UInt32(truncatingIfNeeded: id))] = p
+            guard RecordView.skipValue(base, &p, contentEnd) else { return nil }
+        }
+        var properties: [String: Value] = [:]
+        properties.reserveCapacity(layout.fields.count)
+        for inner in layout.fields {
+            var value: Value?
+            if var at = stored[inner.id] {
+                if inner.type.isComposite {
+                    value = read(inner, base, &at, contentEnd)
+                } else if let primitive = RecordView.read(base, &at, contentEnd),
+                    primitive.fits(inner.type, optional: inner.isOptional)
+                {
+                    value = primitive
+                }
+            }
+            properties[inner.name] = value ?? inner.valueWhenAbsent
+        }
+        return .object(properties)
+    }
+}

@@ -1,0 +1,227 @@
+// @unchecked: immutable after init; ObjectTable and its fields are immutable too.
+/// The links between the tables a transaction writes: for each type, the
+/// link fields (of any table, its own included) that point to it.
+final class LinkGraph: @unchecked Sendable {
+    let tables: [String: ObjectTable]
+    /// By target type name: the tables and link fields that point to it.
+    let incoming: [String: [(table: ObjectTable, field: ObjectTable.Field)]]
+
+    init(tables: [String: ObjectTable]) {
+        self.tables = tables
+        var incoming: [String: [(table: ObjectTable, field: ObjectTable.Field)]] = [:]
+        for table in tables.values {
+            for field in table.linkFields {
+                guard let target = field.target else { continue }
+                incoming[target, default: []].append((table, field))
+            }
+        }
+        self.incoming = incoming
+    }
+
+    static let empty = LinkGraph(tables: [:])
+}
+
+/// One object doomed by a delete: its table and its record key.
+private struct Doomed: Hashable {
+    let type: TypeID
+    let key: [UInt8]
+}
+
+extension TableEngine {
+    // MARK: Keeping backlinks
+
+    /// The keys each link field of `table` holds in `record`, as record
+    /// keys of their targets, in field order.
+    func linkKeys(_ table: ObjectTable, _ record: RecordView) -> [[[UInt8]]] {
+        table.linkFields.map { field in
+            guard let target = links.tables[field.target ?? ""] else { return [] }
+            return table.linkedKeys(field, in: record).compactMap { recordKey($0, of: target) }
+        }
+    }
+
+    /// The record key of the object of `table` whose key is `key`, or nil
+    /// when `key` cannot be one.
+    func recordKey(_ key: Value, of table: ObjectTable) -> [UInt8]? {
+        var writer = ByteWriter(capacity: 32)
+        if let primaryKey = table.primaryKey {
+            guard KeyCodec.appendPrimaryKey(key, type: primaryKey.type, to: &writer) else { return nil }
+        } else {
+            guard case .int(let id) = key, id > 0 else { return nil }
+            KeyCodec.appendAutomaticID(UInt64(id), to: &writer)
+        }
+        return writer.withUnsafeBytes { Array($0) }
+    }
+
+    /// Brings the backlinks of the object whose key is in `encoder.key` up
+    /// to date after its record was written from `encoder.record`: `old`
+    /// holds the links of the record it replaced (nil for a new object).
+    /// Checks that every newly linked object exists.
+    func relink(_ table: ObjectTable, old: [[[UInt8]]]?, _ encoder: ObjectEncoder) throws {
+        let written = try encoder.record.withUnsafeBytes { try RecordView(trusting: $0) }
+        let new = linkKeys(table, written)
+        let source = encoder.key.withUnsafeBytes { Array($0) }
+        for (offset, field) in table.linkFields.enumerated() {
+            let before = Set(old?[offset] ?? [])
+            let after = Set(new[offset])
+            guard before != after else { continue }
+            let target = links.tables[field.target ?? ""]
+            for added in after.subtracting(before).sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+                if let target, try added.withUnsafeBytes({ try lmdb.get(target.records, $0) }) == nil {
+                    let key = added.withUnsafeBytes { target.describeKey($0) }
+                    throw StrataError(
+                        .invalidValue,
+                        "'\(table.name).\(field.name)' of the '\(table.name)' \(source.withUnsafeBytes { table.describeKey($0) }) links to the '\(target.name)' \(key), which does not exist (in \(path)). Insert it first. Nothing was written.",
+                        path: path)
+                }
+                if let backlinks = field.backlinks { _ = try lmdb.put(backlinks, added, source) }
+            }
+            if let backlinks = field.backlinks {
+                for removed in before.subtracting(after) {
+                    _ = try removed.withUnsafeBytes { target in
+                        try source.withUnsafeBytes { source in try lmdb.delete(backlinks, target, value: source) }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The record keys of the objects whose `field` links to the object
+    /// with record key `target`, in key order.
+    func linkingKeys(_ field: ObjectTable.Field, to target: [UInt8]) throws -> [[UInt8]] {
+        guard let backlinks = field.backlinks else { return [] }
+        return try target.withUnsafeBytes { target in
+            try lmdb.withCursor(backlinks) { cursor in
+                var keys: [[UInt8]] = []
+                var entry = try cursor.seek(exactly: target)
+                while let found = entry {
+                    keys.append(Array(found.value))
+                    entry = try cursor.nextDuplicate()
+                }
+                return keys
+            }
+        }
+    }
+
+    // MARK: Deleting with rules
+
+    /// Deletes the object of `table` with record key `key` and applies the
+    /// delete rules of every link to it, and of every object deleted in
+    /// turn: nullify, cascade, deny. Nothing is written when a deny rule
+    /// refuses. Returns false when there was no such object.
+    func deleteApplyingRules(_ table: ObjectTable, key: [UInt8]) throws -> Bool {
+        guard try key.withUnsafeBytes({ try lmdb.get(table.records, $0) }) != nil else { return false }
+        // First every object the delete reaches, so that a refusal writes
+        // nothing and a cascade that also deletes a denying object is not
+        // refused.
+        var doomed: [(table: ObjectTable, key: [UInt8])] = [(table, key)]
+        var seen: Set<Doomed> = [Doomed(type: table.type.id, key: key)]
+        var nullified: [(table: ObjectTable, field: ObjectTable.Field, source: [UInt8], target: [UInt8])] = []
+        var denied: [(table: ObjectTable, field: ObjectTable.Field, source: [UInt8], target: ObjectTable)] = []
+        var next = 0
+        while next < doomed.count {
+            let (target, targetKey) = doomed[next]
+            next += 1
+            for (source, field) in links.incoming[target.name] ?? [] {
+                for sourceKey in try linkingKeys(field, to: targetKey) {
+                    switch field.deleteRule {
+                    case .cascade:
+                        if seen.insert(Doomed(type: source.type.id, key: sourceKey)).inserted {
+                            doomed.append((source, sourceKey))
+                        }
+                    case .nullify:
+                        nullified.append((source, field, sourceKey, targetKey))
+                    case .deny:
+                        denied.append((source, field, sourceKey, target))
+                    }
+                }
+            }
+        }
+        let refusing = denied.filter { !seen.contains(Doomed(type: $0.table.type.id, key: $0.source)) }
+        if !refusing.isEmpty {
+            let lines = refusing.prefix(20).map { entry in
+                entry.source.withUnsafeBytes {
+                    "'\(entry.table.name)' \(entry.table.describeKey($0)) (through '\(entry.table.name).\(entry.field.name)', delete rule deny)"
+                }
+            }
+            let more = refusing.count > 20 ? "\n- and \(refusing.count - 20) more" : ""
+            throw StrataError(
+                .deleteDenied,
+                "The '\(table.name)' \(key.withUnsafeBytes { table.describeKey($0) }) cannot be deleted from \(path): objects link to \(doomed.count > 1 ? "it or to objects its delete cascades to" : "it") under a deny rule:\n"
+                    + lines.map { "- " + $0 }.joined(separator: "\n") + more
+                    + "\nUnlink or delete them first. Nothing was written.",
+                path: path)
+        }
+        for entry in nullified where !seen.contains(Doomed(type: entry.table.type.id, key: entry.source)) {
+            try unlink(entry.table, entry.field, source: entry.source, target: entry.target)
+        }
+        for (doomedTable, doomedKey) in doomed {
+            _ = try deleteRecordAndEntries(doomedTable, key: doomedKey)
+        }
+        return true
+    }
+
+    /// Removes every link of `field` in the object `source` of `table` to
+    /// the object with record key `target`: a link becomes null, a list
+    /// drops it.
+    private func unlink(_ table: ObjectTable, _ field: ObjectTable.Field, source: [UInt8], target: [UInt8]) throws {
+        guard let targetTable = links.tables[field.target ?? ""] else { return }
+        try source.withUnsafeBytes { sourceBytes in
+            guard let stored = try storedView(table, key: sourceBytes) else { return }
+            let current = table.value(at: field.position, in: stored)
+            let updated: Value
+            switch current {
+            case .list(let elements):
+                updated = .list(elements.filter { recordKey($0.linkKey ?? .null, of: targetTable) != target })
+            default:
+                updated = .null
+            }
+            var encoder = self.encoder
+            encoder.key.removeAll()
+            encoder.key.append(contentsOf: sourceBytes)
+            let old = linkKeys(table, stored)
+            let oldIndexed = indexedValues(table, stored)
+            try encoder.encodeFields(
+                table: table, schemaVersion: writingSchemaVersion, automaticKey: .keep, preserving: stored
+            ) { other in
+                other.position == field.position ? updated : table.value(at: other.position, in: stored)
+            }
+            _ = try putRecord(table, encoder, noOverwrite: false)
+            var offset = 0
+            try reindex(table, old: oldIndexed, &encoder) { _ in
+                defer { offset += 1 }
+                return oldIndexed[offset]
+            }
+            try relink(table, old: old, encoder)
+        }
+    }
+
+    /// Deletes one object's record, its index entries and its own links'
+    /// backlinks, without looking at the links to it.
+    func deleteRecordAndEntries(_ table: ObjectTable, key: [UInt8]) throws -> Bool {
+        try key.withUnsafeBytes { keyBytes in
+            guard let stored = try storedView(table, key: keyBytes) else { return false }
+            let oldIndexed = indexedValues(table, stored)
+            let oldLinks = table.linkFields.isEmpty ? [] : linkKeys(table, stored)
+            guard try deleteRecord(table, key: keyBytes) else { return false }
+            var encoder = self.encoder
+            encoder.key.removeAll()
+            encoder.key.append(contentsOf: keyBytes)
+            for (field, value) in zip(table.indexedFields, oldIndexed) {
+                try indexEntry(field, value: value, &encoder, add: false)
+            }
+            for (field, targets) in zip(table.linkFields, oldLinks) {
+                guard let backlinks = field.backlinks else { continue }
+                for target in Set(targets) {
+                    _ = try target.withUnsafeBytes { try lmdb.delete(backlinks, $0, value: keyBytes) }
+                }
+            }
+            return true
+        }
+    }
+
+    /// Whether deleting objects of `table` needs the rule-applying path:
+    /// something links to the type, or its objects hold links.
+    func hasLinks(_ table: ObjectTable) -> Bool {
+        !table.linkFields.isEmpty || links.incoming[table.name] != nil
+    }
+}
