@@ -31,3 +31,5 @@ public struct IndexedMacro: MarkerMacro {}
 public struct TransientMacro: MarkerMacro {}
 /// `@Renamed(from:)`: the property's name in the previous schema version.
 public struct RenamedMacro: MarkerMacro {}
+/// `@Relationship(deleteRule:)`: what deleting a link's target does.
+public struct RelationshipMacro: MarkerMacro {}

@@ -18,20 +18,32 @@ public struct ModelMacro: ExtensionMacro {
         providingExtensionsOf type: some TypeSyntaxProtocol, conformingTo protocols: [TypeSyntax],
         in context: some MacroExpansionContext
     ) throws -> [ExtensionDeclSyntax] {
+        guard let model = read(node, declaration, embedded: false, in: context) else { return [] }
+        return [model.conformance(of: type.trimmed, adding: !protocols.isEmpty)]
+    }
+
+    /// The stored properties of the struct `declaration`, or nil after
+    /// diagnosing every problem.
+    static func read(
+        _ node: AttributeSyntax, _ declaration: some DeclGroupSyntax, embedded: Bool,
+        in context: some MacroExpansionContext
+    ) -> ModelDeclaration? {
+        let macro = embedded ? "@Embedded" : "@Model"
+        let what = embedded ? "the embedded type" : "the model"
         guard let structDecl = declaration.as(StructDeclSyntax.self) else {
             let (keyword, kind) = introducer(of: declaration)
             context.diagnose(
                 ModelDiagnostic.error(
                     keyword, id: "notAStruct",
-                    "@Model applies to a struct, and this is \(kind); declare the model as a struct."))
-            return []
+                    "\(macro) applies to a struct, and this is \(kind); declare \(what) as a struct."))
+            return nil
         }
-        var model = ModelDeclaration(structDecl)
+        var model = ModelDeclaration(structDecl, embedded: embedded)
         model.readName(from: node)
         if let generics = structDecl.genericParameterClause {
             model.problem(
                 generics, id: "generic",
-                "@Model cannot apply to a generic struct: Swift allows no static stored property (the schema) in a generic type. Remove the generic parameters."
+                "\(macro) cannot apply to a generic struct: Swift allows no static stored property (the schema) in a generic type. Remove the generic parameters."
             )
         }
         for member in structDecl.memberBlock.members {
@@ -40,17 +52,17 @@ public struct ModelMacro: ExtensionMacro {
         if model.problems.isEmpty && model.stored.isEmpty {
             model.problem(
                 structDecl.name, id: "noStoredProperties",
-                "@Model struct '\(structDecl.name.text)' has no stored properties; add at least one.")
+                "\(macro) struct '\(structDecl.name.text)' has no stored properties; add at least one.")
         }
         guard model.problems.isEmpty else {
             for problem in model.problems { context.diagnose(problem) }
-            return []
+            return nil
         }
-        return [model.conformance(of: type.trimmed, adding: !protocols.isEmpty)]
+        return model
     }
 
     /// The keyword that says what a declaration is, and its kind in words.
-    private static func introducer(of declaration: some DeclGroupSyntax) -> (Syntax, String) {
+    static func introducer(of declaration: some DeclGroupSyntax) -> (Syntax, String) {
         if let decl = declaration.as(ClassDeclSyntax.self) { return (Syntax(decl.classKeyword), "a class") }
         if let decl = declaration.as(EnumDeclSyntax.self) { return (Syntax(decl.enumKeyword), "an enum") }
         if let decl = declaration.as(ActorDeclSyntax.self) { return (Syntax(decl.actorKeyword), "an actor") }
@@ -74,6 +86,8 @@ struct ModelDeclaration {
         let isIndexed: Bool
         let defaultValue: String?
         let originalName: String?
+        /// The `deleteRule:` expression of `@Relationship`, if any.
+        let deleteRule: String?
     }
 
     let structName: String
@@ -86,8 +100,14 @@ struct ModelDeclaration {
     var transientNils: [String] = []
     var primaryKey: (name: String, type: String)?
     var problems: [Diagnostic] = []
+    /// Whether this is an `@Embedded` struct: no primary key, no index, no
+    /// links.
+    let isEmbedded: Bool
+    /// The attribute's name in messages: `@Model` or `@Embedded`.
+    var macroName: String { isEmbedded ? "@Embedded" : "@Model" }
 
-    init(_ structDecl: StructDeclSyntax) {
+    init(_ structDecl: StructDeclSyntax, embedded: Bool = false) {
+        isEmbedded = embedded
         structName = structDecl.name.text
         storedNameLiteral = "\"\(structName.trimmingBackticks)\""
         let modifiers = Set(structDecl.modifiers.map(\.name.text))
@@ -122,7 +142,7 @@ struct ModelDeclaration {
             guard let identifier = binding.pattern.as(IdentifierPatternSyntax.self)?.identifier else {
                 problem(
                     binding.pattern, id: "pattern",
-                    "@Model stores properties named one by one; declare '\(binding.pattern.trimmedDescription)' as separate properties."
+                    "\(macroName) stores properties named one by one; declare '\(binding.pattern.trimmedDescription)' as separate properties."
                 )
                 continue
             }
@@ -165,7 +185,7 @@ struct ModelDeclaration {
         guard let typeText = annotated?.trimmedDescription ?? literal?.type else {
             problem(
                 binding.pattern, id: "typeAnnotation",
-                "Property '\(name)' needs a type annotation: @Model infers a type only from a literal initial value (var created: Date = Date())."
+                "Property '\(name)' needs a type annotation: \(macroName) infers a type only from a literal initial value (var created: Date = Date())."
             )
             return
         }
@@ -180,6 +200,50 @@ struct ModelDeclaration {
         // Where a message about the type goes: the annotation, else the name.
         let typeNode = annotated.map(Syntax.init) ?? Syntax(binding.pattern)
         var problemFound = false
+        if isEmbedded, let marker = markers.primaryKey ?? markers.indexed {
+            problem(
+                marker, id: "embeddedMarker",
+                "'\(name)' is in an @Embedded struct, which has no primary key and no indexes: its objects are stored inside their parent's record. Remove @\(marker.attributeName.trimmedDescription)."
+            )
+            return
+        }
+        let isLinkList = annotated.map(StoredType.isLinkList) ?? false
+        if isEmbedded && (storedType.name == StoredType.link || isLinkList) {
+            problem(
+                typeNode, id: "embeddedLink",
+                "'\(name)' is a link in an @Embedded struct; embedded objects hold no links. Put the link on the model that holds '\(structName)'."
+            )
+            return
+        }
+        if storedType.name == StoredType.link && !storedType.isOptional {
+            problem(
+                typeNode, id: "requiredLink",
+                "Link '\(name)' must be optional: it is nil when there is no target, and deleting the target can make it nil. Declare it as '\(typeText)?'."
+            )
+            problemFound = true
+        }
+        var deleteRule: String?
+        if let relationship = markers.relationship {
+            if storedType.name != StoredType.link && !isLinkList {
+                problem(
+                    relationship, id: "relationshipNotLink",
+                    "@Relationship applies to a link (Link<Model>?) or a list of links ([Link<Model>]); '\(name)' is '\(typeText)'."
+                )
+                problemFound = true
+            } else if case .argumentList(let arguments) = relationship.arguments,
+                let argument = arguments.first(where: { $0.label?.text == "deleteRule" })
+            {
+                let rule = argument.expression.trimmedDescription
+                if isLinkList && rule.hasSuffix(".cascade") {
+                    problem(
+                        argument.expression, id: "cascadeList",
+                        "A list of links cannot cascade: '\(name)' drops a deleted target (.nullify) or refuses the delete (.deny). Cascade belongs on the to-one link that points the other way."
+                    )
+                    problemFound = true
+                }
+                deleteRule = rule
+            }
+        }
         if let key = markers.primaryKey {
             if let first = primaryKey {
                 problem(
@@ -200,7 +264,7 @@ struct ModelDeclaration {
             }
             if !problemFound { primaryKey = (name, typeText) }
         }
-        if let indexed = markers.indexed, StoredType.notIndexable.contains(storedType.name) {
+        if let indexed = markers.indexed, !StoredType.indexable.contains(storedType.name) {
             problem(
                 indexed, id: "notIndexable",
                 "Property '\(name)' of type '\(typeText)' cannot be @Indexed; only Bool, Int, Int64, String, Date and UUID properties (and their optionals) can."
@@ -232,7 +296,8 @@ struct ModelDeclaration {
         stored.append(
             StoredProperty(
                 identifier: identifier.text, storedName: name, type: typeText, isPrimaryKey: markers.primaryKey != nil,
-                isIndexed: markers.indexed != nil, defaultValue: literal?.text, originalName: originalName))
+                isIndexed: markers.indexed != nil, defaultValue: literal?.text, originalName: originalName,
+                deleteRule: deleteRule))
     }
 
     /// The extension that makes the struct a model.
@@ -244,6 +309,7 @@ struct ModelDeclaration {
             if property.isIndexed { arguments.append("indexed: true") }
             if let value = property.defaultValue { arguments.append("default: \(value)") }
             if let original = property.originalName { arguments.append("originalName: \(original)") }
+            if let rule = property.deleteRule { arguments.append("onDelete: \(rule)") }
             return "            .init(\(arguments.joined(separator: ", "))),"
         }
         let encodes = stored.map { "        encoder.encode(self.\($0.identifier))" }
@@ -253,6 +319,8 @@ struct ModelDeclaration {
         let source = """
             extension \(typeName)\(conformance ? ": Strata.Model" : "") {
                 \(access)typealias Key = \(primaryKey?.type ?? "Int64")
+
+                \(access)static let storedTypeName = \(storedNameLiteral)
 
                 \(access)static let schema = Strata.ModelSchema<\(typeName)>(
                     name: \(storedNameLiteral),
@@ -274,12 +342,74 @@ struct ModelDeclaration {
     }
 }
 
+extension ModelDeclaration {
+    /// The extension that makes the struct an embedded model: its schema,
+    /// its value as a ``Strata.Value/object(_:)``, and its initializer from
+    /// one.
+    func embeddedConformance(of type: some TypeSyntaxProtocol, adding conformance: Bool) -> ExtensionDeclSyntax {
+        let typeName = type.trimmedDescription
+        let properties = stored.map { property in
+            var arguments = ["\\\(typeName).\(property.identifier)", "\"\(property.storedName)\""]
+            if let value = property.defaultValue { arguments.append("default: \(value)") }
+            if let original = property.originalName { arguments.append("originalName: \(original)") }
+            return "            .init(\(arguments.joined(separator: ", "))),"
+        }
+        let fields = stored.map { "\"\($0.storedName)\": Strata.Value(self.\($0.identifier))" }
+        let decodes = stored.enumerated().map { position, property in
+            "            let v\(position) = fields.decode(\(property.type).self, at: \(position))"
+        }
+        let assignments =
+            stored.enumerated().map { "        self.\($1.identifier) = v\($0)" }
+            + transientNils.map { "        self.\($0) = nil" }
+        let source = """
+            extension \(typeName)\(conformance ? ": Strata.EmbeddedModel" : "") {
+                \(access)static let storedTypeName = \(storedNameLiteral)
+
+                \(access)static let schema = Strata.ModelSchema<\(typeName)>(
+                    name: \(storedNameLiteral),
+                    embedded: true,
+                    properties: [
+            \(properties.joined(separator: "\n"))
+                    ]
+                )
+
+                \(access)var propertyValue: Strata.Value {
+                    .object([\(fields.joined(separator: ", "))])
+                }
+
+                \(access)init?(propertyValue value: Strata.Value) {
+                    guard let fields = Strata.EmbeddedFields(value, of: \(typeName).self),
+            \(decodes.joined(separator: ",\n"))
+                    else { return nil }
+            \(assignments.joined(separator: "\n"))
+                }
+            }
+            """
+        return DeclSyntax(stringLiteral: source).cast(ExtensionDeclSyntax.self)
+    }
+}
+
+/// `@Embedded`: writes a struct's `Strata.EmbeddedModel` conformance.
+public struct EmbeddedMacro: ExtensionMacro {
+    /// The conformance of the struct `declaration`, or none and a
+    /// diagnostic for each problem.
+    public static func expansion(
+        of node: AttributeSyntax, attachedTo declaration: some DeclGroupSyntax,
+        providingExtensionsOf type: some TypeSyntaxProtocol, conformingTo protocols: [TypeSyntax],
+        in context: some MacroExpansionContext
+    ) throws -> [ExtensionDeclSyntax] {
+        guard let model = ModelMacro.read(node, declaration, embedded: true, in: context) else { return [] }
+        return [model.embeddedConformance(of: type.trimmed, adding: !protocols.isEmpty)]
+    }
+}
+
 /// The marker attributes of one property declaration.
 struct Markers {
     var primaryKey: AttributeSyntax?
     var indexed: AttributeSyntax?
     var transient: AttributeSyntax?
     var renamed: AttributeSyntax?
+    var relationship: AttributeSyntax?
 
     init(_ attributes: AttributeListSyntax) {
         for case .attribute(let attribute) in attributes {
@@ -290,6 +420,7 @@ struct Markers {
             case "Indexed": indexed = attribute
             case "Transient": transient = attribute
             case "Renamed": renamed = attribute
+            case "Relationship": relationship = attribute
             default: break
             }
         }

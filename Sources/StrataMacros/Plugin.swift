@@ -10,5 +10,7 @@ struct StrataMacrosPlugin: CompilerPlugin {
         IndexedMacro.self,
         TransientMacro.self,
         RenamedMacro.self,
+        EmbeddedMacro.self,
+        RelationshipMacro.self,
     ]
 }

@@ -2,52 +2,94 @@ import SwiftSyntax
 
 /// The Swift types a stored property can have, and what each allows.
 enum StoredType {
-    /// Every supported type, by its name without a module.
+    /// Every supported primitive type, by its name without a module.
     static let supported = ["Bool", "Int", "Int64", "Double", "String", "Data", "Date", "UUID"]
     /// The types a primary key can have.
     static let keys: Set<String> = ["Int", "Int64", "String", "UUID"]
-    /// The types that cannot be indexed.
-    static let notIndexable: Set<String> = ["Double", "Data"]
+    /// The types that can be indexed.
+    static let indexable: Set<String> = ["Bool", "Int", "Int64", "String", "Date", "UUID"]
+    /// What ``classify(_:)`` calls a link, and a list.
+    static let link = "Link"
+    static let list = "Array"
+    /// Standard types that are not stored, so that a property of one gets
+    /// the macro's message instead of being taken for an embedded struct.
+    static let unsupportedNames: Set<String> = [
+        "Float", "Float16", "Float80", "CGFloat", "Decimal", "Int8", "Int16", "Int32", "Int128", "UInt", "UInt8",
+        "UInt16", "UInt32", "UInt64", "UInt128", "Character", "Substring", "URL", "Set", "Dictionary", "Array",
+        "Optional", "Any", "AnyObject", "Void", "Never", "Result",
+    ]
 
     /// The sentence that lists what is supported, for messages.
     static let supportedList =
-        "Bool, Int, Int64, Double, String, Data, Date, UUID, and the optional of each (String? or Optional<String>)"
+        "Bool, Int, Int64, Double, String, Data, Date, UUID, Link<Model>, an @Embedded struct, the optional of each (String? or Optional<String>), and arrays of them but optionals ([String], [Link<Dog>], [Address])"
 
     /// The supported type that `type` spells, unwrapped once from an
-    /// optional, or nil when `type` is not supported.
+    /// optional, or nil when `type` is not supported: a primitive's name,
+    /// ``link``, ``list``, or the name of an embedded struct.
     static func classify(_ type: TypeSyntax) -> (name: String, isOptional: Bool)? {
         if let optional = type.as(OptionalTypeSyntax.self) {
-            return base(optional.wrappedType).map { ($0, true) }
+            return stored(optional.wrappedType).map { ($0, true) }
         }
         if let wrapped = optionalArgument(type) {
-            return base(wrapped).map { ($0, true) }
+            return stored(wrapped).map { ($0, true) }
         }
-        return base(type).map { ($0, false) }
+        return stored(type).map { ($0, false) }
     }
+
+    /// Whether `type` is a list of links, `[Link<T>]` or `Array<Link<T>>`.
+    static func isLinkList(_ type: TypeSyntax) -> Bool {
+        let element =
+            type.as(ArrayTypeSyntax.self)?.element ?? generic(type, named: "Array", modules: ["Swift"])
+        return element.map { generic($0, named: "Link", modules: ["Strata"]) != nil } ?? false
+    }
+
+    /// Whether `name`, from ``classify(_:)``, is a primitive type.
+    static func isPrimitive(_ name: String) -> Bool { supported.contains(name) }
 
     /// `T` of `Optional<T>` or `Swift.Optional<T>`.
     private static func optionalArgument(_ type: TypeSyntax) -> TypeSyntax? {
+        generic(type, named: "Optional", modules: ["Swift"])
+    }
+
+    /// The one generic argument of `Name<T>` or `Module.Name<T>`.
+    private static func generic(_ type: TypeSyntax, named expected: String, modules: Set<String>) -> TypeSyntax? {
         var name: String?
         var generics: GenericArgumentClauseSyntax?
         if let identifier = type.as(IdentifierTypeSyntax.self) {
             name = identifier.name.text
             generics = identifier.genericArgumentClause
-        } else if let member = type.as(MemberTypeSyntax.self), member.baseType.trimmedDescription == "Swift" {
+        } else if let member = type.as(MemberTypeSyntax.self), modules.contains(member.baseType.trimmedDescription) {
             name = member.name.text
             generics = member.genericArgumentClause
         }
-        guard name == "Optional", let arguments = generics?.arguments, arguments.count == 1,
+        guard name == expected, let arguments = generics?.arguments, arguments.count == 1,
             case .type(let wrapped) = arguments.first!.argument
         else { return nil }
         return wrapped
     }
 
-    /// The name of a supported type that is not optional: `Int`,
-    /// `Swift.Int`, `Foundation.Date`.
-    private static func base(_ type: TypeSyntax) -> String? {
+    /// A stored type that is not optional: a primitive, a link, a list of
+    /// anything but optionals and lists, or an embedded struct.
+    private static func stored(_ type: TypeSyntax) -> String? {
+        if let name = element(type) { return name }
+        let element =
+            type.as(ArrayTypeSyntax.self)?.element ?? generic(type, named: "Array", modules: ["Swift"])
+        if let element, self.element(element) != nil { return list }
+        return nil
+    }
+
+    /// A type that can be a list's element: a primitive, a link or an
+    /// embedded struct.
+    private static func element(_ type: TypeSyntax) -> String? {
+        if generic(type, named: "Link", modules: ["Strata"]) != nil { return link }
         let name: String
         if let identifier = type.as(IdentifierTypeSyntax.self), identifier.genericArgumentClause == nil {
             name = identifier.name.text
+            if supported.contains(name) { return name }
+            // Any other plain type name: an @Embedded struct, which the
+            // compiler checks (it must conform to EmbeddedModel).
+            guard !unsupportedNames.contains(name), name.first?.isUppercase == true else { return nil }
+            return name
         } else if let member = type.as(MemberTypeSyntax.self), member.genericArgumentClause == nil,
             ["Swift", "Foundation"].contains(member.baseType.trimmedDescription)
         {

@@ -3,7 +3,7 @@ import Testing
 
 @Suite struct ModelMacroDiagnosticTests {
     static let supported =
-        "Supported types: Bool, Int, Int64, Double, String, Data, Date, UUID, and the optional of each (String? or Optional<String>). Mark it @Transient if it is not stored."
+        "Supported types: Bool, Int, Int64, Double, String, Data, Date, UUID, Link<Model>, an @Embedded struct, the optional of each (String? or Optional<String>), and arrays of them but optionals ([String], [Link<Dog>], [Address]). Mark it @Transient if it is not stored."
 
     @Test(arguments: [("class", "a class"), ("enum", "an enum"), ("actor", "an actor")])
     func modelAppliesToStructsOnly(keyword: String, kind: String) {
@@ -220,33 +220,38 @@ import Testing
             """
             @Model
             struct Person {
-                var tags: [String]
+                var tags: Set<String>
                 var nested: Int??
-                var owner: Person
+                var ratio: Float
                 var count: Optional<Int?>
+                var grid: [[Int]]
             }
             """,
             """
             struct Person {
-                var tags: [String]
+                var tags: Set<String>
                 var nested: Int??
-                var owner: Person
+                var ratio: Float
                 var count: Optional<Int?>
+                var grid: [[Int]]
             }
             """,
             diagnostics: [
                 DiagnosticSpec(
-                    message: "Property 'tags' has type '[String]', which Strata cannot store. \(Self.supported)",
+                    message: "Property 'tags' has type 'Set<String>', which Strata cannot store. \(Self.supported)",
                     line: 3, column: 15),
                 DiagnosticSpec(
                     message: "Property 'nested' has type 'Int??', which Strata cannot store. \(Self.supported)",
                     line: 4, column: 17),
                 DiagnosticSpec(
-                    message: "Property 'owner' has type 'Person', which Strata cannot store. \(Self.supported)",
+                    message: "Property 'ratio' has type 'Float', which Strata cannot store. \(Self.supported)",
                     line: 5, column: 16),
                 DiagnosticSpec(
                     message: "Property 'count' has type 'Optional<Int?>', which Strata cannot store. \(Self.supported)",
                     line: 6, column: 16),
+                DiagnosticSpec(
+                    message: "Property 'grid' has type '[[Int]]', which Strata cannot store. \(Self.supported)",
+                    line: 7, column: 15),
             ])
     }
 

@@ -36,6 +36,8 @@ import Testing
             extension Person: Strata.Model {
                 typealias Key = Int
 
+                static let storedTypeName = "Person"
+
                 static let schema = Strata.ModelSchema<Person>(
                     name: "Person",
                     properties: [
@@ -79,6 +81,8 @@ import Testing
             extension PersonV1: Strata.Model {
                 typealias Key = String
 
+                static let storedTypeName = "Person"
+
                 static let schema = Strata.ModelSchema<PersonV1>(
                     name: "Person",
                     properties: [
@@ -112,6 +116,8 @@ import Testing
 
             extension Tag: Strata.Model {
                 public typealias Key = Int64
+
+                public static let storedTypeName = "Tag"
 
                 public static let schema = Strata.ModelSchema<Tag>(
                     name: "Tag",
@@ -168,6 +174,8 @@ import Testing
 
             extension Settings: Strata.Model {
                 typealias Key = Int64
+
+                static let storedTypeName = "Settings"
 
                 static let schema = Strata.ModelSchema<Settings>(
                     name: "Settings",
@@ -244,6 +252,8 @@ import Testing
             extension Row: Strata.Model {
                 typealias Key = UUID
 
+                static let storedTypeName = "Row"
+
                 static let schema = Strata.ModelSchema<Row>(
                     name: "Row",
                     properties: [
@@ -281,6 +291,8 @@ import Testing
 
             extension Person: Strata.Model {
                 typealias Key = Int
+
+                static let storedTypeName = "Person"
 
                 static let schema = Strata.ModelSchema<Person>(
                     name: "Person",
@@ -326,6 +338,8 @@ import Testing
 
             extension Event: Strata.Model {
                 typealias Key = Int64
+
+                static let storedTypeName = "Event"
 
                 static let schema = Strata.ModelSchema<Event>(
                     name: "Event",
@@ -375,6 +389,8 @@ import Testing
             extension Point: Strata.Model {
                 typealias Key = Int64
 
+                static let storedTypeName = "Point"
+
                 static let schema = Strata.ModelSchema<Point>(
                     name: "Point",
                     properties: [
@@ -414,6 +430,8 @@ import Testing
 
             extension Note {
                 typealias Key = Int64
+
+                static let storedTypeName = "Note"
 
                 static let schema = Strata.ModelSchema<Note>(
                     name: "Note",

@@ -17,7 +17,8 @@ extension Database.Configuration {
     ) {
         let declarations = models.map { declaration(of: $0) }
         self.init(
-            path: path, schemaVersion: schemaVersion, schema: Schema(declarations.map(\.objectSchema) + objectSchemas))
+            path: path, schemaVersion: schemaVersion,
+            schema: Schema(ModelDeclaration.objectSchemas(of: declarations) + objectSchemas))
         self.models = declarations
     }
 

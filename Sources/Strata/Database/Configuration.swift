@@ -142,6 +142,11 @@ extension Database {
         var validationProblems: [String] {
             var problems = schema.validationProblems()
             for model in models {
+                if model.storedTypeName != model.objectSchema.name {
+                    problems.append(
+                        "Model \(model.swiftName) is stored as '\(model.objectSchema.name)' (its schema's name), but its storedTypeName is '\(model.storedTypeName)', which links to it use. Make them the same."
+                    )
+                }
                 let keys = model.primaryKeyNames
                 if keys.count > 1 {
                     problems.append(

@@ -101,6 +101,43 @@ extension ReadTransaction {
     public func objects<M: Model>(_ type: M.Type) throws -> ModelQuery<M> {
         ModelQuery(context: context, binding: try context.binding(M.self))
     }
+
+    /// The object `link` links to, decoded, or nil when it no longer
+    /// exists (never after a committed write: links to deleted objects are
+    /// nullified, cascaded or refused).
+    ///
+    /// ```swift
+    /// let owner = try tx.object(rex.owner!)
+    /// ```
+    public func object<M: Model>(_ link: Link<M>) throws -> M? {
+        try context.object(M.self, primaryKey: link.key)
+    }
+
+    /// The objects of model type `M` whose link at `keyPath` links to the
+    /// object of `T` with `key`: its backlinks, decoded, in key order.
+    /// Answered from the property's backlinks index: one seek, then one
+    /// read per object found, whatever the size of the table.
+    ///
+    /// ```swift
+    /// let dogs = try tx.objects(Dog.self, linkingTo: ada.id, through: \.owner)
+    /// ```
+    ///
+    /// - Throws: ``StrataError`` when `keyPath` is not a stored property
+    ///   of `M`, or a model does not match the file.
+    public func objects<M: Model, T: Model>(
+        _ type: M.Type, linkingTo key: T.Key, through keyPath: KeyPath<M, Link<T>?>
+    ) throws -> [M] {
+        try context.linkingObjects(M.self, through: keyPath, to: key.propertyValue)
+    }
+
+    /// The objects of model type `M` whose list of links at `keyPath`
+    /// holds the object of `T` with `key`, decoded, in key order, each
+    /// once: the backlinks of a to-many relationship.
+    public func objects<M: Model, T: Model>(
+        _ type: M.Type, linkingTo key: T.Key, through keyPath: KeyPath<M, [Link<T>]>
+    ) throws -> [M] {
+        try context.linkingObjects(M.self, through: keyPath, to: key.propertyValue)
+    }
 }
 
 @available(*, unavailable, message: "A transaction is valid only on the thread that runs its closure.")

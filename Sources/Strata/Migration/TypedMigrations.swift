@@ -6,7 +6,7 @@ struct VersionDeclaration: Sendable {
     let name: String
     let models: [ModelDeclaration]
 
-    var schema: Schema { Schema(models.map(\.objectSchema)) }
+    var schema: Schema { Schema(ModelDeclaration.objectSchemas(of: models)) }
 
     func model(named typeName: String) -> ModelDeclaration? {
         models.first { $0.objectSchema.name == typeName }

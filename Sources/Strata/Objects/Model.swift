@@ -48,6 +48,18 @@ public protocol Model: SendableMetatype {
     /// without one.
     associatedtype Key: PrimaryKeyValue
 
+    /// The stored type name, the same as ``ModelSchema/name`` of
+    /// ``schema``.
+    ///
+    /// Links to the model read this name instead of ``schema``, so that
+    /// models may link to each other in a cycle (a `Person` whose
+    /// `friends` are people): a schema that named its link targets through
+    /// their schemas would need itself while it is being made. The
+    /// `@Model` macro writes it; the default reads ``schema``, which a
+    /// hand-written model in such a cycle must not rely on: give it
+    /// `static var storedTypeName: String { "Person" }`.
+    static var storedTypeName: String { get }
+
     /// The stored type name and properties.
     static var schema: ModelSchema<Self> { get }
 
@@ -300,12 +312,17 @@ public struct ModelDecoder: ~Copyable {
 }
 
 extension Model {
+    /// ``ModelSchema/name`` of ``schema``.
+    public static var storedTypeName: String { schema.name }
+
     /// The stored object type of the model: ``ModelSchema/objectSchema``
     /// of ``schema``.
     public static var objectSchema: ObjectSchema { schema.objectSchema }
 
     /// The model's schema, without its Swift type.
-    static var declaration: ModelDeclaration { schema.declaration(swiftName: String(describing: Self.self)) }
+    static var declaration: ModelDeclaration {
+        schema.declaration(swiftName: String(describing: Self.self), storedTypeName: storedTypeName)
+    }
 }
 
 /// The declaration of a model known by its existential metatype.

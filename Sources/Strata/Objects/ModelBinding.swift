@@ -47,7 +47,9 @@ final class ModelBinding: @unchecked Sendable {
         var toModel = [Int](repeating: -1, count: table.fields.count)
         for (position, property) in properties.enumerated() where bindsFields {
             guard let field = table.field(property.name) else { continue }
-            guard field.type == property.type else {
+            guard field.type == property.type, field.target == property.target,
+                field.elementType == property.elementType
+            else {
                 mismatches.append(
                     "Property '\(table.name).\(property.name)' is \(property.typeDescription) in the model \(M.self), but \(field.isOptional ? "\(field.type)?" : "\(field.type)") in the file."
                 )
@@ -115,6 +117,7 @@ final class ModelBinding: @unchecked Sendable {
     func storedValue(at position: Int, in record: RecordView) -> Value? {
         let tablePosition = tablePositions[position]
         guard tablePosition >= 0 else { return nil }
+        if properties[position].type.isComposite { return table.compositeValue(at: tablePosition, in: record) }
         return record.value(forField: fieldIDs[position], expectedAt: tablePosition)
     }
 

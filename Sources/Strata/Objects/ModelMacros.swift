@@ -39,7 +39,8 @@
 /// generic struct cannot be a model (Swift allows no static stored
 /// property in a generic type), nor can a class, an enum or an actor.
 @attached(
-    extension, conformances: Model, names: named(Key), named(schema), named(encode(to:)), named(init(from:)))
+    extension, conformances: Model, names: named(Key), named(storedTypeName), named(schema), named(encode(to:)),
+    named(init(from:)))
 public macro Model() = #externalMacro(module: "StrataMacros", type: "ModelMacro")
 
 /// Makes a struct a ``Model`` stored under another name than the struct's.
@@ -61,7 +62,8 @@ public macro Model() = #externalMacro(module: "StrataMacros", type: "ModelMacro"
 ///
 /// - Parameter name: The stored type name, a string literal.
 @attached(
-    extension, conformances: Model, names: named(Key), named(schema), named(encode(to:)), named(init(from:)))
+    extension, conformances: Model, names: named(Key), named(storedTypeName), named(schema), named(encode(to:)),
+    named(init(from:)))
 public macro Model(name: String) = #externalMacro(module: "StrataMacros", type: "ModelMacro")
 
 /// Makes a property of a ``Model()`` struct its primary key: the value
@@ -130,3 +132,42 @@ public macro Transient() = #externalMacro(module: "StrataMacros", type: "Transie
 ///   version, a string literal.
 @attached(peer)
 public macro Renamed(from: String) = #externalMacro(module: "StrataMacros", type: "RenamedMacro")
+
+/// Makes a struct an ``EmbeddedModel``: stored inside the record of the
+/// model (or embedded struct) that holds it, owned by that one parent,
+/// without a primary key, deleted with it.
+///
+/// ```swift
+/// @Embedded struct Address {
+///     var street: String
+///     var city: String = "Leeds"
+/// }
+/// ```
+///
+/// Its properties follow a model's rules (`@Transient`, `@Renamed(from:)`,
+/// literal defaults), except that it has no `@PrimaryKey`, no `@Indexed`
+/// and no links. `@Embedded(name:)` gives a stored type name of its own.
+@attached(
+    extension, conformances: EmbeddedModel, names: named(storedTypeName), named(schema), named(propertyValue),
+    named(init(propertyValue:)))
+public macro Embedded() = #externalMacro(module: "StrataMacros", type: "EmbeddedMacro")
+
+/// ``Embedded()`` with a stored type name other than the struct's.
+@attached(
+    extension, conformances: EmbeddedModel, names: named(storedTypeName), named(schema), named(propertyValue),
+    named(init(propertyValue:)))
+public macro Embedded(name: String) = #externalMacro(module: "StrataMacros", type: "EmbeddedMacro")
+
+/// Sets what deleting the target of a ``Link`` property (or of an element
+/// of an array of links) does to the object holding it:
+///
+/// ```swift
+/// @Relationship(deleteRule: .cascade) var owner: Link<Person>?
+/// ```
+///
+/// ``DeleteRule/nullify`` (the default, without the attribute) sets the
+/// link to nil or drops the element; ``DeleteRule/cascade`` deletes the
+/// holder too (to-one links only); ``DeleteRule/deny`` refuses to delete
+/// a target that is still linked to, naming the objects that link to it.
+@attached(peer)
+public macro Relationship(deleteRule: DeleteRule) = #externalMacro(module: "StrataMacros", type: "RelationshipMacro")

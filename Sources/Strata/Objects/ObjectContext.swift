@@ -126,11 +126,23 @@ final class ObjectContext {
     /// backlinks, then one read per object.
     func linkingObjects(_ typeName: String, through property: String, to key: Value) throws -> [DynamicObject] {
         let source = try table(typeName)
+        return try linkingRecords(source, through: property, to: key) { key, record in
+            try object(table: source, key: key, record: record)
+        }
+    }
+
+    /// Calls `body` with the key and record of each object of `source`
+    /// whose link property `property` links to the object with `key`, in
+    /// key order, from the property's backlinks table.
+    func linkingRecords<T>(
+        _ source: ObjectTable, through property: String, to key: Value,
+        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> T
+    ) throws -> [T] {
         let field = try source.field(named: property)
         guard field.isLink, let targetName = field.target else {
             throw StrataError(
                 .invalidValue,
-                "'\(typeName).\(property)' is not a link or a list of links (in \(path)); only links have backlinks.",
+                "'\(source.name).\(property)' is not a link or a list of links (in \(path)); only links have backlinks.",
                 path: path)
         }
         let target = try table(targetName)
@@ -140,20 +152,20 @@ final class ObjectContext {
                 "\(key) cannot be the key of a '\(targetName)' (in \(path)): its key is \(target.primaryKey.map { "\($0.type)" } ?? "a positive int (automatic id)").",
                 path: path)
         }
-        return try engine.linkingKeys(field, to: targetKey).compactMap { sourceKey in
+        return try engine.linkingKeys(field, to: targetKey).map { sourceKey in
             try sourceKey.withUnsafeBytes { sourceKey in
                 try lmdb.withCursor(source.records) { cursor in
                     guard let entry = try cursor.seek(exactly: sourceKey) else {
                         throw source.missingLinkingObject(property)
                     }
-                    return try object(table: source, key: entry.key, record: entry.value)
+                    return try body(entry.key, entry.value)
                 }
             }
         }
     }
 
-    /// The object a link property of `object` links to, or nil for a null
-    /// link.
+    /// The object that the to-one link `property` of `object` links to,
+    /// or nil when the link is null.
     func linkedObject(_ object: DynamicObject, _ property: String) throws -> DynamicObject? {
         let field = try object.table.field(named: property)
         guard field.type == .link, let target = field.target else {

@@ -21,5 +21,5 @@ public protocol VersionedSchema {
 
 extension VersionedSchema {
     /// The stored schema of this version, derived from its models.
-    public static var schema: Schema { Schema(models.map { declaration(of: $0).objectSchema }) }
+    public static var schema: Schema { Schema(ModelDeclaration.objectSchemas(of: models.map { declaration(of: $0) })) }
 }

@@ -22,20 +22,27 @@ public struct ModelSchema<Root>: Sendable {
     /// Every property declared as the primary key: more than one is an
     /// error when a database is opened with the model.
     let primaryKeyNames: [String]
+    /// The embedded model types the properties hold, by property (nil for
+    /// the rest): read only when a configuration collects them, so a type
+    /// may embed itself without recursing here.
+    let embeddedTypes: [any EmbeddedModel.Type]
 
     /// Creates a model's schema.
     ///
     /// - Parameters:
     ///   - name: The stored type name, which may differ from the Swift
     ///     type's (several versions of one type in one app).
+    ///   - embedded: Whether it is the schema of an ``EmbeddedModel``.
     ///   - properties: The stored properties, in the order the model
     ///     encodes and decodes them.
-    public init(name: String, properties: [ModelProperty<Root>]) {
+    public init(name: String, embedded: Bool = false, properties: [ModelProperty<Root>]) {
         let primaryKeys = properties.filter(\.isPrimaryKey).map(\.property.name)
         self.primaryKeyNames = primaryKeys
-        self.objectSchema = ObjectSchema(name, primaryKey: primaryKeys.first, properties: properties.map(\.property))
+        self.objectSchema = ObjectSchema(
+            name, primaryKey: primaryKeys.first, embedded: embedded, properties: properties.map(\.property))
         self.originalNames = properties.map(\.originalName)
         self.keyPaths = properties.map(\.keyPath)
+        self.embeddedTypes = properties.compactMap(\.embeddedType)
     }
 
     /// The stored type name.
@@ -51,6 +58,16 @@ public struct ModelSchema<Root>: Sendable {
     public func property(at keyPath: PartialKeyPath<Root>) -> Property? {
         position(of: keyPath).map { objectSchema.properties[$0] }
     }
+
+    /// The value of `object`'s primary key property, or nil when the
+    /// schema declares none.
+    func primaryKeyValue(of object: Root) -> Value? {
+        guard let name = objectSchema.primaryKey,
+            let position = objectSchema.properties.firstIndex(where: { $0.name == name }),
+            let value = object[keyPath: keyPaths[position]] as? any PropertyValue
+        else { return nil }
+        return value.propertyValue
+    }
 }
 
 /// One stored property of a model: its key path, its stored name, and how
@@ -63,6 +80,7 @@ public struct ModelProperty<Root>: Sendable {
     /// Its name in the previous schema version, when it was renamed.
     public let originalName: String?
     let keyPath: PartialKeyPath<Root> & Sendable
+    let embeddedType: (any EmbeddedModel.Type)?
 
     /// Describes a stored property.
     ///
@@ -75,15 +93,22 @@ public struct ModelProperty<Root>: Sendable {
     ///     new to them: the schema default.
     ///   - originalName: Its name in the previous schema version, when it
     ///     is renamed there: the rename needs no migration code.
+    ///   - onDelete: For a ``Link`` or an array of links, what deleting the
+    ///     target does to the object holding the link. Default:
+    ///     ``DeleteRule/nullify``.
     public init<V: PropertyValue>(
         _ keyPath: KeyPath<Root, V> & Sendable, _ name: String, primaryKey: Bool = false, indexed: Bool = false,
-        default: V? = nil, originalName: String? = nil
+        default: V? = nil, originalName: String? = nil, onDelete: DeleteRule = .nullify
     ) {
-        self.property = Property(
-            name, V.propertyType, optional: V.isOptional, default: `default`.map(\.propertyValue), indexed: indexed)
+        var property = V.storedProperty(named: name)
+        property.defaultValue = `default`.map(\.propertyValue)
+        property.isIndexed = indexed
+        property.deleteRule = onDelete
+        self.property = property
         self.isPrimaryKey = primaryKey
         self.originalName = originalName
         self.keyPath = keyPath
+        self.embeddedType = V.embeddedType
     }
 }
 
@@ -93,16 +118,28 @@ struct ModelDeclaration: Sendable {
     /// The Swift type's name, for messages.
     let swiftName: String
     let objectSchema: ObjectSchema
+    /// The model's `storedTypeName`, which links to it use: the same as
+    /// the schema's name, unless a hand-written conformance disagrees.
+    var storedTypeName: String
     /// Per property, its name in the previous schema version, if renamed.
     let originalNames: [String?]
     /// Every property declared as the primary key.
     let primaryKeyNames: [String]
+    /// The embedded types the model reaches, nearest first.
+    let embeddedSchemas: [ObjectSchema]
+
+    /// The object types of `models`: each model's, then every embedded
+    /// type they reach, each once.
+    static func objectSchemas(of models: [ModelDeclaration]) -> [ObjectSchema] {
+        models.map(\.objectSchema) + models.flatMap(\.embeddedSchemas).withoutRepeats
+    }
 }
 
 extension ModelSchema {
-    func declaration(swiftName: String) -> ModelDeclaration {
+    func declaration(swiftName: String, storedTypeName: String) -> ModelDeclaration {
         ModelDeclaration(
-            swiftName: swiftName, objectSchema: objectSchema, originalNames: originalNames,
-            primaryKeyNames: primaryKeyNames)
+            swiftName: swiftName, objectSchema: objectSchema, storedTypeName: storedTypeName,
+            originalNames: originalNames,
+            primaryKeyNames: primaryKeyNames, embeddedSchemas: reachableEmbeddedSchemas)
     }
 }

@@ -1,7 +1,9 @@
 import Foundation
 
 /// A Swift type that a model property can have: `Bool`, `Int`, `Int64`,
-/// `Double`, `String`, `Data`, `Date`, `UUID`, and the optional of each.
+/// `Double`, `String`, `Data`, `Date`, `UUID`, a ``Link`` to a model, an
+/// ``EmbeddedModel`` (a struct declared `@Embedded`), the optional of
+/// each, and an array of any of them but optionals and arrays.
 ///
 /// Each maps to one ``PropertyType``; its optional maps to the same type
 /// with ``Property/isOptional`` set. Models use these through the
@@ -16,16 +18,28 @@ public protocol PropertyValue {
     /// The Swift value of a stored value, or nil when `value` is not of
     /// ``propertyType`` (or is null for a type that is not optional).
     init?(propertyValue value: Value)
+    /// The stored property named `name` that holds values of this type:
+    /// its type, whether it is optional, and for relationships its target.
+    static func storedProperty(named name: String) -> Property
+    /// The embedded model type whose objects a property of this type holds
+    /// (itself, in an optional or in an array), or nil.
+    static var embeddedType: (any EmbeddedModel.Type)? { get }
 }
 
 extension PropertyValue {
     /// False: only `Optional` is optional.
     public static var isOptional: Bool { false }
+    /// A property of ``propertyType``, optional when ``isOptional``.
+    public static func storedProperty(named name: String) -> Property {
+        Property(name, propertyType, optional: isOptional)
+    }
+    /// Nil: only embedded models, their optionals and arrays embed.
+    public static var embeddedType: (any EmbeddedModel.Type)? { nil }
 }
 
 /// A type that can be an object type's primary key: `Int`, `Int64`,
 /// `String` or `UUID`.
-public protocol PrimaryKeyValue: PropertyValue {}
+public protocol PrimaryKeyValue: PropertyValue, Hashable, Sendable {}
 
 extension Bool: PropertyValue {
     /// ``PropertyType/bool``.
@@ -138,6 +152,14 @@ extension Optional: PropertyValue where Wrapped: PropertyValue {
     public static var isOptional: Bool { true }
     /// ``Value/null`` for nil, else the wrapped value's.
     public var propertyValue: Value { self?.propertyValue ?? .null }
+    /// The wrapped type's property, optional.
+    public static func storedProperty(named name: String) -> Property {
+        var property = Wrapped.storedProperty(named: name)
+        property.isOptional = true
+        return property
+    }
+    /// The wrapped type's.
+    public static var embeddedType: (any EmbeddedModel.Type)? { Wrapped.embeddedType }
     /// Nil for ``Value/null``, else the wrapped type's value.
     @inline(__always)
     public init?(propertyValue value: Value) {
