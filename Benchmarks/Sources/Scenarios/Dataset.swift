@@ -57,6 +57,8 @@ public enum Dataset {
             var perName: [String: Int] = [:]
             for id in 0 ..< n { perName[lastName(id), default: 0] += age(id) }
             return UInt64(lookupNames(n).reduce(0) { $0 + (perName[$1] ?? 0) })
+        case .followLinks, .ownerLookups, .backlinks, .cascadeDelete, .directDelete, .addLink, .addInt:
+            return Dogs.expected(scenario, n: n)
         }
     }
 }
@@ -101,6 +103,15 @@ public enum Scenario: String, CaseIterable, Sendable {
     case scan = "f"
     case lookups = "g"
     case indexLookups = "h"
+    // Relationships (docs/Benchmarks.md, "Relationships"): the people and
+    // `n` dogs linking to them (``Dogs``).
+    case followLinks = "i"
+    case ownerLookups = "j"
+    case backlinks = "k"
+    case cascadeDelete = "l"
+    case directDelete = "m"
+    case addLink = "n"
+    case addInt = "o"
 
     public var title: String {
         switch self {
@@ -112,6 +123,21 @@ public enum Scenario: String, CaseIterable, Sendable {
         case .scan: "f. full scan reading one property"
         case .lookups: "g. 100k random primary-key lookups"
         case .indexLookups: "h. 1,000 index equality lookups"
+        case .followLinks: "i. follow 100k to-one links (dog.owner)"
+        case .ownerLookups: "j. the same 100k owners by primary key"
+        case .backlinks: "k. 10,000 backlink queries, 10 dogs each"
+        case .cascadeDelete: "l. delete a person, cascading to 100k dogs"
+        case .directDelete: "m. delete the same 100k dogs directly"
+        case .addLink: "n. add a link property (schema version 2)"
+        case .addInt: "o. add an int property (schema version 2)"
+        }
+    }
+
+    /// Whether the scenario works on the relationships' data (i to o).
+    public var isRelationship: Bool {
+        switch self {
+        case .followLinks, .ownerLookups, .backlinks, .cascadeDelete, .directDelete, .addLink, .addInt: true
+        default: false
         }
     }
 }
@@ -157,6 +183,25 @@ public struct Trial {
     public let run: () throws -> Void
     public let verify: () throws -> UInt64
     public let cleanup: () -> Void
+    /// When set, `run` times the part that counts itself, and this holds
+    /// that time: for the runs whose objects are valid only inside the
+    /// transaction that reads them, which must read them first.
+    public var split: Split? = nil
+}
+
+/// The time of the measured part of a run, for a ``Trial`` whose run does
+/// untimed work first.
+public final class Split {
+    public var milliseconds: Double?
+
+    public init() {}
+
+    /// Runs `body`, keeping its time.
+    public func measure<T>(_ body: () throws -> T) rethrows -> T {
+        let start = DispatchTime.now().uptimeNanoseconds
+        defer { milliseconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6 }
+        return try body()
+    }
 }
 
 public struct ScenarioError: Error, CustomStringConvertible {
@@ -167,7 +212,16 @@ public struct ScenarioError: Error, CustomStringConvertible {
 /// The trial of `scenario` for `engine` on `n` objects in `folder`, or nil
 /// when the engine has no such form (pure SQL exists for migrations only).
 public func makeTrial(_ engine: Engine, _ scenario: Scenario, n: Int, folder: URL) -> Trial? {
-    switch engine {
+    if scenario.isRelationship {
+        return switch engine {
+        case .strata: StrataDogTrials(n: n, folder: folder, typed: false).trial(scenario)
+        case .strataTyped: StrataDogTrials(n: n, folder: folder, typed: true).trial(scenario)
+        case .grdb: GRDBDogTrials(n: n, folder: folder, records: false).trial(scenario)
+        case .grdbRecord: GRDBDogTrials(n: n, folder: folder, records: true).trial(scenario)
+        case .c, .lmdb, .grdbSQL: nil
+        }
+    }
+    return switch engine {
     case .strata: StrataTrials(n: n, folder: folder).trial(scenario)
     case .c: CFloorTrials(n: n, folder: folder).trial(scenario)
     case .lmdb: LMDBTrials(n: n, folder: folder).trial(scenario)

@@ -133,6 +133,8 @@ struct GRDBTrials {
         case .scan, .lookups, .indexLookups:
             guard !pureSQL else { return nil }
             return readTrial(scenario)
+        case .followLinks, .ownerLookups, .backlinks, .cascadeDelete, .directDelete, .addLink, .addInt:
+            return nil  // makeTrial gives the relationships to their own trials
         }
     }
 

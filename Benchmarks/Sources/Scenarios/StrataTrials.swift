@@ -156,6 +156,8 @@ struct StrataTrials {
                 cleanup: { removeFiles(in: folder, keepingTemplates: true) })
         case .scan, .lookups, .indexLookups:
             return readTrial(scenario)
+        case .followLinks, .ownerLookups, .backlinks, .cascadeDelete, .directDelete, .addLink, .addInt:
+            return nil  // makeTrial gives the relationships to their own trials
         }
     }
 

@@ -11,7 +11,10 @@
 //
 // `strata-typed` runs scenarios a (a typed step), e and f, `grdb-record` e and f: typed models
 // against GRDB's record types. Their scan (f) decodes every object into the
-// struct, where the other engines read one property.
+// struct, where the other engines read one property. Scenarios i to o are
+// the relationships (links, backlinks, cascades, adding a link property),
+// for strata, strata-typed (i to k), grdb and grdb-record (GRDB's
+// associations); their own ratios follow the main table.
 
 import Foundation
 import Scenarios
@@ -60,7 +63,7 @@ struct Options {
         }
         guard objects > 0, rounds > 0, !only.isEmpty, !engines.isEmpty else {
             throw ScenarioError(
-                "--objects and --rounds must be positive, --only must name scenarios a to h, --engines strata, c, lmdb, grdb, grdb-sql, strata-typed or grdb-record"
+                "--objects and --rounds must be positive, --only must name scenarios a to o, --engines strata, c, lmdb, grdb, grdb-sql, strata-typed or grdb-record"
             )
         }
     }
@@ -103,13 +106,24 @@ func printTable(_ header: [String], _ rows: [[String]]) {
 func cell(_ value: Double?) -> String { value.map { String(format: "%.1f", $0) } ?? "-" }
 func ratio(_ value: Double?) -> String { value.map { String(format: "%.2f", $0) } ?? "-" }
 
+/// A trial whose run threw: the engine could not do the job at all. The
+/// table shows it as failed and the run goes on; a wrong result (a bad
+/// checksum) still stops everything.
+struct TrialFailed: Error {
+    let error: any Error
+}
+
 /// Runs one trial in `folder`: sets up, times the run, checks the result.
 /// Returns nil when the engine has no such trial.
 func timeTrial(_ trial: Trial?, expected: UInt64, what: String) throws -> Double? {
     guard let trial else { return nil }
     defer { trial.cleanup() }
     try trial.setup()
-    let elapsed = try milliseconds { try trial.run() }
+    trial.split?.milliseconds = nil
+    let whole = try milliseconds {
+        do { try trial.run() } catch { throw TrialFailed(error: error) }
+    }
+    let elapsed = trial.split?.milliseconds ?? whole
     let checksum = try trial.verify()
     guard checksum == expected else {
         throw ScenarioError("\(what) got a wrong result: checksum \(checksum), expected \(expected)")
@@ -142,6 +156,7 @@ func run() throws {
     let layoutExpected = Dataset.expected(.closureMigration, n: n)
     var times: [Scenario: [Engine: [Double]]] = [:]
     var layoutTimes: [RecordLayoutVariant: [Double]] = [:]
+    var failures: [Scenario: [Engine: String]] = [:]
     print(
         "\(engines.map(\.title).joined(separator: ", ")) on \(n) objects, \(options.rounds) rounds, \(machine()). Median milliseconds:"
     )
@@ -153,8 +168,12 @@ func run() throws {
                 defer { if options.dropFiles { try? FileManager.default.removeItem(at: place) } }
                 let trial = makeTrial(engine, scenario, n: n, folder: place)
                 let what = "\(engine.title) in \(scenario.title)"
-                if let elapsed = try timeTrial(trial, expected: expected[scenario]!, what: what) {
-                    times[scenario, default: [:]][engine, default: []].append(elapsed)
+                do {
+                    if let elapsed = try timeTrial(trial, expected: expected[scenario]!, what: what) {
+                        times[scenario, default: [:]][engine, default: []].append(elapsed)
+                    }
+                } catch let failure as TrialFailed {
+                    failures[scenario, default: [:]][engine] = "\(failure.error)"
                 }
             }
         }
@@ -188,19 +207,32 @@ func run() throws {
             return a / b
         }
         rows.append(
-            [scenario.title] + engines.map { cell(medians[$0]) } + ratios.map { ratio(over($0.1, $0.2)) })
+            [scenario.title]
+                + engines.map { failures[scenario]?[$0] != nil ? "failed" : cell(medians[$0]) }
+                + ratios.map { ratio(over($0.1, $0.2)) })
         var entry: [String: Any] = ["scenario": scenario.rawValue, "title": scenario.title, "objects": n]
         for (engine, values) in times[scenario, default: [:]] {
             entry[engine.rawValue] = ["medianMilliseconds": median(values), "runs": values]
         }
         for (name, top, bottom) in ratios { entry[name] = over(top, bottom) }
+        for (engine, message) in failures[scenario, default: [:]] { entry[engine.rawValue] = ["error": message] }
         json.append(entry)
     }
     printTable(["scenario"] + engines.map(\.title) + ratios.map(\.0), rows)
+    for scenario in scenarios {
+        for engine in engines {
+            if let message = failures[scenario]?[engine] {
+                print("Failed: \(engine.title) in \(scenario.title): \(message)")
+            }
+        }
+    }
     print(
         "Ratios are one time over another: C/Strata is the share of the C floor's speed Strata reaches; above 1, GRDB/Strata means Strata is faster."
     )
     var document: [String: Any] = ["objects": n, "rounds": options.rounds, "machine": machine(), "results": json]
+    if let relationships = relationshipTargets(times, failures, engines: engines) {
+        document["relationships"] = relationships
+    }
 
     if options.layout && !layoutTimes.isEmpty {
         print("\nThe rewrite of a, by language and record layout (median ms, and over the C floor on fixed records):")
@@ -262,6 +294,46 @@ func run() throws {
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
         try JSONSerialization.data(withJSONObject: document, options: [.prettyPrinted, .sortedKeys]).write(to: url)
         print("Wrote \(path)")
+    }
+}
+
+/// Prints each engine's ratios for the relationship targets
+/// (docs/Benchmarks.md, "Relationships") and returns them for the JSON, or
+/// nil when no relationship scenario ran.
+func relationshipTargets(
+    _ times: [Scenario: [Engine: [Double]]], _ failures: [Scenario: [Engine: String]], engines: [Engine]
+) -> [[String: Any]]? {
+    func over(_ top: Scenario, _ bottom: Scenario, _ engine: Engine) -> Double? {
+        guard let a = times[top]?[engine].map(median), let b = times[bottom]?[engine].map(median), b > 0 else {
+            return nil
+        }
+        return a / b
+    }
+    func shown(_ top: Scenario, _ bottom: Scenario, _ engine: Engine) -> String {
+        failures[top]?[engine] != nil || failures[bottom]?[engine] != nil ? "failed" : ratio(over(top, bottom, engine))
+    }
+    let perQuery = { (engine: Engine) in times[.backlinks]?[engine].map { median($0) * 1000 / 10_000 } }
+    let present = engines.filter { engine in
+        times.contains { $0.key.isRelationship && $0.value[engine] != nil }
+            || failures.contains { $0.key.isRelationship && $0.value[engine] != nil }
+    }
+    guard !present.isEmpty else { return nil }
+    print("\nRelationships, each engine against itself (i/j: target <= 1.2, l/m: target <= 2, n/o: target about 1):")
+    printTable(
+        ["engine", "i/j follow/PK", "k us per query", "l/m cascade/direct", "n/o add link/add int"],
+        present.map { engine in
+            [
+                engine.title, shown(.followLinks, .ownerLookups, engine), cell(perQuery(engine)),
+                shown(.cascadeDelete, .directDelete, engine), shown(.addLink, .addInt, engine),
+            ]
+        })
+    return present.map { engine in
+        var entry: [String: Any] = ["engine": engine.rawValue]
+        entry["followOverLookup"] = over(.followLinks, .ownerLookups, engine)
+        entry["backlinkQueryMicroseconds"] = perQuery(engine)
+        entry["cascadeOverDirect"] = over(.cascadeDelete, .directDelete, engine)
+        entry["addLinkOverAddInt"] = over(.addLink, .addInt, engine)
+        return entry
     }
 }
 
