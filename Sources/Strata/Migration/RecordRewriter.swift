@@ -12,6 +12,7 @@ final class RecordRewriter: MigrationRecords {
     /// Set right after init; the rewriter and the catalog refer to each other.
     unowned var catalog: MigrationCatalog!
     var indexes = MigrationIndexes()
+    var links: MigrationLinks
     private var encoder: ObjectEncoder
     /// New-side tables opened so far, by type id.
     private(set) var tables: [TypeID: ObjectTable] = [:]
@@ -33,9 +34,10 @@ final class RecordRewriter: MigrationRecords {
     var old: Catalog { scope.old }
     var txn: LMDBTransaction { scope.txn }
 
-    init(scope: MigrationScope) {
+    init(scope: MigrationScope, evolved: Catalog) {
         self.scope = scope
         self.engine = scope.engine
+        self.links = MigrationLinks(old: scope.old, evolved: evolved)
         let widest = (scope.old.types.map(\.properties.count) + [0]).max() ?? 0
         self.encoder = ObjectEncoder(
             fieldCapacity: max(widest, scope.settings.schema.objectSchemas.map(\.properties.count).max() ?? 0))
@@ -91,7 +93,10 @@ final class RecordRewriter: MigrationRecords {
 
     /// Notes objects created through the write context: every index of
     /// their type must be rebuilt.
-    func created(in type: TypeID) { indexes.markStale(type) }
+    func created(in type: TypeID) {
+        indexes.markStale(type)
+        links.sourceChanged(type)
+    }
 
     /// Notes the type's data deleted: its index databases go with it.
     func dropped(_ database: NamedDatabase) { indexes.markDropped(database) }
@@ -225,6 +230,7 @@ final class RecordRewriter: MigrationRecords {
         if target.rewriteAll || target.rekey { indexes.markStale(type) }
         for field in target.table.fields where walkChangedPositions & (1 << UInt64(min(field.position, 63))) != 0 {
             indexes.markChanged(field.id, of: type)
+            if field.isLink { links.sourceChanged(type) }
         }
         walkChangedPositions = 0
     }
@@ -307,6 +313,7 @@ final class RecordRewriter: MigrationRecords {
             // A re-keyed table starts empty: the object is simply not
             // inserted again.
             if !target.rekey { _ = try engine.deleteRecord(table, key: object.key) }
+            links.deleted(in: table.type.id)
             walkWrote = true
             indexes.markStale(table.type.id)
             return
@@ -335,6 +342,7 @@ final class RecordRewriter: MigrationRecords {
                     "After the migration of \(path) \(scope.step), two '\(table.name)' objects have the primary key \(encoder.decodedKey(table)). Give them distinct values in the migration closure, or delete one with migration.delete. \(scope.nothingWritten)",
                     path: path)
             }
+            encoder.key.withUnsafeBytes { links.rekeyed(table.type.id, from: object.key, to: $0) }
             return
         }
         if keyEncoded {

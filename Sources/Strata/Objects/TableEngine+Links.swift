@@ -167,25 +167,16 @@ extension TableEngine {
         guard let targetTable = links.tables[field.target ?? ""] else { return }
         try source.withUnsafeBytes { sourceBytes in
             guard let stored = try storedView(table, key: sourceBytes) else { return }
-            let current = table.value(at: field.position, in: stored)
             let updated: Value
-            switch current {
+            switch table.value(at: field.position, in: stored) {
             case .list(let elements):
                 updated = .list(elements.filter { recordKey($0.linkKey ?? .null, of: targetTable) != target })
             default:
                 updated = .null
             }
-            var encoder = self.encoder
-            encoder.key.removeAll()
-            encoder.key.append(contentsOf: sourceBytes)
             let old = linkKeys(table, stored)
             let oldIndexed = indexedValues(table, stored)
-            try encoder.encodeFields(
-                table: table, schemaVersion: writingSchemaVersion, automaticKey: .keep, preserving: stored
-            ) { other in
-                other.position == field.position ? updated : table.value(at: other.position, in: stored)
-            }
-            _ = try putRecord(table, encoder, noOverwrite: false)
+            var encoder = try rewrite(table, key: sourceBytes, stored: stored, with: [field.position: updated])
             var offset = 0
             try reindex(table, old: oldIndexed, &encoder) { _ in
                 defer { offset += 1 }
@@ -193,6 +184,33 @@ extension TableEngine {
             }
             try relink(table, old: old, encoder)
         }
+    }
+
+    /// Sets fields of the object of `table` with record key `key` (values
+    /// by field position) and writes its record back, leaving its index entries and backlinks to
+    /// the caller (a migration rebuilds both once it is done).
+    func replaceFields(_ table: ObjectTable, key: [UInt8], with values: [Int: Value]) throws {
+        try key.withUnsafeBytes { keyBytes in
+            guard let stored = try storedView(table, key: keyBytes) else { return }
+            _ = try rewrite(table, key: keyBytes, stored: stored, with: values)
+        }
+    }
+
+    /// Writes the record `stored` of the object with record key `key` again,
+    /// with `values` at their field positions; returns the encoder holding it.
+    private func rewrite(
+        _ table: ObjectTable, key: UnsafeRawBufferPointer, stored: RecordView, with values: [Int: Value]
+    ) throws -> ObjectEncoder {
+        var encoder = self.encoder
+        encoder.key.removeAll()
+        encoder.key.append(contentsOf: key)
+        try encoder.encodeFields(
+            table: table, schemaVersion: writingSchemaVersion, automaticKey: .keep, preserving: stored
+        ) { other in
+            values[other.position] ?? table.value(at: other.position, in: stored)
+        }
+        _ = try putRecord(table, encoder, noOverwrite: false)
+        return encoder
     }
 
     /// Deletes one object's record, its index entries and its own links'
