@@ -131,6 +131,26 @@ public final class Migration {
         try active.newObject(linkedFrom: object, through: property)
     }
 
+    /// Chooses how this migration makes the type `typeName` embedded, when
+    /// the new schema declares it embedded and the old one had it
+    /// top-level: what happens to objects no other object linked to, and
+    /// to objects several objects linked to. Without it, either kind of
+    /// object fails the migration, and the error lists them.
+    ///
+    /// The conversion itself needs no code: each link of a property that
+    /// the new schema declares embedded (under the same name) becomes a
+    /// copy of the object it linked to, and the type's table goes.
+    ///
+    /// ```swift
+    /// try migration.setEmbeddingPolicy(.init(orphans: .delete, sharedObjects: .copyPerParent), forType: "Address")
+    /// ```
+    ///
+    /// - Throws: ``StrataError`` when the new schema has no embedded type
+    ///   `typeName` that was top-level before.
+    public func setEmbeddingPolicy(_ policy: EmbeddingPolicy, forType typeName: String) throws {
+        try active.setEmbeddingPolicy(policy, forType: typeName)
+    }
+
     /// Deletes every object of a type that the new schema no longer has,
     /// with its indexes, and forgets the type. Without this, the objects of
     /// a removed type stay in the file, ignored.

@@ -77,7 +77,7 @@ struct MigrationLinks {
             byName[type.name] =
                 try tables[type.id]
                 ?? ObjectTable.open(
-                    type, scope.txn, create: scope.old[typeID: type.id] == nil, withIndexes: false,
+                    type, scope.txn, create: !scope.hadTable(type.id), withIndexes: false,
                     related: working.types, path: scope.path)
         }
         let engine = scope.engine

@@ -253,8 +253,12 @@ extension MigrationPlan {
                 return Step(
                     change: change, handling: .automatic, effect: "Its objects, kept in the file \(kept), come back.")
             }
+            let before = change.propertyName.flatMap { stored[change.typeName]?[property: $0] }
             switch settings.mode {
-            case .local: return localStep(change, raised: raised, property: property)
+            case .local:
+                return localStep(
+                    change, raised: raised, property: property, before: before,
+                    madeEmbedded: settings.schema[change.typeName]?.isEmbedded == true)
             case .synced: return syncedStep(change, property: property, linkers: linkers[change.typeName] ?? [])
             }
         }
@@ -272,7 +276,9 @@ extension MigrationPlan {
         }
     }
 
-    private static func localStep(_ change: SchemaChange, raised: Bool, property: Property?) -> Step {
+    private static func localStep(
+        _ change: SchemaChange, raised: Bool, property: Property?, before: Property?, madeEmbedded: Bool
+    ) -> Step {
         if let effect = automaticEffect(change) { return Step(change: change, handling: .automatic, effect: effect) }
         let defaultText = property.map { "\($0.valueWhenAbsent)" } ?? "its default"
         let (handling, effect): (Handling, String)
@@ -293,6 +299,14 @@ extension MigrationPlan {
                 .automatic,
                 "Its values are readable as `old` in the migration closure and gone afterwards; no record is rewritten."
             )
+        case .propertyTypeChanged
+        where before.map { $0.isLink != property?.isLink && $0.target == property?.target } == true:
+            (handling, effect) = (
+                .automatic,
+                property?.isLink == true
+                    ? "Each embedded object becomes an object of its own, linked from here; the type's records are rewritten."
+                    : "Each link becomes a copy of the object it linked to; the type's records are rewritten."
+            )
         case .propertyTypeChanged:
             (handling, effect) = (
                 .migrationClosure,
@@ -312,8 +326,10 @@ extension MigrationPlan {
             )
         case .embeddingChanged:
             (handling, effect) = (
-                .forbidden,
-                "Converting a type between top-level and embedded is not supported yet: add a new type, copy the objects into it in the migration closure, and remove this one."
+                .automatic,
+                madeEmbedded
+                    ? "Its objects move into the records of the objects that link to them; an object with no parent, or with several, fails the migration unless migration.setEmbeddingPolicy says otherwise."
+                    : "Its objects become objects of their own, each linked from the object that held it."
             )
         case .typeAdded, .indexAdded, .indexRemoved, .defaultChanged, .deleteRuleChanged:
             preconditionFailure("handled by automaticEffect")

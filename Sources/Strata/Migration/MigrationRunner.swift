@@ -62,6 +62,7 @@ final class MigrationRunner {
             try catalog.checkOpenRenames()
         }
         try records.rewriteUnwalked()
+        try records.finishEmbedding(policies: records.embeddingPolicies)
         try records.links.finish(
             catalog, tables: records.tables, getsNewKeys: records.getsNewKeys, indexes: &records.indexes, scope: scope)
         let clock = Stopwatch()
@@ -170,6 +171,15 @@ final class MigrationRunner {
                 "objects link to '\(oldName)' under a deny rule:\n\(denied.map { "- " + $0 }.joined(separator: "\n"))\nDelete them, or call deleteData for their types first."
             )
         }
+    }
+
+    func setEmbeddingPolicy(_ policy: EmbeddingPolicy, forType typeName: String) throws {
+        guard let type = catalog.newType(named: typeName), type.isEmbedded, scope.hadTable(type.id) else {
+            throw scope.refusal(
+                .invalidConfiguration, "migration.setEmbeddingPolicy(_:forType: \"\(typeName)\")",
+                "the new schema has no embedded type '\(typeName)' that was top-level before the migration.")
+        }
+        records.embeddingPolicies[type.name] = policy
     }
 
     func oldObject(linkedFrom object: DynamicObject, through property: String) throws -> DynamicObject? {

@@ -13,6 +13,8 @@ final class RecordRewriter: MigrationRecords {
     unowned var catalog: MigrationCatalog!
     var indexes = MigrationIndexes()
     var links: MigrationLinks
+    /// Set by `Migration.setEmbeddingPolicy(_:forType:)`, by type name.
+    var embeddingPolicies: [String: EmbeddingPolicy] = [:]
     private var encoder: ObjectEncoder
     /// New-side tables opened so far, by type id.
     private(set) var tables: [TypeID: ObjectTable] = [:]
@@ -72,7 +74,7 @@ final class RecordRewriter: MigrationRecords {
     /// The table through which objects of a new-schema type are written.
     func table(for type: CatalogType) throws -> ObjectTable {
         if let table = tables[type.id] { return table }
-        let existed = old[typeID: type.id] != nil
+        let existed = scope.hadTable(type.id)
         // No index handles: the indexes that the writes made stale are
         // rebuilt once the closure is done.
         let table = try ObjectTable.open(
@@ -152,6 +154,9 @@ final class RecordRewriter: MigrationRecords {
         /// Per field of the new table, where records written under the old
         /// schema keep it: a hint that saves walking their fields.
         let storedPositions: [Int]
+        /// The properties whose values move between links and embedded
+        /// objects, because their target type changed embedding.
+        let conversions: [EmbeddingConversion]
     }
 
     private func target(_ type: CatalogType) throws -> Target {
@@ -159,7 +164,8 @@ final class RecordRewriter: MigrationRecords {
         let oldIDs = (old[typeID: type.id]?.properties.map(\.id) ?? []).sorted()
         let stored = table.fields.map { field in oldIDs.firstIndex(of: field.id) ?? Int.max }
         return Target(
-            table: table, rekey: getsNewKeys(type), rewriteAll: rewritesEveryRecord(type), storedPositions: stored)
+            table: table, rekey: getsNewKeys(type), rewriteAll: rewritesEveryRecord(type), storedPositions: stored,
+            conversions: embeddingConversions(of: type, table: table))
     }
 
     /// Walks the old objects of a type (or, for a type new in this
@@ -202,6 +208,7 @@ final class RecordRewriter: MigrationRecords {
                     if let target, let object {
                         if !secondPass {
                             object.reset(key: key, base: oldObject.record, storage: nil)
+                            if !target.conversions.isEmpty { try convert(object, old: oldObject, target) }
                             try visit(object, old: oldObject, target, writer, body)
                         } else if let current = try txn.get(target.table.records, key) {
                             // Start from what the first pass wrote.
