@@ -52,10 +52,33 @@ extension TableEngine {
         return writer.withUnsafeBytes { Array($0) }
     }
 
+    /// Checks, before the record in `encoder` is written, that every link
+    /// it adds (against `old`, the links of the record it replaces; nil for
+    /// a new object) names an existing object, so that a refusal writes
+    /// nothing. A link of an object to itself counts as existing.
+    func checkLinkTargets(_ table: ObjectTable, old: [[[UInt8]]]?, _ encoder: ObjectEncoder) throws {
+        let written = try encoder.record.withUnsafeBytes { try RecordView(trusting: $0) }
+        let new = linkKeys(table, written)
+        let source = encoder.key.withUnsafeBytes { Array($0) }
+        for (offset, field) in table.linkFields.enumerated() {
+            guard let target = links.tables[field.target ?? ""] else { continue }
+            let before = Set(old?[offset] ?? [])
+            for added in new[offset] where !before.contains(added) {
+                if target === table && added == source { continue }
+                guard try added.withUnsafeBytes({ try lmdb.get(target.records, $0) }) == nil else { continue }
+                let key = added.withUnsafeBytes { target.describeKey($0) }
+                throw StrataError(
+                    .invalidValue,
+                    "'\(table.name).\(field.name)' of the '\(table.name)' \(source.withUnsafeBytes { table.describeKey($0) }) links to the '\(target.name)' \(key), which does not exist (in \(path)). Insert it first. Nothing was written.",
+                    path: path)
+            }
+        }
+    }
+
     /// Brings the backlinks of the object whose key is in `encoder.key` up
     /// to date after its record was written from `encoder.record`: `old`
     /// holds the links of the record it replaced (nil for a new object).
-    /// Checks that every newly linked object exists.
+    /// ``checkLinkTargets(_:old:_:)`` checked the new links before.
     func relink(_ table: ObjectTable, old: [[[UInt8]]]?, _ encoder: ObjectEncoder) throws {
         let written = try encoder.record.withUnsafeBytes { try RecordView(trusting: $0) }
         let new = linkKeys(table, written)
@@ -64,15 +87,7 @@ extension TableEngine {
             let before = Set(old?[offset] ?? [])
             let after = Set(new[offset])
             guard before != after else { continue }
-            let target = links.tables[field.target ?? ""]
-            for added in after.subtracting(before).sorted(by: { $0.lexicographicallyPrecedes($1) }) {
-                if let target, try added.withUnsafeBytes({ try lmdb.get(target.records, $0) }) == nil {
-                    let key = added.withUnsafeBytes { target.describeKey($0) }
-                    throw StrataError(
-                        .invalidValue,
-                        "'\(table.name).\(field.name)' of the '\(table.name)' \(source.withUnsafeBytes { table.describeKey($0) }) links to the '\(target.name)' \(key), which does not exist (in \(path)). Insert it first. Nothing was written.",
-                        path: path)
-                }
+            for added in after.subtracting(before) {
                 if let backlinks = field.backlinks { _ = try lmdb.put(backlinks, added, source) }
             }
             if let backlinks = field.backlinks {
