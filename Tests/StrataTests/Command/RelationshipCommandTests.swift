@@ -159,6 +159,19 @@ import Testing
         #expect(result.error.isEmpty)
     }
 
+    @Test func compactKeepsTheLinksAndRebuildsTheBacklinks() throws {
+        let path = try seeded()
+        let before = try ["Person", "Dog", "Vet"].map { try StrataBinary.run(["dump", path, "--type", $0, "--json"]) }
+        let result = try StrataBinary.run(["compact", path])
+        #expect(result.status == 0, "stderr: \(result.error)")
+        let after = try ["Person", "Dog", "Vet"].map { try StrataBinary.run(["dump", path, "--type", $0, "--json"]) }
+        #expect(after.map(\.output) == before.map(\.output))
+        let verify = try StrataBinary.run(["verify", path])
+        #expect(verify.status == 0 && verify.output.contains("every link resolves"), "\(verify)")
+        let info = try StrataBinary.run(["info", path])
+        #expect(info.output.contains("  Dog.owner       (link to Person)           2 links"), "\(info.output)")
+    }
+
     /// The seeded file, sound, then changed by `damage` in a write
     /// transaction of the storage layer, past every check of Strata's.
     func damaged(_ damage: (LMDBTransaction, Catalog) throws -> Void) throws -> String {
