@@ -45,6 +45,18 @@ import Testing
         }
     }
 
+    @Test func helpDescribesHowRelationshipsAreShownAndChecked() throws {
+        func text(_ command: String) throws -> String {
+            let result = try StrataBinary.run([command, "--help"])
+            #expect(result.status == 0)
+            return result.output.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        }
+        #expect(try text("dump").contains(#"{"link":{"type":"Person","key":1}}"#))
+        #expect(try text("info").contains("how many links each holds"))
+        #expect(try text("schema").contains("list(link(Dog))"))
+        #expect(try text("verify").contains("every link names an object that exists"))
+    }
+
     @Test func dumpTableWritesRelationshipsAsJSONCells() throws {
         let path = try seeded()
         let result = try StrataBinary.run(["dump", path, "--type", "Dog"])
