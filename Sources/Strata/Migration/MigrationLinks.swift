@@ -2,8 +2,10 @@
 /// links follow their targets to new primary keys, links to objects the
 /// migration deleted follow their property's delete rule, links the
 /// closure wrote must name existing objects, and every backlinks table
-/// the migration made stale is rebuilt. Records that hold no changed link
-/// are never read, so an additive migration still rewrites nothing.
+/// the migration made stale is rebuilt. Only the types whose links may
+/// have changed are read (those whose objects the migration wrote, and
+/// those that link to a type whose objects it deleted or re-keyed), so an
+/// additive migration still reads and rewrites nothing.
 ///
 /// The migration writes records without backlinks (as it writes them
 /// without indexes); this is where they are brought up to date, as
@@ -94,12 +96,14 @@ struct MigrationLinks {
             }
         }
 
-        // Synced mode: link properties an older app version names again
-        // after a newer one kept them without keeping their links whole.
+        // Synced mode: link properties (or whole types) an older app
+        // version names again after a newer one kept them without keeping
+        // their links whole.
         var returning: Set<PropertyID> = []
         for source in sources {
             guard let before = scope.old[typeID: source.type.id] else { continue }
-            for field in source.linkFields where before.keptProperties.contains(where: { $0.id == field.id }) {
+            for field in source.linkFields
+            where before.isKept || before.keptProperties.contains(where: { $0.id == field.id }) {
                 returning.insert(field.id)
             }
         }

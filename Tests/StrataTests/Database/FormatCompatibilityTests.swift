@@ -205,15 +205,9 @@ import Testing
         #expect(try db.verify() == [])
     }
 
-    /// Adding a link property to a type that already has a table fails at
-    /// open: the migration writes the catalog but creates no backlinks
-    /// table for the new property, and opening the tables afterwards
-    /// (`ObjectTable.openAll(create: false)` in `Database+Open.swift`'s
-    /// `migrate`) finds it missing ("The backlinks of 'Person.mentor' are
-    /// missing ... the file is damaged"). Nothing is written: the
-    /// transaction rolls back. When migrations create backlinks tables,
-    /// this test fails with "known issue was not recorded": remove the
-    /// `withKnownIssue`.
+    /// Adding link properties to a type that already has a table is
+    /// automatic: the migration creates their backlinks tables, empty, and
+    /// rewrites no record.
     @Test(arguments: ["format1-local.strata", "format1-synced.strata"])
     func addingALinkToAFileFromBeforeRelationshipsIsAutomaticAndRewritesNoRecord(_ fixture: String) throws {
         let folder = try TemporaryFolder()
@@ -226,23 +220,16 @@ import Testing
         ]
         var config = Database.Configuration(path: path, schemaVersion: 3, schema: schema)
         config.mode = local ? .local : .synced
-        let bytes = try RawFile.contents(path)
-        withKnownIssue("a link property added to an existing type gets no backlinks table") {
-            let db = try Database(configuration: config)
-            #expect(Instrumentation.recordWritesOfLastOpen(path) == 0)
-            #expect(try db.read { tx throws in try tx.objects(type).map { $0["mentor"] } } == [.null, .null, .null])
-            try db.write { tx throws in try tx.update(type, key: 1, ["mentor": .link(2), "peers": [.link(3)]]) }
-            #expect(try db.read { tx throws in try tx.objects(type, linkingTo: 2, through: "mentor").count } == 1)
-            #expect(throws: StrataError.self) { try db.write { tx throws in try tx.delete(type, key: 3) } }
-            #expect(try db.verify() == [])
-        }
-        if try RawFile.contents(path) != bytes {
-            #expect(try Database.verify(path: path) == [], "a failed open left the file changed and unsound")
-        }
+        let db = try Database(configuration: config)
+        #expect(Instrumentation.recordWritesOfLastOpen(path) == 0)
+        #expect(try db.read { tx throws in try tx.objects(type).map { $0["mentor"] } } == [.null, .null, .null])
+        try db.write { tx throws in try tx.update(type, key: 1, ["mentor": .link(2), "peers": [.link(3)]]) }
+        #expect(try db.read { tx throws in try tx.objects(type, linkingTo: 2, through: "mentor").count } == 1)
+        #expect(throws: StrataError.self) { try db.write { tx throws in try tx.delete(type, key: 3) } }
+        #expect(try db.verify() == [])
     }
 
-    /// The same gap for a new type with a link: its table is created
-    /// without the backlinks table, and the open fails the same way.
+    /// A new type with a link gets its backlinks table with its table.
     @Test func addingATypeWithALinkToAFileFromBeforeRelationshipsOpens() throws {
         let folder = try TemporaryFolder()
         let path = try copy("format1-local.strata", into: folder)
@@ -252,13 +239,11 @@ import Testing
                 Property("name", .string)
                 Property.link("holder", to: "Person", onDelete: .cascade)
             })
-        withKnownIssue("a new type's link property gets no backlinks table") {
-            let db = try Database(configuration: .init(path: path, schemaVersion: 2, schema: schema))
-            try db.write { tx throws in try tx.insert("Badge", ["name": "first", "holder": .link(1)]) }
-            try db.write { tx throws in _ = try tx.delete("Person", key: 1) }
-            #expect(try db.read { tx throws in try tx.objects("Badge").count } == 0)
-            #expect(try db.verify() == [])
-        }
+        let db = try Database(configuration: .init(path: path, schemaVersion: 2, schema: schema))
+        try db.write { tx throws in try tx.insert("Badge", ["name": "first", "holder": .link(1)]) }
+        try db.write { tx throws in _ = try tx.delete("Person", key: 1) }
+        #expect(try db.read { tx throws in try tx.objects("Badge").count } == 0)
+        #expect(try db.verify() == [])
     }
 
     // MARK: A file with relationships

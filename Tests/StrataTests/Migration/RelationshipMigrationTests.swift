@@ -241,6 +241,40 @@ import Testing
         #expect(try db.verify().isEmpty)
     }
 
+    @Test func embeddedObjectsAreWrittenAndCreatedInAMigration() throws {
+        let path = folder.path()
+        try seed(path)
+        let dog = ObjectSchema("Dog", primaryKey: "name") {
+            Property("name", .string)
+            Property.link("owner", to: "Person")
+            Property.list("friends", linksTo: "Person")
+            Property.embedded("collar", "Collar")
+            Property.list("tags", embedded: "Collar")
+        }
+        let collar = ObjectSchema("Collar", embedded: true) {
+            Property("color", .string)
+            Property.list("charms", of: .string)
+        }
+        let db = try Database(
+            configuration: Migrations.configuration(path, version: 2, [Self.person, dog, collar]) { migration, _ in
+                try migration.enumerateObjects(ofType: "Dog") { old, new in
+                    if old?["name"] == "Rex" {
+                        new?["collar"] = ["color": "red", "charms": ["bone"]]
+                        new?["tags"] = [["color": "blue"], ["color": "green"]]
+                    }
+                }
+                try migration.create(
+                    "Dog", value: ["name": "Pup", "owner": .link(2), "collar": ["color": "pink"]])
+            })
+        let all = try dogs(db)
+        #expect(all["Rex"]?["collar"] == ["color": "red", "charms": ["bone"]])
+        #expect(all["Rex"]?["tags"] == [["color": "blue", "charms": []], ["color": "green", "charms": []]])
+        #expect(all["Fido"]?["collar"] == .null)
+        #expect(all["Pup"]?["collar"] == ["color": "pink", "charms": []])
+        #expect(try dogsLinking(to: 2, db) == ["Pup", "Spot"])
+        #expect(try db.verify().isEmpty)
+    }
+
     @Test func aLinkToAMissingObjectFailsTheMigration() throws {
         let path = folder.path()
         try seed(path)
@@ -397,6 +431,24 @@ import Testing
         #expect(all["Rex"]?["owner"] == .link(1))
         #expect(all["Pup"]?["owner"] == .null)
         #expect(try old.verify().isEmpty)
+    }
+
+    @Test func anOlderAppSettlesTheLinksOfATypeItNamesAgain() throws {
+        let path = folder.path()
+        try seed(path, mode: .synced)
+        // Version 2 leaves Dog out (kept in the file) and deletes Ada.
+        let v2 = try Database(configuration: Migrations.configuration(path, version: 2, [Self.person], mode: .synced))
+        try v2.write { tx throws in #expect(try tx.delete("Person", key: 1)) }
+        v2.close()
+        // Version 1 still has Dog: links to Ada are settled as it opens.
+        let v1 = try Database(
+            configuration: Migrations.configuration(path, version: 1, [Self.person, Self.dog()], mode: .synced))
+        let all = try dogs(v1)
+        #expect(all["Rex"]?["owner"] == .null)
+        #expect(all["Rex"]?["friends"] == .list([.link(2)]))
+        #expect(all["Spot"]?["owner"] == .link(2))
+        #expect(try dogsLinking(to: 2, v1) == ["Spot"])
+        #expect(try v1.verify().isEmpty)
     }
 
     @Test func syncedModeRefusesToChangeALinkTargetOrEmbedding() throws {
