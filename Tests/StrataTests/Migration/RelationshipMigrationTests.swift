@@ -14,12 +14,16 @@ import Testing
         Property("name", .string)
     }
 
-    static func dog(ownerRule: DeleteRule = .nullify, target: String = "Person") -> ObjectSchema {
-        ObjectSchema("Dog", primaryKey: "name") {
-            Property("name", .string)
-            Property.link("owner", to: target, onDelete: ownerRule)
-            Property.list("friends", linksTo: target)
-        }
+    /// Dog: a name, an owner and friends, then `extra` properties.
+    static func dog(ownerRule: DeleteRule = .nullify, target: String = "Person", adding extra: [Property] = [])
+        -> ObjectSchema
+    {
+        ObjectSchema(
+            "Dog", primaryKey: "name",
+            properties: [
+                Property("name", .string), Property.link("owner", to: target, onDelete: ownerRule),
+                Property.list("friends", linksTo: target),
+            ] + extra)
     }
 
     /// Ada (1), Charles (2); Rex and Fido are Ada's, Spot is Charles's;
@@ -137,12 +141,7 @@ import Testing
             Property("id", .int)
             Property("name", .string)
         }
-        let dog = ObjectSchema("Dog", primaryKey: "name") {
-            Property("name", .string)
-            Property.link("owner", to: "Human")
-            Property.list("friends", linksTo: "Human")
-            Property("age", .int, default: 1)
-        }
+        let dog = Self.dog(target: "Human", adding: [Property("age", .int, default: 1)])
         let db = try Database(
             configuration: Migrations.configuration(path, version: 2, [human, dog]) { migration, _ in
                 try migration.enumerateObjects(ofType: "Dog") { old, new in
@@ -220,12 +219,7 @@ import Testing
     @Test func linksWrittenInAMigrationAreKeptInTheBacklinks() throws {
         let path = folder.path()
         try seed(path)
-        let dog = ObjectSchema("Dog", primaryKey: "name") {
-            Property("name", .string)
-            Property.link("owner", to: "Person")
-            Property.list("friends", linksTo: "Person")
-            Property("good", .bool, default: true)
-        }
+        let dog = Self.dog(adding: [Property("good", .bool, default: true)])
         let db = try Database(
             configuration: Migrations.configuration(path, version: 2, [Self.person, dog]) { migration, _ in
                 try migration.enumerateObjects(ofType: "Dog") { old, new in
@@ -244,13 +238,7 @@ import Testing
     @Test func embeddedObjectsAreWrittenAndCreatedInAMigration() throws {
         let path = folder.path()
         try seed(path)
-        let dog = ObjectSchema("Dog", primaryKey: "name") {
-            Property("name", .string)
-            Property.link("owner", to: "Person")
-            Property.list("friends", linksTo: "Person")
-            Property.embedded("collar", "Collar")
-            Property.list("tags", embedded: "Collar")
-        }
+        let dog = Self.dog(adding: [Property.embedded("collar", "Collar"), Property.list("tags", embedded: "Collar")])
         let collar = ObjectSchema("Collar", embedded: true) {
             Property("color", .string)
             Property.list("charms", of: .string)
@@ -278,12 +266,7 @@ import Testing
     @Test func aLinkToAMissingObjectFailsTheMigration() throws {
         let path = folder.path()
         try seed(path)
-        let dog = ObjectSchema("Dog", primaryKey: "name") {
-            Property("name", .string)
-            Property.link("owner", to: "Person")
-            Property.list("friends", linksTo: "Person")
-            Property("good", .bool, default: true)
-        }
+        let dog = Self.dog(adding: [Property("good", .bool, default: true)])
         let before = try Migrations.state(
             opening: Migrations.configuration(path, version: 1, [Self.person, Self.dog()]))
         let error = try #require(throws: StrataError.self) {
@@ -344,12 +327,7 @@ import Testing
             Property("id", .int)
             Property("fullName", .string)
         }
-        let dog = ObjectSchema("Dog", primaryKey: "name") {
-            Property("name", .string)
-            Property.link("owner", to: "Person")
-            Property.list("friends", linksTo: "Person")
-            Property("ownerName", .string, default: "")
-        }
+        let dog = Self.dog(adding: [Property("ownerName", .string, default: "")])
         let seen = Locked<[String: [Value]]>([:])
         let db = try Database(
             configuration: Migrations.configuration(path, version: 2, [person, dog]) { migration, _ in

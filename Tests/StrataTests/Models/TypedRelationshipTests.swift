@@ -202,18 +202,34 @@ enum StepAppV2: VersionedSchema {
 @Suite(.temporaryFolder) struct TypedRelationshipMigrationTests {
     let folder = TemporaryFolder.current
 
+    func configuration(_ path: String, steps: [MigrationStep]? = nil) -> Database.Configuration {
+        var config =
+            steps.map {
+                Database.Configuration(path: path, schema: StepAppV2.self, versions: [StepAppV1.self], migrations: $0)
+            } ?? Database.Configuration(path: path, schema: StepAppV1.self)
+        config.durability = .noSync
+        return config
+    }
+
+    /// A version-1 file holding `owners` and `pets`.
+    func seed(_ path: String, _ owners: [StepOwnerV1], _ pets: [StepPetV1]) throws {
+        let first = try Database(configuration: configuration(path))
+        defer { first.close() }
+        try first.write { tx in
+            for owner in owners { try tx.insert(owner) }
+            for pet in pets { try tx.insert(pet) }
+        }
+    }
+
     @Test func aTypedStepCreatesEmbeddedObjectsAndLinks() throws {
         let path = folder.path()
-        var v1 = Database.Configuration(path: path, schema: StepAppV1.self)
-        v1.durability = .noSync
-        let first = try Database(configuration: v1)
-        try first.write { tx in
-            try tx.insert(StepOwnerV1(id: 1, name: "Ada", street: "1 Main St"))
-            try tx.insert(StepOwnerV1(id: 2, name: "Charles", street: "5 High St"))
-            try tx.insert(StepPetV1(name: "Rex", ownerID: 1))
-            try tx.insert(StepPetV1(name: "Spot", ownerID: 2))
-        }
-        first.close()
+        try seed(
+            path,
+            [
+                StepOwnerV1(id: 1, name: "Ada", street: "1 Main St"),
+                StepOwnerV1(id: 2, name: "Charles", street: "5 High St"),
+            ],
+            [StepPetV1(name: "Rex", ownerID: 1), StepPetV1(name: "Spot", ownerID: 2)])
         let step = MigrationStep.step(from: StepAppV1.self, to: StepAppV2.self) {
             $0.map(StepOwnerV1.self, to: StepOwner.self) { old, context in
                 if old.id == 1 { try context.insert(StepPet(name: "Pup", owner: Link(old.id))) }
@@ -221,10 +237,7 @@ enum StepAppV2: VersionedSchema {
             }
             $0.map(StepPetV1.self, to: StepPet.self) { old in StepPet(name: old.name, owner: Link(old.ownerID)) }
         }
-        var v2 = Database.Configuration(
-            path: path, schema: StepAppV2.self, versions: [StepAppV1.self], migrations: [step])
-        v2.durability = .noSync
-        let db = try Database(configuration: v2)
+        let db = try Database(configuration: configuration(path, steps: [step]))
         try db.read { tx throws in
             let ada = try #require(try tx.object(StepOwner.self, primaryKey: 1))
             #expect(ada.home == StepHome(street: "1 Main St", rooms: ["hall"]))
@@ -239,23 +252,15 @@ enum StepAppV2: VersionedSchema {
 
     @Test func aTypedStepThatLinksToAMissingObjectFailsAndWritesNothing() throws {
         let path = folder.path()
-        var v1 = Database.Configuration(path: path, schema: StepAppV1.self)
-        v1.durability = .noSync
-        let first = try Database(configuration: v1)
-        try first.write { tx in
-            try tx.insert(StepOwnerV1(id: 1, name: "Ada", street: "1 Main St"))
-            try tx.insert(StepPetV1(name: "Rex", ownerID: 7))
-        }
-        first.close()
+        try seed(path, [StepOwnerV1(id: 1, name: "Ada", street: "1 Main St")], [StepPetV1(name: "Rex", ownerID: 7)])
         let step = MigrationStep.step(from: StepAppV1.self, to: StepAppV2.self) {
             $0.map(StepPetV1.self, to: StepPet.self) { old in StepPet(name: old.name, owner: Link(old.ownerID)) }
         }
-        var v2 = Database.Configuration(
-            path: path, schema: StepAppV2.self, versions: [StepAppV1.self], migrations: [step])
-        v2.durability = .noSync
-        let error = try #require(throws: StrataError.self) { _ = try Database(configuration: v2) }
+        let error = try #require(throws: StrataError.self) {
+            _ = try Database(configuration: configuration(path, steps: [step]))
+        }
         #expect(error.message.contains("links to the 'Owner' 7, which does not exist"), "\(error.message)")
-        let again = try Database(configuration: v1)
+        let again = try Database(configuration: configuration(path))
         #expect(try again.read { tx in try tx.objects(StepPetV1.self).array() } == [StepPetV1(name: "Rex", ownerID: 7)])
     }
 }
