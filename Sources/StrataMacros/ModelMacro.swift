@@ -128,7 +128,8 @@ struct ModelDeclaration {
         } else {
             problem(
                 argument.expression, id: "nameNotLiteral",
-                "@Model(name:) takes a string literal, the stored type name: @Model(name: \"Person\").")
+                "\(macroName)(name:) takes a string literal, the stored type name: \(macroName)(name: \"\(structName)\")."
+            )
         }
     }
 
@@ -212,6 +213,13 @@ struct ModelDeclaration {
             problem(
                 typeNode, id: "embeddedLink",
                 "'\(name)' is a link in an @Embedded struct; embedded objects hold no links. Put the link on the model that holds '\(structName)'."
+            )
+            return
+        }
+        if storedType.name == StoredType.list && storedType.isOptional {
+            problem(
+                typeNode, id: "optionalList",
+                "List '\(name)' cannot be optional: an empty array already means \"none\". Declare it as a non-optional array, with the initial value []."
             )
             return
         }

@@ -17,7 +17,9 @@ extension StrataCommand {
                 "_schemaVersion". Values are plain JSON: strings, numbers, true/false and null; \
                 data is a base64 string, a date an ISO-8601 string in UTC with milliseconds \
                 (2024-05-01T12:00:00.000Z), a UUID its string, and a double that is NaN or \
-                infinite the string "NaN", "Infinity" or "-Infinity".
+                infinite the string "NaN", "Infinity" or "-Infinity". A link names its target \
+                type and key, {"link":{"type":"Person","key":1}}; a list is an array; an \
+                embedded object is a nested object with its type's properties.
                 """
         )
 
@@ -42,12 +44,25 @@ extension StrataCommand {
             let db = try options.open()
             defer { db.close() }
             // Types the file keeps without its schema naming them are dumped too.
+            if let embedded = db.schema[type], embedded.isEmbedded {
+                let owners = db.schema.objectSchemas.filter { owner in
+                    !owner.isEmbedded
+                        && owner.properties.contains {
+                            $0.target == type && $0.elementType != .link && $0.type != .link
+                        }
+                }.map(\.name)
+                throw CommandFailure(
+                    "'\(type)' is an embedded type of \(options.file): its objects are stored inside the objects that hold them\(owners.isEmpty ? "" : " (\(owners.joined(separator: ", ")))"). Dump those types instead."
+                )
+            }
             guard let objectSchema = try db.read({ tx in try? tx.objectSchema(type) }) else {
                 let types = try db.read { tx in tx.typeNames }
                 throw CommandFailure(
                     "\(options.file) has no object type '\(type)'. Its types are: \(types.joined(separator: ", ")).")
             }
-            let names = objectSchema.properties.map(\.name)
+            let properties = objectSchema.properties
+            let names = properties.map(\.name)
+            let schema = db.schema
             try db.read { tx in
                 let objects = try tx.objects(type)
                 let limit = self.limit ?? Int.max
@@ -61,12 +76,13 @@ extension StrataCommand {
                     let values = try names.map { try object.value($0) }
                     if json {
                         let fields =
-                            zip(names, values).map { "\($0.jsonQuoted):\($1.json)" } + [
+                            zip(properties, values).map { "\($0.name.jsonQuoted):\($1.json(as: $0, in: schema))" } + [
                                 "\"_schemaVersion\":\(object.schemaVersion)"
                             ]
                         print("{" + fields.joined(separator: ",") + "}")
                     } else {
-                        let row = values.map(\.cell) + [String(object.schemaVersion)]
+                        let row =
+                            zip(properties, values).map { $1.cell(as: $0, in: schema) } + [String(object.schemaVersion)]
                         if let table {
                             print(table.line(row))
                         } else {

@@ -10,7 +10,9 @@ extension StrataCommand {
                 For each type: its object count, and how many objects sit at each effective \
                 schema version (the version under which each was last written). A type marked \
                 "kept" is left out of the file's current schema; its objects stay in the file. \
-                Reads every record's header, so it takes time in proportion to the objects.
+                Then, when the file has link properties, how many links each holds (a list that \
+                links to one object twice counts once), read from the size of its backlinks \
+                table. Reads every record's header, so it takes time in proportion to the objects.
                 """
         )
 
@@ -37,6 +39,22 @@ extension StrataCommand {
             }
             let table = TextTable(measuring: rows)
             for row in rows { print(table.line(row, indent: "  ")) }
+            let schema = db.schema
+            let links = statistics.types.flatMap { type in
+                type.linkCounts.sorted { $0.key < $1.key }.map { name, count in
+                    let property = schema[type.name]?[property: name]
+                    let kind = property?.type == .list ? "list of links" : "link"
+                    return [
+                        "\(type.name).\(name)", "(\(kind) to \(property?.target ?? "?"))",
+                        "\(count) \(count == 1 ? "link" : "links")",
+                    ]
+                }
+            }
+            if !links.isEmpty {
+                print("Links:")
+                let linkTable = TextTable(measuring: links)
+                for row in links { print(linkTable.line(row, indent: "  ")) }
+            }
             print("File size: \(statistics.fileSize) bytes, \(statistics.usedSize) used")
         }
     }

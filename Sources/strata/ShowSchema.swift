@@ -11,7 +11,9 @@ extension StrataCommand {
             discussion: """
                 The text form shows one block per object type: its primary key, then each \
                 property with its type and whether it is optional, its default, and whether it \
-                is indexed. With --json it prints the snapshot that SchemaSnapshot(jsonData:) and \
+                is indexed. A link shows its target type and delete rule, link(Person), a list \
+                its elements, list(string) or list(link(Dog)), and an embedded property its \
+                type, embedded(Address); embedded types say so instead of naming a key. With --json it prints the snapshot that SchemaSnapshot(jsonData:) and \
                 `strata plan --schema` read: keep one per shipped schema version in your repository.
                 """
         )
@@ -38,17 +40,39 @@ extension StrataCommand {
             for type in types {
                 print("")
                 print(
-                    type.name + (type.primaryKey.map { " (primary key: \($0))" } ?? " (no primary key: automatic ids)"))
+                    type.name
+                        + (type.isEmbedded
+                            ? " (embedded)"
+                            : type.primaryKey.map { " (primary key: \($0))" } ?? " (no primary key: automatic ids)"))
                 let rows = type.properties.map { property in
                     var traits: [String] = []
                     if property.name == type.primaryKey { traits.append("primary key") }
                     if property.isOptional { traits.append("optional") }
                     if let value = property.defaultValue { traits.append("default \(value)") }
                     if property.isIndexed { traits.append("indexed") }
-                    return [property.name, property.type.rawValue, traits.joined(separator: ", ")]
+                    if property.type == .link || property.elementType == .link {
+                        traits.append("on delete: \(property.deleteRule)")
+                    }
+                    return [property.name, Self.shape(property), traits.joined(separator: ", ")]
                 }
                 let table = TextTable(measuring: rows)
                 for row in rows { print(table.line(row, indent: "  ")) }
+            }
+        }
+
+        /// A property's type as the schema text shows it: `int`,
+        /// `link(Person)`, `list(string)`, `list(link(Dog))`, `embedded(Address)`.
+        static func shape(_ property: Property) -> String {
+            let target = property.target ?? "?"
+            switch property.type {
+            case .link, .embedded: return "\(property.type.rawValue)(\(target))"
+            case .list:
+                switch property.elementType {
+                case .link?, .embedded?: return "list(\(property.elementType!.rawValue)(\(target)))"
+                case let element?: return "list(\(element.rawValue))"
+                case nil: return "list(?)"
+                }
+            default: return property.type.rawValue
             }
         }
     }

@@ -14,6 +14,11 @@ public struct DatabaseStatistics: Sendable, Hashable {
         public var objectCount: Int
         /// How many objects were last written at each schema version.
         public var objectsBySchemaVersion: [UInt64: Int]
+        /// For each link property (a link or a list of links), by name: how
+        /// many links its objects hold, counting a list that links to one
+        /// object several times once (the entries of its backlinks table).
+        /// Empty for a type without link properties, and for a kept type.
+        public var linkCounts: [String: Int] = [:]
     }
 
     /// The file's path.
@@ -24,7 +29,8 @@ public struct DatabaseStatistics: Sendable, Hashable {
     public var schemaVersion: UInt64
     /// The file's mode.
     public var mode: Database.Mode
-    /// Every type, kept ones included, by name.
+    /// Every top-level type, kept ones included, by name (embedded types
+    /// have no objects of their own).
     public var types: [TypeStatistics]
     /// The size of the data file, in bytes.
     public var fileSize: Int
@@ -78,8 +84,10 @@ extension Database {
         try self.init(configuration: configuration, includingKeptTypes: true)
     }
 
-    /// Counts the objects of every type, and how many were last written at
-    /// each schema version. Reads every record's header: O(objects).
+    /// Counts the objects of every type, how many were last written at
+    /// each schema version, and the links of each link property. Reads
+    /// every record's header: O(objects); links are counted from the size
+    /// of their backlinks tables, without reading them.
     ///
     /// - Throws: ``StrataError`` for a damaged record, or from storage.
     public func statistics() throws -> DatabaseStatistics {
@@ -91,7 +99,8 @@ extension Database {
         defer { environment.setupLock.unlock() }
         let types = try environment.withReadTransaction { txn in
             let tables = try ObjectTable.openAll(txn, catalog, create: false, path: path)
-            return try catalog.types.map { type in
+            // Embedded types have no table: their objects are inside their owners'.
+            return try catalog.types.filter { !$0.isEmbedded }.map { type in
                 var versions: [UInt64: Int] = [:]
                 var count = 0
                 let table = tables[type.id]!
@@ -104,8 +113,16 @@ extension Database {
                         entry = try cursor.next()
                     }
                 }
+                var links: [String: Int] = [:]
+                if !type.isKept {
+                    for field in table.linkFields {
+                        guard let backlinks = field.backlinks else { continue }
+                        links[field.name] = try txn.entryCount(backlinks)
+                    }
+                }
                 return DatabaseStatistics.TypeStatistics(
-                    name: type.name, isKept: type.isKept, objectCount: count, objectsBySchemaVersion: versions)
+                    name: type.name, isKept: type.isKept, objectCount: count, objectsBySchemaVersion: versions,
+                    linkCounts: links)
             }
         }
         return DatabaseStatistics(
@@ -183,7 +200,10 @@ extension Database {
 
     /// Checks the whole file: the catalog is consistent, every record and
     /// key decodes, every object has its index entries and every index
-    /// entry names an object with that value.
+    /// entry names an object with that value; every link names an object
+    /// that exists, the backlinks tables hold exactly the links the records
+    /// hold, and every embedded object (alone or in a list) decodes by its
+    /// embedded type's properties.
     ///
     /// - Returns: Every problem found, one sentence each; empty when the
     ///   file is sound.

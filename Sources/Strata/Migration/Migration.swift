@@ -100,12 +100,70 @@ public final class Migration {
         object.markDeleted()
     }
 
+    /// The object that the to-one link `property` of an `old` object links
+    /// to, as it was before the migration, read through the old schema; nil
+    /// when the link is null.
+    ///
+    /// ```swift
+    /// try migration.enumerateObjects(ofType: "Dog") { old, new in
+    ///     let owner = try migration.oldObject(linkedFrom: old!, through: "owner")
+    ///     new?["ownerName"] = owner?["name"] ?? ""
+    /// }
+    /// ```
+    ///
+    /// - Throws: ``StrataError`` when `property` is not a to-one link of the
+    ///   old schema's type.
+    public func oldObject(linkedFrom object: DynamicObject, through property: String) throws -> DynamicObject? {
+        try active.oldObject(linkedFrom: object, through: property)
+    }
+
+    /// The object that the to-one link `property` of a `new` object links
+    /// to, in the new schema, as the migration has left it so far: with the
+    /// values an earlier enumeration set, and nil for an object it deleted.
+    /// A link to a type whose primary keys change in this migration holds
+    /// the target's old key until the migration ends, when every link
+    /// follows its target to its new key: resolve those through
+    /// ``oldObject(linkedFrom:through:)``.
+    ///
+    /// - Throws: ``StrataError`` when `property` is not a to-one link of the
+    ///   new schema's type.
+    public func newObject(linkedFrom object: MutableObject, through property: String) throws -> DynamicObject? {
+        try active.newObject(linkedFrom: object, through: property)
+    }
+
+    /// Chooses how this migration makes the type `typeName` embedded, when
+    /// the new schema declares it embedded and the old one had it
+    /// top-level: what happens to objects no other object linked to, and
+    /// to objects several objects linked to. Without it, either kind of
+    /// object fails the migration, and the error lists them.
+    ///
+    /// The conversion itself needs no code: each link of a property that
+    /// the new schema declares embedded (under the same name) becomes a
+    /// copy of the object it linked to, and the type's table goes.
+    ///
+    /// ```swift
+    /// try migration.setEmbeddingPolicy(.init(orphans: .delete, sharedObjects: .copyPerParent), forType: "Address")
+    /// ```
+    ///
+    /// - Throws: ``StrataError`` when the new schema has no embedded type
+    ///   `typeName` that was top-level before.
+    public func setEmbeddingPolicy(_ policy: EmbeddingPolicy, forType typeName: String) throws {
+        try active.setEmbeddingPolicy(policy, forType: typeName)
+    }
+
     /// Deletes every object of a type that the new schema no longer has,
     /// with its indexes, and forgets the type. Without this, the objects of
     /// a removed type stay in the file, ignored.
     ///
+    /// Other types' links to the deleted objects follow their properties'
+    /// delete rules, as they were in the old schema: an object that linked
+    /// to one under a cascade rule is deleted too, and a deny rule makes
+    /// the call fail, naming the objects. (Links under nullify went with
+    /// their properties: the new schema cannot link to a type it lacks.)
+    ///
     /// - Returns: Whether the file had objects (or a table) of that type.
-    /// - Throws: ``StrataError`` when the new schema still has the type.
+    /// - Throws: ``StrataError`` when the new schema still has the type, or
+    ///   a deny rule refuses.
     @discardableResult
     public func deleteData(forType typeName: String) throws -> Bool {
         try active.deleteData(typeName)

@@ -247,6 +247,9 @@ final class MigrationCatalog {
             renameSources[moved.id] = nil
             records.typeRebound(moved.id)
             openTypeRenames[moved.id] = nil
+            if let originalName = old[typeID: moved.id]?.name {
+                try keepLinks(renamedFrom: originalName, to: newName)
+            }
         } else {
             if let taken = typeIndex(newName), working.types[taken].id != moved.id {
                 throw renameError(call, "a type named '\(newName)' already exists at this point of the migration.")
@@ -256,6 +259,34 @@ final class MigrationCatalog {
             openTypeRenames[moved.id] = (openTypeRenames[moved.id]?.from ?? oldName, newName)
         }
         aliases[newName] = moved.id
+    }
+
+    /// After a type rename: the links and embedded objects of the new
+    /// schema that name the type by its new name take back the ids their
+    /// properties had when they named it by its old one, so that their
+    /// values and backlinks stay as they are and no record is rewritten.
+    private func keepLinks(renamedFrom originalName: String, to newName: String) throws {
+        for index in working.types.indices where isNew(working.types[index]) {
+            let typeID = working.types[index].id
+            guard let before = old[typeID: typeID] else { continue }
+            var rebound = false
+            for position in working.types[index].properties.indices {
+                let property = working.types[index].properties[position]
+                guard property.property.target == newName,
+                    let previous = before.properties.first(where: { $0.property.name == property.property.name }),
+                    previous.id != property.id,
+                    previous.property.hasSameShape(as: property.property, renamedTargets: [originalName: newName]),
+                    working.types[index].retiredProperties.contains(where: { $0.id == previous.id })
+                else { continue }
+                working.types[index].properties[position].id = previous.id
+                working.types[index].retiredProperties.removeAll { $0.id == previous.id }
+                rebound = true
+                if records.hasWritten(typeID) {
+                    try records.propertyRenamed(in: working.types[index], fresh: property.id, source: previous.id)
+                }
+            }
+            if rebound { records.typeRebound(typeID) }
+        }
     }
 
     /// Throws for a rename chain that the closure left open.

@@ -43,7 +43,7 @@ struct MigrationIndexes {
             let table =
                 try tables[type.id]
                 ?? ObjectTable.open(
-                    type, scope.txn, create: scope.old[typeID: type.id] == nil, withIndexes: false,
+                    type, scope.txn, create: !scope.hadTable(type.id), withIndexes: false,
                     related: catalog.working.types, path: scope.path)
             for property in indexed {
                 let database = type.indexDatabase(property)

@@ -218,8 +218,20 @@ extension MigrationPlan {
         let stored = Schema(
             catalog.types.filter { !$0.isKept || settings.schema[$0.name] != nil }.map { type in
                 let properties = settings.mode == .synced ? type.properties + type.keptProperties : type.properties
-                return ObjectSchema(type.name, primaryKey: type.primaryKey, properties: properties.map(\.property))
+                return ObjectSchema(
+                    type.name, primaryKey: type.primaryKey, embedded: type.isEmbedded,
+                    properties: properties.map(\.property))
             })
+        // The links to each type, as "Dog.owner", from the other types the
+        // file stores: a removed type others link to keeps them whole only
+        // if its objects stay.
+        var linkers: [String: [String]] = [:]
+        for type in stored.objectSchemas {
+            for property in type.properties where property.isLink {
+                guard let target = property.target, target != type.name else { continue }
+                linkers[target, default: []].append("\(type.name).\(property.name)")
+            }
+        }
         var changes = schemaChanges(from: stored, to: settings.schema).filter { change in
             // What synced mode already keeps is not removed again.
             guard settings.mode == .synced, change.kind == .propertyRemoved, let name = change.propertyName else {
@@ -241,9 +253,13 @@ extension MigrationPlan {
                 return Step(
                     change: change, handling: .automatic, effect: "Its objects, kept in the file \(kept), come back.")
             }
+            let before = change.propertyName.flatMap { stored[change.typeName]?[property: $0] }
             switch settings.mode {
-            case .local: return localStep(change, raised: raised, property: property)
-            case .synced: return syncedStep(change, property: property)
+            case .local:
+                return localStep(
+                    change, raised: raised, property: property, before: before,
+                    madeEmbedded: settings.schema[change.typeName]?.isEmbedded == true)
+            case .synced: return syncedStep(change, property: property, linkers: linkers[change.typeName] ?? [])
             }
         }
     }
@@ -255,11 +271,14 @@ extension MigrationPlan {
         case .indexAdded: "The index is built."
         case .indexRemoved: "The index is dropped."
         case .defaultChanged: "Objects without a stored value read the new default."
+        case .deleteRuleChanged: "Deletes follow the new rule from now on; no record is rewritten."
         default: nil
         }
     }
 
-    private static func localStep(_ change: SchemaChange, raised: Bool, property: Property?) -> Step {
+    private static func localStep(
+        _ change: SchemaChange, raised: Bool, property: Property?, before: Property?, madeEmbedded: Bool
+    ) -> Step {
         if let effect = automaticEffect(change) { return Step(change: change, handling: .automatic, effect: effect) }
         let defaultText = property.map { "\($0.valueWhenAbsent)" } ?? "its default"
         let (handling, effect): (Handling, String)
@@ -280,6 +299,14 @@ extension MigrationPlan {
                 .automatic,
                 "Its values are readable as `old` in the migration closure and gone afterwards; no record is rewritten."
             )
+        case .propertyTypeChanged
+        where before.map { $0.isLink != property?.isLink && $0.target == property?.target } == true:
+            (handling, effect) = (
+                .automatic,
+                property?.isLink == true
+                    ? "Each embedded object becomes an object of its own, linked from here; the type's records are rewritten."
+                    : "Each link becomes a copy of the object it linked to; the type's records are rewritten."
+            )
         case .propertyTypeChanged:
             (handling, effect) = (
                 .migrationClosure,
@@ -295,19 +322,31 @@ extension MigrationPlan {
         case .primaryKeyChanged:
             (handling, effect) = (
                 .automatic,
-                "Objects get new keys after the migration closure, which may fix their values; two objects with one key fail the migration. The type's records are rewritten."
+                "Objects get new keys after the migration closure, which may fix their values; two objects with one key fail the migration. The type's records are rewritten, and every link to them follows them to their new keys."
             )
-        case .typeAdded, .indexAdded, .indexRemoved, .defaultChanged:
+        case .embeddingChanged:
+            (handling, effect) = (
+                .automatic,
+                madeEmbedded
+                    ? "Its objects move into the records of the objects that link to them; an object with no parent, or with several, fails the migration unless migration.setEmbeddingPolicy says otherwise."
+                    : "Its objects become objects of their own, each linked from the object that held it."
+            )
+        case .typeAdded, .indexAdded, .indexRemoved, .defaultChanged, .deleteRuleChanged:
             preconditionFailure("handled by automaticEffect")
         }
         return Step(change: change, handling: handling, effect: effect)
     }
 
-    private static func syncedStep(_ change: SchemaChange, property: Property?) -> Step {
+    private static func syncedStep(_ change: SchemaChange, property: Property?, linkers: [String]) -> Step {
         if let effect = automaticEffect(change) { return Step(change: change, handling: .automatic, effect: effect) }
         let older = "older app versions sharing the data could not read it"
         let (handling, effect): (Handling, String)
         switch change.kind {
+        case .typeRemoved where !linkers.isEmpty:
+            (handling, effect) = (
+                .forbidden,
+                "Forbidden in synced mode: \(linkers.joined(separator: ", ")) \(linkers.count == 1 ? "links" : "link") to it, and \(older) whole. Keep the type."
+            )
         case .typeRemoved:
             (handling, effect) = (
                 .automatic, "Its objects stay in the file for older app versions, ignored by this one."
@@ -331,7 +370,12 @@ extension MigrationPlan {
             (handling, effect) = (
                 .forbidden, "Forbidden in synced mode: objects would change identity for older app versions."
             )
-        case .typeAdded, .indexAdded, .indexRemoved, .defaultChanged:
+        case .embeddingChanged:
+            (handling, effect) = (
+                .forbidden,
+                "Forbidden in synced mode: \(older), whose links and embedded objects would change shape. Add a new type instead."
+            )
+        case .typeAdded, .indexAdded, .indexRemoved, .defaultChanged, .deleteRuleChanged:
             preconditionFailure("handled by automaticEffect")
         }
         return Step(change: change, handling: handling, effect: effect)
@@ -340,7 +384,7 @@ extension MigrationPlan {
     /// Which changes a read-only open can live with: none of them needs the
     /// file to change for reads to be right.
     private static func readableWithoutWriting(_ step: Step) -> Bool {
-        [.typeRemoved, .indexAdded, .indexRemoved].contains(step.change.kind)
+        [.typeRemoved, .indexAdded, .indexRemoved, .deleteRuleChanged].contains(step.change.kind)
     }
 
     private static func decide(catalog: Catalog, steps: [Step], settings: MigrationSettings) -> (
@@ -401,13 +445,23 @@ extension MigrationPlan {
                     .refuse,
                     StrataError(
                         .migrationForbidden,
-                        "These changes to the schema of \(path) are not allowed in synced mode, where older app versions still read the data:\n\(list(forbidden))\nKeep existing properties and types as they are, and add new ones instead.",
+                        "These changes to the schema of \(path) are not allowed in synced mode, where older app versions still read the data:\n\(forbidden.map { "- \($0.change.description)\($0.change.kind == .typeRemoved ? " \($0.effect)" : "")" }.joined(separator: "\n"))\nKeep existing properties and types as they are, and add new ones instead.",
                         path: path)
                 )
             }
         case .local:
             if version > fileVersion {
-                return (settings.deleteIfMigrationNeeded ? .deleteAndRecreate : .migrate, nil)
+                if settings.deleteIfMigrationNeeded { return (.deleteAndRecreate, nil) }
+                if !forbidden.isEmpty {
+                    return (
+                        .refuse,
+                        StrataError(
+                            .migrationForbidden,
+                            "These changes to the schema of \(path) cannot be migrated:\n\(forbidden.map { "- \($0)" }.joined(separator: "\n"))\nNothing was written.",
+                            path: path)
+                    )
+                }
+                return (.migrate, nil)
             }
             if !forbidden.isEmpty {
                 if settings.deleteIfMigrationNeeded { return (.deleteAndRecreate, nil) }

@@ -30,7 +30,7 @@ final class MigrationRunner {
         scope = MigrationScope(
             settings: settings, environment: environment, txn: txn, store: store,
             old: old, oldTables: oldTables, evolved: evolved)
-        records = RecordRewriter(scope: scope)
+        records = RecordRewriter(scope: scope, evolved: evolved)
         catalog = MigrationCatalog(scope: scope, records: records, evolved: evolved)
         records.catalog = catalog
     }
@@ -62,6 +62,9 @@ final class MigrationRunner {
             try catalog.checkOpenRenames()
         }
         try records.rewriteUnwalked()
+        try records.finishEmbedding(policies: records.embeddingPolicies)
+        try records.links.finish(
+            catalog, tables: records.tables, getsNewKeys: records.getsNewKeys, indexes: &records.indexes, scope: scope)
         let clock = Stopwatch()
         try records.indexes.finish(catalog, tables: records.tables, scope: scope)
         logger?.debug("Indexes of \(path) up to date: \(clock.milliseconds) ms")
@@ -116,7 +119,9 @@ final class MigrationRunner {
     }
 
     func deleteData(_ name: String) throws -> Bool {
+        let call = "migration.deleteData(forType: \"\(name)\")"
         guard let type = try catalog.deleteType(name) else { return false }
+        try applyDeleteRules(toLinksInto: type, call: call)
         try records.indexes.retire(type.recordsDatabase, catalog: catalog, scope: scope)
         for property in type.properties where property.hasIndex(in: type) {
             let index = type.indexDatabase(property)
@@ -125,6 +130,73 @@ final class MigrationRunner {
         }
         try scope.engine.deleteSequence(of: type.id)
         return true
+    }
+
+    /// Before the objects of `deleted` go: the objects that linked to them
+    /// under a cascade rule go too, and a deny rule refuses. Links under
+    /// nullify went with their properties, which the new schema cannot
+    /// have (they would name a type it lacks).
+    private func applyDeleteRules(toLinksInto deleted: CatalogType, call: String) throws {
+        guard let oldName = scope.old[typeID: deleted.id]?.name else { return }
+        let (reader, _) = try scope.snapshotContext()
+        var denied: [String] = []
+        for source in scope.old.types where source.id != deleted.id {
+            // Objects of a type this migration also removes stay as they are.
+            guard let table = scope.oldTables[source.id], let kept = catalog.working[typeID: source.id], !kept.isKept
+            else { continue }
+            for field in table.linkFields where field.target == oldName && field.deleteRule != .nullify {
+                guard let backlinks = field.backlinks else { continue }
+                var sources: [[UInt8]] = []
+                try reader.withCursor(backlinks) { cursor in
+                    var entry = try cursor.first()
+                    while let (_, source) = entry {
+                        sources.append(Array(source))
+                        entry = try cursor.next()
+                    }
+                }
+                if field.deleteRule == .deny {
+                    denied += sources.prefix(20).map { key in
+                        key.withUnsafeBytes {
+                            "'\(table.name)' \(table.describeKey($0)) (through '\(table.name).\(field.name)')"
+                        }
+                    }
+                } else {
+                    records.links.doom(sources, of: source.id)
+                }
+            }
+        }
+        guard denied.isEmpty else {
+            throw scope.refusal(
+                .deleteDenied, call,
+                "objects link to '\(oldName)' under a deny rule:\n\(denied.map { "- " + $0 }.joined(separator: "\n"))\nDelete them, or call deleteData for their types first."
+            )
+        }
+    }
+
+    func setEmbeddingPolicy(_ policy: EmbeddingPolicy, forType typeName: String) throws {
+        guard let type = catalog.newType(named: typeName), type.isEmbedded, scope.hadTable(type.id) else {
+            throw scope.refusal(
+                .invalidConfiguration, "migration.setEmbeddingPolicy(_:forType: \"\(typeName)\")",
+                "the new schema has no embedded type '\(typeName)' that was top-level before the migration.")
+        }
+        records.embeddingPolicies[type.name] = policy
+    }
+
+    func oldObject(linkedFrom object: DynamicObject, through property: String) throws -> DynamicObject? {
+        try scope.snapshotContext().context.linkedObject(object, property)
+    }
+
+    func newObject(linkedFrom object: MutableObject, through property: String) throws -> DynamicObject? {
+        let field = try object.table.field(named: property)
+        guard field.type == .link, let targetName = field.target, let target = catalog.newType(named: targetName)
+        else {
+            throw scope.refusal(
+                .invalidValue, "migration.newObject(linkedFrom:through: \"\(property)\")",
+                "'\(object.table.name).\(property)' is not a to-one link of the new schema.")
+        }
+        guard let key = object[property].linkKey else { return nil }
+        let table = try records.table(for: target)
+        return try scope.writeContext.object(table.name, key: key)
     }
 
     func renameProperty(onType typeName: String, from oldName: String, to newName: String) throws {

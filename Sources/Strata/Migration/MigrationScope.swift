@@ -62,6 +62,13 @@ final class MigrationScope {
         return (reader, context)
     }
 
+    /// Whether the type had a table before the migration: it existed, and
+    /// was not embedded (an embedded type's objects live in their owners'
+    /// records).
+    func hadTable(_ type: TypeID) -> Bool {
+        old[typeID: type].map { !$0.isEmbedded } ?? false
+    }
+
     /// "from schema version 1 to 3": the step a message is about.
     var step: String { "from schema version \(old.fileSchemaVersion) to \(newVersion)" }
 

@@ -12,6 +12,9 @@ final class RecordRewriter: MigrationRecords {
     /// Set right after init; the rewriter and the catalog refer to each other.
     unowned var catalog: MigrationCatalog!
     var indexes = MigrationIndexes()
+    var links: MigrationLinks
+    /// Set by `Migration.setEmbeddingPolicy(_:forType:)`, by type name.
+    var embeddingPolicies: [String: EmbeddingPolicy] = [:]
     private var encoder: ObjectEncoder
     /// New-side tables opened so far, by type id.
     private(set) var tables: [TypeID: ObjectTable] = [:]
@@ -33,9 +36,10 @@ final class RecordRewriter: MigrationRecords {
     var old: Catalog { scope.old }
     var txn: LMDBTransaction { scope.txn }
 
-    init(scope: MigrationScope) {
+    init(scope: MigrationScope, evolved: Catalog) {
         self.scope = scope
         self.engine = scope.engine
+        self.links = MigrationLinks(old: scope.old, evolved: evolved)
         let widest = (scope.old.types.map(\.properties.count) + [0]).max() ?? 0
         self.encoder = ObjectEncoder(
             fieldCapacity: max(widest, scope.settings.schema.objectSchemas.map(\.properties.count).max() ?? 0))
@@ -70,7 +74,7 @@ final class RecordRewriter: MigrationRecords {
     /// The table through which objects of a new-schema type are written.
     func table(for type: CatalogType) throws -> ObjectTable {
         if let table = tables[type.id] { return table }
-        let existed = old[typeID: type.id] != nil
+        let existed = scope.hadTable(type.id)
         // No index handles: the indexes that the writes made stale are
         // rebuilt once the closure is done.
         let table = try ObjectTable.open(
@@ -91,7 +95,10 @@ final class RecordRewriter: MigrationRecords {
 
     /// Notes objects created through the write context: every index of
     /// their type must be rebuilt.
-    func created(in type: TypeID) { indexes.markStale(type) }
+    func created(in type: TypeID) {
+        indexes.markStale(type)
+        links.sourceChanged(type)
+    }
 
     /// Notes the type's data deleted: its index databases go with it.
     func dropped(_ database: NamedDatabase) { indexes.markDropped(database) }
@@ -147,6 +154,9 @@ final class RecordRewriter: MigrationRecords {
         /// Per field of the new table, where records written under the old
         /// schema keep it: a hint that saves walking their fields.
         let storedPositions: [Int]
+        /// The properties whose values move between links and embedded
+        /// objects, because their target type changed embedding.
+        let conversions: [EmbeddingConversion]
     }
 
     private func target(_ type: CatalogType) throws -> Target {
@@ -154,7 +164,8 @@ final class RecordRewriter: MigrationRecords {
         let oldIDs = (old[typeID: type.id]?.properties.map(\.id) ?? []).sorted()
         let stored = table.fields.map { field in oldIDs.firstIndex(of: field.id) ?? Int.max }
         return Target(
-            table: table, rekey: getsNewKeys(type), rewriteAll: rewritesEveryRecord(type), storedPositions: stored)
+            table: table, rekey: getsNewKeys(type), rewriteAll: rewritesEveryRecord(type), storedPositions: stored,
+            conversions: embeddingConversions(of: type, table: table))
     }
 
     /// Walks the old objects of a type (or, for a type new in this
@@ -197,6 +208,7 @@ final class RecordRewriter: MigrationRecords {
                     if let target, let object {
                         if !secondPass {
                             object.reset(key: key, base: oldObject.record, storage: nil)
+                            if !target.conversions.isEmpty { try convert(object, old: oldObject, target) }
                             try visit(object, old: oldObject, target, writer, body)
                         } else if let current = try txn.get(target.table.records, key) {
                             // Start from what the first pass wrote.
@@ -225,6 +237,7 @@ final class RecordRewriter: MigrationRecords {
         if target.rewriteAll || target.rekey { indexes.markStale(type) }
         for field in target.table.fields where walkChangedPositions & (1 << UInt64(min(field.position, 63))) != 0 {
             indexes.markChanged(field.id, of: type)
+            if field.isLink { links.sourceChanged(type) }
         }
         walkChangedPositions = 0
     }
@@ -307,6 +320,7 @@ final class RecordRewriter: MigrationRecords {
             // A re-keyed table starts empty: the object is simply not
             // inserted again.
             if !target.rekey { _ = try engine.deleteRecord(table, key: object.key) }
+            links.deleted(in: table.type.id)
             walkWrote = true
             indexes.markStale(table.type.id)
             return
@@ -335,6 +349,7 @@ final class RecordRewriter: MigrationRecords {
                     "After the migration of \(path) \(scope.step), two '\(table.name)' objects have the primary key \(encoder.decodedKey(table)). Give them distinct values in the migration closure, or delete one with migration.delete. \(scope.nothingWritten)",
                     path: path)
             }
+            encoder.key.withUnsafeBytes { links.rekeyed(table.type.id, from: object.key, to: $0) }
             return
         }
         if keyEncoded {

@@ -24,6 +24,11 @@ public struct SchemaChange: Hashable, Sendable, CustomStringConvertible {
         case indexRemoved
         /// A property's default value changed.
         case defaultChanged
+        /// A link property's delete rule changed.
+        case deleteRuleChanged
+        /// A top-level object type became embedded, or an embedded one
+        /// top-level.
+        case embeddingChanged
     }
 
     /// What changed.
@@ -52,6 +57,13 @@ func schemaChanges(from old: Schema, to new: Schema) -> [SchemaChange] {
                 SchemaChange(kind: .typeRemoved, typeName: name, description: "Object type '\(name)' has been removed.")
             )
         case (let before?, let after?):
+            if before.isEmbedded != after.isEmbedded {
+                changes.append(
+                    SchemaChange(
+                        kind: .embeddingChanged, typeName: name,
+                        description:
+                            "Object type '\(name)' has been made \(after.isEmbedded ? "embedded" : "top-level")."))
+            }
             changes += propertyChanges(from: before, to: after)
         case (nil, nil):
             break
@@ -79,10 +91,10 @@ private func propertyChanges(from old: ObjectSchema, to new: ObjectSchema) -> [S
             change(.propertyAdded, after.name, "Property '\(name)' has been added.")
             continue
         }
-        if before.type != after.type {
+        if !before.hasSameShape(as: after) {
             change(
                 .propertyTypeChanged, after.name,
-                "Property '\(name)' has been changed from '\(before.type)' to '\(after.type)'.")
+                "Property '\(name)' has been changed from '\(before.shapeDescription)' to '\(after.shapeDescription)'.")
         }
         if before.isOptional && !after.isOptional {
             change(.madeRequired, after.name, "Property '\(name)' has been made required.")
@@ -103,6 +115,15 @@ private func propertyChanges(from old: ObjectSchema, to new: ObjectSchema) -> [S
                 "Property '\(name)' has had its default changed from \(describe(before.defaultValue)) to \(describe(after.defaultValue))."
             )
         }
+    }
+    for after in new.properties where after.isLink {
+        guard let before = old[property: after.name], before.isLink, before.deleteRule != after.deleteRule else {
+            continue
+        }
+        change(
+            .deleteRuleChanged, after.name,
+            "Property '\(type).\(after.name)' has had its delete rule changed from \(before.deleteRule) to \(after.deleteRule)."
+        )
     }
     for before in old.properties where new[property: before.name] == nil {
         change(.propertyRemoved, before.name, "Property '\(type).\(before.name)' has been removed.")

@@ -52,10 +52,33 @@ extension TableEngine {
         return writer.withUnsafeBytes { Array($0) }
     }
 
+    /// Checks, before the record in `encoder` is written, that every link
+    /// it adds (against `old`, the links of the record it replaces; nil for
+    /// a new object) names an existing object, so that a refusal writes
+    /// nothing. A link of an object to itself counts as existing.
+    func checkLinkTargets(_ table: ObjectTable, old: [[[UInt8]]]?, _ encoder: ObjectEncoder) throws {
+        let written = try encoder.record.withUnsafeBytes { try RecordView(trusting: $0) }
+        let new = linkKeys(table, written)
+        let source = encoder.key.withUnsafeBytes { Array($0) }
+        for (offset, field) in table.linkFields.enumerated() {
+            guard let target = links.tables[field.target ?? ""] else { continue }
+            let before = Set(old?[offset] ?? [])
+            for added in new[offset] where !before.contains(added) {
+                if target === table && added == source { continue }
+                guard try added.withUnsafeBytes({ try lmdb.get(target.records, $0) }) == nil else { continue }
+                let key = added.withUnsafeBytes { target.describeKey($0) }
+                throw StrataError(
+                    .invalidValue,
+                    "'\(table.name).\(field.name)' of the '\(table.name)' \(source.withUnsafeBytes { table.describeKey($0) }) links to the '\(target.name)' \(key), which does not exist (in \(path)). Insert it first. Nothing was written.",
+                    path: path)
+            }
+        }
+    }
+
     /// Brings the backlinks of the object whose key is in `encoder.key` up
     /// to date after its record was written from `encoder.record`: `old`
     /// holds the links of the record it replaced (nil for a new object).
-    /// Checks that every newly linked object exists.
+    /// ``checkLinkTargets(_:old:_:)`` checked the new links before.
     func relink(_ table: ObjectTable, old: [[[UInt8]]]?, _ encoder: ObjectEncoder) throws {
         let written = try encoder.record.withUnsafeBytes { try RecordView(trusting: $0) }
         let new = linkKeys(table, written)
@@ -64,15 +87,7 @@ extension TableEngine {
             let before = Set(old?[offset] ?? [])
             let after = Set(new[offset])
             guard before != after else { continue }
-            let target = links.tables[field.target ?? ""]
-            for added in after.subtracting(before).sorted(by: { $0.lexicographicallyPrecedes($1) }) {
-                if let target, try added.withUnsafeBytes({ try lmdb.get(target.records, $0) }) == nil {
-                    let key = added.withUnsafeBytes { target.describeKey($0) }
-                    throw StrataError(
-                        .invalidValue,
-                        "'\(table.name).\(field.name)' of the '\(table.name)' \(source.withUnsafeBytes { table.describeKey($0) }) links to the '\(target.name)' \(key), which does not exist (in \(path)). Insert it first. Nothing was written.",
-                        path: path)
-                }
+            for added in after.subtracting(before) {
                 if let backlinks = field.backlinks { _ = try lmdb.put(backlinks, added, source) }
             }
             if let backlinks = field.backlinks {
@@ -167,25 +182,16 @@ extension TableEngine {
         guard let targetTable = links.tables[field.target ?? ""] else { return }
         try source.withUnsafeBytes { sourceBytes in
             guard let stored = try storedView(table, key: sourceBytes) else { return }
-            let current = table.value(at: field.position, in: stored)
             let updated: Value
-            switch current {
+            switch table.value(at: field.position, in: stored) {
             case .list(let elements):
                 updated = .list(elements.filter { recordKey($0.linkKey ?? .null, of: targetTable) != target })
             default:
                 updated = .null
             }
-            var encoder = self.encoder
-            encoder.key.removeAll()
-            encoder.key.append(contentsOf: sourceBytes)
             let old = linkKeys(table, stored)
             let oldIndexed = indexedValues(table, stored)
-            try encoder.encodeFields(
-                table: table, schemaVersion: writingSchemaVersion, automaticKey: .keep, preserving: stored
-            ) { other in
-                other.position == field.position ? updated : table.value(at: other.position, in: stored)
-            }
-            _ = try putRecord(table, encoder, noOverwrite: false)
+            var encoder = try rewrite(table, key: sourceBytes, stored: stored, with: [field.position: updated])
             var offset = 0
             try reindex(table, old: oldIndexed, &encoder) { _ in
                 defer { offset += 1 }
@@ -193,6 +199,33 @@ extension TableEngine {
             }
             try relink(table, old: old, encoder)
         }
+    }
+
+    /// Sets fields of the object of `table` with record key `key` (values
+    /// by field position) and writes its record back, leaving its index entries and backlinks to
+    /// the caller (a migration rebuilds both once it is done).
+    func replaceFields(_ table: ObjectTable, key: [UInt8], with values: [Int: Value]) throws {
+        try key.withUnsafeBytes { keyBytes in
+            guard let stored = try storedView(table, key: keyBytes) else { return }
+            _ = try rewrite(table, key: keyBytes, stored: stored, with: values)
+        }
+    }
+
+    /// Writes the record `stored` of the object with record key `key` again,
+    /// with `values` at their field positions; returns the encoder holding it.
+    private func rewrite(
+        _ table: ObjectTable, key: UnsafeRawBufferPointer, stored: RecordView, with values: [Int: Value]
+    ) throws -> ObjectEncoder {
+        var encoder = self.encoder
+        encoder.key.removeAll()
+        encoder.key.append(contentsOf: key)
+        try encoder.encodeFields(
+            table: table, schemaVersion: writingSchemaVersion, automaticKey: .keep, preserving: stored
+        ) { other in
+            values[other.position] ?? table.value(at: other.position, in: stored)
+        }
+        _ = try putRecord(table, encoder, noOverwrite: false)
+        return encoder
     }
 
     /// Deletes one object's record, its index entries and its own links'

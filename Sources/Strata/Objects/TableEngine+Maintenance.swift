@@ -1,8 +1,11 @@
 extension TableEngine {
-    /// The problems of one type's records and indexes: records and keys
-    /// that do not decode, objects missing from an index, index entries
-    /// that name no object or file one under another value. A kept type's
-    /// indexes are not checked (nothing keeps them up to date).
+    /// The problems of one type's records, indexes and links: records and
+    /// keys that do not decode (links, lists and embedded objects included,
+    /// by their types), objects missing from an index, index entries that
+    /// name no object or file one under another value, links to objects
+    /// that do not exist, links missing from the backlinks and backlinks
+    /// that name no such link. A kept type's indexes and links are not
+    /// checked (nothing keeps them up to date).
     func verify(_ table: ObjectTable, kept: Bool) throws -> [String] {
         var problems: [String] = []
         func note(_ problem: String) {
@@ -26,6 +29,16 @@ extension TableEngine {
                     note(error.message)
                     entry = try records.next()
                     continue
+                }
+                if !kept && table.hasCompositeFields, let base = view.bytes.baseAddress {
+                    for field in table.fields where field.type.isComposite {
+                        guard let offset = view.fieldOffset(forField: field.id, expectedAt: field.position),
+                            let problem = CompositeCodec.problem(field, base, offset, view.bytes.count)
+                        else { continue }
+                        note(
+                            "The object of '\(table.name)' with key \(table.describeKey(key)) does not decode: \(problem)."
+                        )
+                    }
                 }
                 if !kept {
                     for (field, targets) in zip(table.linkFields, linkKeys(table, view)) {

@@ -85,6 +85,7 @@ final class TableEngine {
         try encoder.encodeFields(
             table: table, schemaVersion: schemaVersion ?? writingSchemaVersion, automaticKey: newID(table),
             preserving: nil, given)
+        if !table.linkFields.isEmpty { try checkLinkTargets(table, old: nil, encoder) }
         guard try putRecord(table, encoder, noOverwrite: true) else {
             let key = encoder.decodedKey(table)
             if table.primaryKey == nil {
@@ -146,6 +147,7 @@ final class TableEngine {
                 // Read before the put, which may move the stored bytes.
                 let old = stored.map { indexedValues(table, $0) }
                 let oldLinks = table.linkFields.isEmpty ? nil : stored.map { linkKeys(table, $0) }
+                if !table.linkFields.isEmpty { try checkLinkTargets(table, old: oldLinks, encoder) }
                 _ = try putRecord(table, encoder, noOverwrite: false)
                 try reindex(table, old: old, &encoder) { ObjectEncoder.resolved($0, given: given($0)) }
                 if !table.linkFields.isEmpty { try relink(table, old: oldLinks, encoder) }
@@ -153,6 +155,7 @@ final class TableEngine {
         }
         try encoder.encodeFields(
             table: table, schemaVersion: writingSchemaVersion, automaticKey: .keep, preserving: nil, given)
+        if !table.linkFields.isEmpty { try checkLinkTargets(table, old: nil, encoder) }
         _ = try putRecord(table, encoder, noOverwrite: false)
         try reindex(table, old: nil, &encoder) { ObjectEncoder.resolved($0, given: given($0)) }
         if !table.linkFields.isEmpty { try relink(table, old: nil, encoder) }
@@ -200,6 +203,7 @@ final class TableEngine {
             ) { field in
                 matched.given(field, from: changes) ?? table.value(at: field.position, in: stored)
             }
+            if let oldLinks { try checkLinkTargets(table, old: oldLinks, encoder) }
             _ = try putRecord(table, encoder, noOverwrite: false)
             var offset = 0
             try reindex(table, old: oldIndexed, &encoder) { _ in
@@ -233,7 +237,28 @@ final class TableEngine {
     /// objects link to the type, each object is deleted with its delete
     /// rules applied (a deny refuses the whole call).
     func deleteAll(_ table: ObjectTable) throws {
-        if links.incoming[table.name] != nil {
+        if let incoming = links.incoming[table.name] {
+            // A deny rule refuses the whole call before anything is deleted.
+            for (source, field) in incoming where field.deleteRule == .deny && source !== table {
+                guard let backlinks = field.backlinks else { continue }
+                let linking = try lmdb.withCursor(backlinks) { cursor -> [String] in
+                    var names: [String] = []
+                    var entry = try cursor.first()
+                    while let found = entry, names.count < 20 {
+                        names.append("'\(source.name)' \(source.describeKey(found.value))")
+                        entry = try cursor.next()
+                    }
+                    return names
+                }
+                guard linking.isEmpty else {
+                    throw StrataError(
+                        .deleteDenied,
+                        "The objects of '\(table.name)' cannot all be deleted from \(path): objects link to them through '\(source.name).\(field.name)' under a deny rule:\n"
+                            + linking.map { "- " + $0 }.joined(separator: "\n")
+                            + "\nUnlink or delete them first. Nothing was written.",
+                        path: path)
+                }
+            }
             var keys: [[UInt8]] = []
             try lmdb.withCursor(table.records) { cursor in
                 var entry = try cursor.first()

@@ -248,11 +248,12 @@ struct CatalogType: Codable, Equatable, Sendable {
     func backlinksDatabase(_ property: CatalogProperty) -> NamedDatabase { FileLayout.backlinks(id, property.id) }
 
     /// Every named database the type uses: its records, its indexes and its
-    /// backlinks; none for an embedded type.
+    /// backlinks (those of kept link properties too, for the older app
+    /// versions that still read them); none for an embedded type.
     var databases: [NamedDatabase] {
         guard !isEmbedded else { return [] }
         return [recordsDatabase] + properties.filter { $0.hasIndex(in: self) }.map(indexDatabase)
-            + properties.filter(\.property.isLink).map(backlinksDatabase)
+            + (properties + keptProperties).filter(\.property.isLink).map(backlinksDatabase)
     }
 
     /// The type's object schema, as the catalog records it.

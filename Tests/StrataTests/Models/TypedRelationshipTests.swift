@@ -158,3 +158,109 @@ import Testing
         #expect(try db.read { tx throws in try tx.objects(RelDog.self).count } == 0)
     }
 }
+
+@Model(name: "Owner") struct StepOwnerV1: Equatable {
+    @PrimaryKey var id: Int
+    var name: String
+    var street: String
+}
+
+@Model(name: "Pet") struct StepPetV1: Equatable {
+    @PrimaryKey var name: String
+    var ownerID: Int
+}
+
+@Embedded(name: "Home") struct StepHome: Equatable {
+    var street: String
+    var rooms: [String] = []
+}
+
+@Model(name: "Owner") struct StepOwner: Equatable {
+    @PrimaryKey var id: Int
+    var name: String
+    var home: StepHome?
+    var best: Link<StepPet>?
+}
+
+@Model(name: "Pet") struct StepPet: Equatable {
+    @PrimaryKey var name: String
+    @Relationship(deleteRule: .cascade) var owner: Link<StepOwner>?
+}
+
+enum StepAppV1: VersionedSchema {
+    static let version: UInt64 = 1
+    static let models: [any Model.Type] = [StepOwnerV1.self, StepPetV1.self]
+}
+
+enum StepAppV2: VersionedSchema {
+    static let version: UInt64 = 2
+    static let models: [any Model.Type] = [StepOwner.self, StepPet.self]
+}
+
+/// Typed steps create embedded objects and links, and a new object with
+/// its links through the step's context.
+@Suite(.temporaryFolder) struct TypedRelationshipMigrationTests {
+    let folder = TemporaryFolder.current
+
+    func configuration(_ path: String, steps: [MigrationStep]? = nil) -> Database.Configuration {
+        var config =
+            steps.map {
+                Database.Configuration(path: path, schema: StepAppV2.self, versions: [StepAppV1.self], migrations: $0)
+            } ?? Database.Configuration(path: path, schema: StepAppV1.self)
+        config.durability = .noSync
+        return config
+    }
+
+    /// A version-1 file holding `owners` and `pets`.
+    func seed(_ path: String, _ owners: [StepOwnerV1], _ pets: [StepPetV1]) throws {
+        let first = try Database(configuration: configuration(path))
+        defer { first.close() }
+        try first.write { tx in
+            for owner in owners { try tx.insert(owner) }
+            for pet in pets { try tx.insert(pet) }
+        }
+    }
+
+    @Test func aTypedStepCreatesEmbeddedObjectsAndLinks() throws {
+        let path = folder.path()
+        try seed(
+            path,
+            [
+                StepOwnerV1(id: 1, name: "Ada", street: "1 Main St"),
+                StepOwnerV1(id: 2, name: "Charles", street: "5 High St"),
+            ],
+            [StepPetV1(name: "Rex", ownerID: 1), StepPetV1(name: "Spot", ownerID: 2)])
+        let step = MigrationStep.step(from: StepAppV1.self, to: StepAppV2.self) {
+            $0.map(StepOwnerV1.self, to: StepOwner.self) { old, context in
+                if old.id == 1 { try context.insert(StepPet(name: "Pup", owner: Link(old.id))) }
+                return StepOwner(id: old.id, name: old.name, home: StepHome(street: old.street, rooms: ["hall"]))
+            }
+            $0.map(StepPetV1.self, to: StepPet.self) { old in StepPet(name: old.name, owner: Link(old.ownerID)) }
+        }
+        let db = try Database(configuration: configuration(path, steps: [step]))
+        try db.read { tx throws in
+            let ada = try #require(try tx.object(StepOwner.self, primaryKey: 1))
+            #expect(ada.home == StepHome(street: "1 Main St", rooms: ["hall"]))
+            #expect(try tx.objects(StepPet.self, linkingTo: 1, through: \.owner).map(\.name) == ["Pup", "Rex"])
+            #expect(try tx.objects(StepPet.self, linkingTo: 2, through: \.owner).map(\.name) == ["Spot"])
+        }
+        // The cascade rule holds for links written by the step.
+        try db.write { tx throws in #expect(try tx.delete(StepOwner.self, primaryKey: 1)) }
+        #expect(try db.read { tx in try tx.objects(StepPet.self).map(\.name) } == ["Spot"])
+        #expect(try db.verify().isEmpty)
+    }
+
+    @Test func aTypedStepThatLinksToAMissingObjectFailsAndWritesNothing() throws {
+        let path = folder.path()
+        try seed(path, [StepOwnerV1(id: 1, name: "Ada", street: "1 Main St")], [StepPetV1(name: "Rex", ownerID: 7)])
+        let step = MigrationStep.step(from: StepAppV1.self, to: StepAppV2.self) {
+            $0.map(StepPetV1.self, to: StepPet.self) { old in StepPet(name: old.name, owner: Link(old.ownerID)) }
+        }
+        let error = try #require(throws: StrataError.self) {
+            _ = try Database(configuration: configuration(path, steps: [step]))
+        }
+        #expect(error.message.contains("links to the 'Owner' 7, which does not exist"), "\(error.message)")
+        let again = try Database(configuration: configuration(path))
+        #expect(try again.read { tx in try tx.objects(StepPetV1.self).array() } == [StepPetV1(name: "Rex", ownerID: 7)])
+    }
+}

@@ -237,3 +237,35 @@ import Testing
         #expect(problems.isEmpty, "\(problems)")
     }
 }
+
+/// A refused link or a refused delete that the app catches inside its write
+/// leaves nothing behind when the transaction commits anyway.
+@Suite(.temporaryFolder) struct RelationshipRefusalTests {
+    let folder = TemporaryFolder.current
+
+    @Test(arguments: Fixtures.modes)
+    func aCaughtLinkRefusalWritesNothingOfThatObject(mode: Database.Mode) throws {
+        let db = try Database(
+            configuration: Fixtures.configuration(
+                folder.path(), schema: RelationshipTests.schema(ownerRule: .deny), mode: mode))
+        try db.write { tx in
+            try tx.insert("Person", ["id": 1, "name": "Ada"])
+            try tx.insert("Dog", ["name": "Rex", "owner": .link(1)])
+        }
+        try db.write { tx throws in
+            #expect(throws: StrataError.self) { try tx.insert("Dog", ["name": "Ghost", "owner": .link(9)]) }
+            #expect(throws: StrataError.self) { try tx.update("Dog", key: "Rex", ["owner": .link(9)]) }
+            #expect(throws: StrataError.self) { try tx.upsert("Dog", ["name": "Rex", "owner": .link(9)]) }
+            #expect(throws: StrataError.self) { try tx.deleteAll("Person") }
+            // A link of an object to itself names an existing object.
+            try tx.insert("Person", ["id": 2, "name": "Narcissus", "friends": [.link(2)]])
+        }
+        try db.read { tx throws in
+            #expect(try tx.object("Dog", key: "Ghost") == nil)
+            #expect(try tx.object("Dog", key: "Rex")?["owner"] == .link(1))
+            #expect(try tx.objects("Person").count == 2)
+            #expect(try tx.object("Person", key: 2)?["friends"] == .list([.link(2)]))
+        }
+        #expect(try db.verify().isEmpty)
+    }
+}
