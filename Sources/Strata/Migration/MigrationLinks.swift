@@ -92,7 +92,11 @@ struct MigrationLinks {
             let map = newKeys[typeID]
             for key in keys {
                 let current = map?[key] ?? key
-                if try current.withUnsafeBytes({ try engine.deleteRecord(table, key: $0) }) { deleted(in: typeID) }
+                if try current.withUnsafeBytes({ try engine.deleteRecord(table, key: $0) }) {
+                    deleted(in: typeID)
+                    // Their index entries go when the type's indexes are rebuilt.
+                    indexes.markStale(typeID)
+                }
             }
         }
 

@@ -354,6 +354,7 @@ import Testing
         let owner = ObjectSchema("Owner", primaryKey: "id") { Property("id", .int) }
         let dogV1 = ObjectSchema("Dog", primaryKey: "name") {
             Property("name", .string)
+            Property("age", .int, default: 3, indexed: true)
             Property.link("owner", to: "Owner", onDelete: .cascade)
             Property.link("walker", to: "Owner")
         }
@@ -366,13 +367,18 @@ import Testing
             try tx.insert("Dog", ["name": "Spot"])
         }
         db1.close()
-        let dogV2 = ObjectSchema("Dog", primaryKey: "name") { Property("name", .string) }
+        // The index makes verify() check that the cascade's victims left it too.
+        let dogV2 = ObjectSchema("Dog", primaryKey: "name") {
+            Property("name", .string)
+            Property("age", .int, default: 3, indexed: true)
+        }
         let db = try Database(
             configuration: Migrations.configuration(path, version: 2, [dogV2]) { migration, _ in
                 try migration.deleteData(forType: "Owner")
             })
         // Rex's owner link cascaded; Fido's walker link was nullified.
         #expect(try dogs(db).keys.sorted() == ["Fido", "Spot"])
+        #expect(try db.read { tx in try tx.objects("Dog").where("age", equals: 3).count } == 2)
         #expect(try db.verify().isEmpty)
     }
 
