@@ -6,11 +6,20 @@ final class EmbeddedLayout: @unchecked Sendable {
     let name: String
     /// Current properties sorted by id: the order fields are written in.
     let fields: [ObjectTable.Field]
+    /// Properties this app's schema does not declare but other app
+    /// versions do (synced mode), sorted by id: an embedded object written
+    /// over a stored one keeps their stored bytes.
+    let kept: [ObjectTable.KeptField]
+    /// Whether objects of this layout, or objects nested in them, have
+    /// kept properties: writing one over a stored one must then read it.
+    let keepsStoredFields: Bool
     private let positions: [String: Int]
 
-    init(name: String, fields: [ObjectTable.Field]) {
+    init(name: String, fields: [ObjectTable.Field], kept: [ObjectTable.KeptField] = []) {
         self.name = name
         self.fields = fields
+        self.kept = kept
+        self.keepsStoredFields = !kept.isEmpty || fields.contains { $0.embedded?.keepsStoredFields == true }
         self.positions = Dictionary(fields.map { ($0.name, $0.position) }, uniquingKeysWith: { first, _ in first })
     }
 
@@ -32,7 +41,9 @@ final class EmbeddedLayout: @unchecked Sendable {
                     embedded: entry.property.isEmbedding
                         ? entry.property.target.flatMap { layout($0, depth: depth + 1) } : nil)
             }
-            let made = EmbeddedLayout(name: name, fields: fields)
+            let made = EmbeddedLayout(
+                name: name, fields: fields,
+                kept: type.keptProperties.sorted { $0.id < $1.id }.map(ObjectTable.KeptField.init))
             layouts[name] = made
             return made
         }
@@ -46,17 +57,59 @@ final class EmbeddedLayout: @unchecked Sendable {
 /// property names and types, link keys of the target's key type), and the
 /// reading of embedded objects through their layout.
 enum CompositeCodec {
+    /// A value as a record being replaced stores it: the offset of its tag
+    /// in the stored bytes. Embedded objects written over it keep the
+    /// stored fields their type no longer declares (synced mode).
+    struct Stored {
+        let base: UnsafeRawPointer
+        let offset: Int
+        let end: Int
+
+        var tag: UInt8 { base.load(fromByteOffset: offset, as: UInt8.self) }
+
+        /// Field `field` of `record`, when it stores one.
+        init?(_ field: ObjectTable.Field, in record: RecordView) {
+            guard let base = record.bytes.baseAddress,
+                let offset = record.fieldOffset(forField: field.id, expectedAt: field.position)
+            else { return nil }
+            self.init(base: base, offset: offset, end: record.bytes.count)
+        }
+
+        init(base: UnsafeRawPointer, offset: Int, end: Int) {
+            self.base = base
+            self.offset = offset
+            self.end = end
+        }
+    }
+
     /// Checks `value` for `field` and appends it as the field's payload.
     /// `value` has passed the top-level check (``Value/fits(_:optional:)``).
+    /// `stored` is what the field held before, for the embedded objects
+    /// whose kept fields a replaced record carries over.
     static func appendField(
-        _ writer: inout ByteWriter, _ field: ObjectTable.Field, _ value: Value, owner: String, path: String
+        _ writer: inout ByteWriter, _ field: ObjectTable.Field, _ value: Value, owner: String, path: String,
+        replacing stored: Stored? = nil
     ) throws {
         writer.appendVarint(UInt64(field.id.rawValue))
-        try appendValue(&writer, field, value, owner: owner, path: path)
+        try appendValue(&writer, field, value, owner: owner, path: path, replacing: stored)
+    }
+
+    /// Appends a kept field's value for a record or embedded object that
+    /// has no stored one to carry over: the empty value of its type, so
+    /// that the app versions that declare it read it.
+    static func appendEmpty(_ writer: inout ByteWriter, _ kept: ObjectTable.KeptField) {
+        guard case .object = kept.emptyValue else {
+            RecordCodec.appendField(&writer, id: kept.id, value: kept.emptyValue)
+            return
+        }
+        // An embedded object with no fields reads as one of defaults.
+        writer.appendVarint(UInt64(kept.id.rawValue))
+        RecordCodec.appendObject(&writer, fieldCount: 0) { _ in }
     }
 
     private static func appendValue(
-        _ writer: inout ByteWriter, _ field: ObjectTable.Field, _ value: Value, owner: String, path: String
+        _ writer: inout ByteWriter, _ field: ObjectTable.Field, _ value: Value, owner: String, path: String,
+        replacing stored: Stored?
     ) throws {
         switch (field.type, value) {
         case (_, .null):
@@ -66,6 +119,9 @@ enum CompositeCodec {
             RecordCodec.appendTagged(&writer, value)
         case (.list, .list(let elements)):
             let element = field.elementType ?? .int
+            let previous =
+                element == .embedded && field.embedded?.keepsStoredFields == true
+                ? storedElements(field, elements, stored) : []
             try RecordCodec.appendList(&writer, count: elements.count) { body in
                 for (offset, raw) in elements.enumerated() {
                     let item = raw.coerced(to: element)
@@ -80,14 +136,17 @@ enum CompositeCodec {
                         RecordCodec.appendTagged(&body, item)
                     case .object(let properties):
                         try appendObject(
-                            &body, field, properties, owner: "\(owner).\(field.name)[\(offset)]", path: path)
+                            &body, field, properties, owner: "\(owner).\(field.name)[\(offset)]", path: path,
+                            replacing: offset < previous.count ? previous[offset] : nil)
                     default:
                         RecordCodec.appendTagged(&body, item)
                     }
                 }
             }
         case (.embedded, .object(let properties)):
-            try appendObject(&writer, field, properties, owner: "\(owner).\(field.name)", path: path)
+            try appendObject(
+                &writer, field, properties, owner: "\(owner).\(field.name)", path: path,
+                replacing: stored?.tag == RecordCodec.Tag.object.rawValue ? stored : nil)
         default:
             throw invalid(
                 "'\(owner).\(field.name)' is \(describe(field, field.type)), but \(value) was given", path: path)
@@ -95,10 +154,12 @@ enum CompositeCodec {
     }
 
     /// An embedded object: every property of its type, in id order, given
-    /// or defaulted; an unknown name is an error.
+    /// or defaulted; an unknown name is an error. The kept properties of its
+    /// type (synced mode) come from `stored`, the object it replaces, byte
+    /// for byte; a new object stores their empty values.
     private static func appendObject(
         _ writer: inout ByteWriter, _ field: ObjectTable.Field, _ properties: [String: Value], owner: String,
-        path: String
+        path: String, replacing stored: Stored? = nil
     ) throws {
         guard let layout = field.embedded else {
             throw invalid("'\(owner)' holds objects of '\(field.target ?? "?")', an unknown embedded type", path: path)
@@ -110,8 +171,26 @@ enum CompositeCodec {
                 "Embedded type '\(layout.name)' has no property '\(name)' (given for '\(owner)' in \(path)). Its properties are: \(known). Nothing was written.",
                 path: path)
         }
-        try RecordCodec.appendObject(&writer, fieldCount: layout.fields.count) { body in
+        let storedFields = layout.keepsStoredFields ? stored.map(fields(of:)) ?? [:] : [:]
+        let keptCount = stored == nil ? layout.kept.count : layout.kept.count(where: { storedFields[$0.id] != nil })
+        try RecordCodec.appendObject(&writer, fieldCount: layout.fields.count + keptCount) { body in
+            var nextKept = 0
+            func appendKept(before id: PropertyID?) {
+                while nextKept < layout.kept.count, id.map({ layout.kept[nextKept].id < $0 }) ?? true {
+                    let kept = layout.kept[nextKept]
+                    nextKept += 1
+                    guard stored != nil else {
+                        appendEmpty(&body, kept)
+                        continue
+                    }
+                    // Copied byte for byte: this app cannot read the value, only keep it.
+                    if let bytes = storedFields[kept.id] {
+                        body.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes.field))
+                    }
+                }
+            }
             for inner in layout.fields {
+                appendKept(before: inner.id)
                 let value: Value
                 if let given = properties[inner.name] {
                     value = given.coerced(to: inner.type)
@@ -131,12 +210,109 @@ enum CompositeCodec {
                         path: path)
                 }
                 if inner.type.isComposite {
-                    try appendField(&body, inner, value, owner: owner, path: path)
+                    try appendField(
+                        &body, inner, value, owner: owner, path: path, replacing: storedFields[inner.id]?.value)
                 } else {
                     RecordCodec.appendField(&body, id: inner.id, value: value)
                 }
             }
+            appendKept(before: nil)
         }
+    }
+
+    /// The fields of the stored embedded object `object` (at its tag), by
+    /// id: each field's bytes (id, tag and payload) and where its value is.
+    private static func fields(of object: Stored) -> [PropertyID: (field: Slice<UnsafeRawBufferPointer>, value: Stored)]
+    {
+        let base = object.base
+        var p = object.offset + 1
+        guard let length = RecordView.readVarint(base, &p, object.end), length <= UInt64(object.end - p) else {
+            return [:]
+        }
+        let contentEnd = p + Int(length)
+        guard let count = RecordView.readVarint(base, &p, contentEnd) else { return [:] }
+        let all = UnsafeRawBufferPointer(start: base, count: contentEnd)
+        var fields: [PropertyID: (field: Slice<UnsafeRawBufferPointer>, value: Stored)] = [:]
+        for _ in 0 ..< count {
+            let start = p
+            guard let id = RecordView.readVarint(base, &p, contentEnd), p < contentEnd else { return fields }
+            let valueStart = p
+            guard RecordView.skipValue(base, &p, contentEnd) else { return fields }
+            fields[PropertyID(UInt32(truncatingIfNeeded: id))] = (
+                all[start ..< p], Stored(base: base, offset: valueStart, end: contentEnd)
+            )
+        }
+        return fields
+    }
+
+    /// For each element of a list of embedded objects being written, the
+    /// stored element whose kept fields it carries over, or nil. Embedded
+    /// objects have no identity, so an element takes over a stored element
+    /// whose declared properties are equal to its own (the same position
+    /// first), and an element changed in place, in a list whose length did
+    /// not change, takes over the stored element at its position. So
+    /// writing a list back unchanged, appending to it, or removing or
+    /// reordering elements keeps every kept field with its object.
+    private static func storedElements(_ field: ObjectTable.Field, _ elements: [Value], _ stored: Stored?) -> [Stored?]
+    {
+        guard let stored, stored.tag == RecordCodec.Tag.list.rawValue, let layout = field.embedded else { return [] }
+        let base = stored.base
+        var p = stored.offset + 1
+        guard let length = RecordView.readVarint(base, &p, stored.end), length <= UInt64(stored.end - p) else {
+            return []
+        }
+        let contentEnd = p + Int(length)
+        guard let count = RecordView.readVarint(base, &p, contentEnd) else { return [] }
+        var old: [(stored: Stored, value: Value?)] = []
+        for _ in 0 ..< count {
+            guard p < contentEnd else { break }
+            let element = Stored(base: base, offset: p, end: contentEnd)
+            var at = p
+            let value = readObject(layout, base, &at, contentEnd)
+            guard RecordView.skipValue(base, &p, contentEnd) else { break }
+            old.append((element, value))
+        }
+        let new = elements.map { normalized($0, layout) }
+        var taken = [Bool](repeating: false, count: old.count)
+        var matched = [Stored?](repeating: nil, count: elements.count)
+        for offset in new.indices where offset < old.count && old[offset].value == new[offset] {
+            matched[offset] = old[offset].stored
+            taken[offset] = true
+        }
+        for offset in new.indices where matched[offset] == nil {
+            if let other = old.indices.first(where: { !taken[$0] && old[$0].value == new[offset] }) {
+                matched[offset] = old[other].stored
+                taken[other] = true
+            }
+        }
+        if old.count == new.count {
+            for offset in new.indices where matched[offset] == nil && !taken[offset] {
+                matched[offset] = old[offset].stored
+                taken[offset] = true
+            }
+        }
+        return matched
+    }
+
+    /// An embedded object given for a layout, as reading it back after it
+    /// is written would return it: every declared property, given or
+    /// defaulted, nested objects likewise.
+    private static func normalized(_ value: Value, _ layout: EmbeddedLayout?) -> Value {
+        guard case .object(let properties) = value, let layout else { return value }
+        var result: [String: Value] = [:]
+        for inner in layout.fields {
+            var value = properties[inner.name].map { $0.coerced(to: inner.type) } ?? inner.valueWhenAbsent
+            switch (inner.type, value) {
+            case (.embedded, .object):
+                value = normalized(value, inner.embedded)
+            case (.list, .list(let elements)) where inner.elementType == .embedded:
+                value = .list(elements.map { normalized($0, inner.embedded) })
+            default:
+                break
+            }
+            result[inner.name] = value
+        }
+        return .object(result)
     }
 
     private static func checkLinkKey(_ key: Value, _ field: ObjectTable.Field, owner: String, path: String) throws {

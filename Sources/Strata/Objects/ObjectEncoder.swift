@@ -78,14 +78,9 @@ struct ObjectEncoder {
         record.removeAll()
         if table.primaryKey != nil { key.removeAll() }
         let hidden = table.keptFields
-        var keptCount = hidden.count
-        if let preserving {
-            keptCount = 0
-            for field in hidden where preserving.encodedField(field.id, expectedAt: Int.max) != nil {
-                keptCount += 1
-            }
-        }
-        RecordCodec.beginRecord(&record, schemaVersion: schemaVersion, fieldCount: table.fields.count + keptCount)
+        RecordCodec.beginRecord(
+            &record, schemaVersion: schemaVersion,
+            fieldCount: table.fields.count + ObjectEncoder.keptCount(table, preserving: preserving))
         var next = 0
         for field in table.fields {
             while next < hidden.count && hidden[next].id < field.id {
@@ -94,7 +89,11 @@ struct ObjectEncoder {
             }
             let value = try ObjectEncoder.resolve(field, given: try given(field), table: table)
             if field.type.isComposite {
-                try CompositeCodec.appendField(&record, field, value, owner: table.name, path: table.path)
+                try CompositeCodec.appendField(
+                    &record, field, value, owner: table.name, path: table.path,
+                    replacing: preserving.flatMap {
+                        keepsStoredFields(field) ? CompositeCodec.Stored(field, in: $0) : nil
+                    })
                 continue
             }
             RecordCodec.appendField(&record, id: field.id, value: value)
@@ -115,8 +114,8 @@ struct ObjectEncoder {
 
     /// Encodes an object that a migration rewrites: the values the closure
     /// set, and the stored fields it left alone, copied byte for byte when
-    /// their stored type still fits (else the field's default). Migrations
-    /// run in local mode, where types have no kept fields.
+    /// their stored type still fits (else the field's default). Kept fields
+    /// (synced mode) are carried over from `base`, at every nesting level.
     /// `storedPositions` guesses, per field, where the base record keeps it.
     /// The key is encoded from the values only when `newKeys` is set or the
     /// primary key was set by the closure; returns whether it was.
@@ -126,13 +125,20 @@ struct ObjectEncoder {
         base: RecordView?, overrides: UnsafeMutableBufferPointer<Value?>, storedPositions: [Int]
     ) throws -> Bool {
         var keyEncoded = false
-        precondition(table.keptFields.isEmpty, "A migration rewrite of a synced-mode type")
         record.removeAll()
         if table.primaryKey != nil { key.removeAll() }
-        RecordCodec.beginRecord(&record, schemaVersion: schemaVersion, fieldCount: table.fields.count)
+        let hidden = table.keptFields
+        RecordCodec.beginRecord(
+            &record, schemaVersion: schemaVersion,
+            fieldCount: table.fields.count + ObjectEncoder.keptCount(table, preserving: base))
+        var next = 0
         let keyPosition = table.primaryKey?.position
         for position in 0 ..< table.fields.count {
             let info = table.readInfo[position]
+            while next < hidden.count && hidden[next].id < info.id {
+                appendKept(hidden[next], preserving: base)
+                next += 1
+            }
             if overrides[position] == nil, let base,
                 let stored = base.encodedField(info.id, expectedAt: storedPositions[position]),
                 RecordCodec.tag(stored.tag, fits: info.type, optional: info.isOptional)
@@ -155,7 +161,9 @@ struct ObjectEncoder {
             let value = try ObjectEncoder.resolve(
                 field, given: overrides[position] ?? field.valueWhenAbsent, table: table)
             if field.type.isComposite {
-                try CompositeCodec.appendField(&record, field, value, owner: table.name, path: table.path)
+                try CompositeCodec.appendField(
+                    &record, field, value, owner: table.name, path: table.path,
+                    replacing: base.flatMap { keepsStoredFields(field) ? CompositeCodec.Stored(field, in: $0) : nil })
                 continue
             }
             RecordCodec.appendField(&record, id: field.id, value: value)
@@ -165,6 +173,10 @@ struct ObjectEncoder {
                 keyEncoded = true
             }
         }
+        while next < hidden.count {
+            appendKept(hidden[next], preserving: base)
+            next += 1
+        }
         if table.primaryKey == nil, case .new(let nextID) = automaticKey {
             key.removeAll()
             KeyCodec.appendAutomaticID(try nextID(), to: &key)
@@ -173,13 +185,20 @@ struct ObjectEncoder {
         return keyEncoded
     }
 
+    /// How many kept fields a record of `table` replacing `preserving`
+    /// holds: those it stores, or all of them for a new object.
+    private static func keptCount(_ table: ObjectTable, preserving: RecordView?) -> Int {
+        guard let preserving else { return table.keptFields.count }
+        return table.keptFields.count(where: { preserving.encodedField($0.id, expectedAt: Int.max) != nil })
+    }
+
     /// A property this app's schema does not declare (synced mode) keeps
     /// its stored state when a record is replaced: a stored value stays, an
     /// absent field stays absent (so the app that declares it still reads
     /// its own default). A new object stores the empty value.
     private mutating func appendKept(_ field: ObjectTable.KeptField, preserving: RecordView?) {
         guard let preserving else {
-            RecordCodec.appendField(&record, id: field.id, value: field.emptyValue)
+            CompositeCodec.appendEmpty(&record, field)
             return
         }
         // Copied byte for byte: this app cannot read the value, only keep it.
@@ -193,6 +212,13 @@ struct ObjectEncoder {
     @inline(__always)
     static func resolved(_ field: ObjectTable.Field, given: Value?) -> Value {
         given.map { $0.coerced(to: field.type) } ?? field.valueWhenAbsent
+    }
+
+    /// Whether writing `field` over a stored value must read it: its
+    /// embedded objects have kept properties to carry over.
+    @inline(__always)
+    private func keepsStoredFields(_ field: ObjectTable.Field) -> Bool {
+        field.embedded?.keepsStoredFields == true
     }
 
     /// Encodes a primary key (or automatic id) given by the caller.

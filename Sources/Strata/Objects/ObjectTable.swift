@@ -74,6 +74,11 @@ final class ObjectTable: @unchecked Sendable {
     struct KeptField: Sendable {
         let id: PropertyID
         let emptyValue: Value
+
+        init(_ property: CatalogProperty) {
+            self.id = property.id
+            self.emptyValue = property.property.isOptional ? .null : property.property.type.emptyValue
+        }
     }
 
     let type: CatalogType
@@ -95,6 +100,9 @@ final class ObjectTable: @unchecked Sendable {
     let indexedPositions: UInt64
     /// Kept properties sorted by id; empty outside synced mode.
     let keptFields: [KeptField]
+    /// Whether the embedded objects of some field have kept properties
+    /// (synced mode): replacing a record must then read the stored one.
+    let keepsEmbeddedFields: Bool
     /// Per position, what reading a field needs, in an array of plain
     /// values so that a read touches no reference count.
     let readInfo: UnsafeMutableBufferPointer<ReadInfo>
@@ -144,9 +152,8 @@ final class ObjectTable: @unchecked Sendable {
             indexedPositions |= 1 << UInt64(min(field.position, 63))
         }
         self.indexedPositions = indexedPositions
-        self.keptFields = type.keptProperties.sorted { $0.id < $1.id }.map {
-            KeptField(id: $0.id, emptyValue: $0.property.isOptional ? .null : $0.property.type.emptyValue)
-        }
+        self.keptFields = type.keptProperties.sorted { $0.id < $1.id }.map(KeptField.init)
+        self.keepsEmbeddedFields = fields.contains { $0.embedded?.keepsStoredFields == true }
         self.readInfo = .allocate(capacity: fields.count)
         _ = self.readInfo.initialize(from: fields.map { ReadInfo(id: $0.id, type: $0.type, isOptional: $0.isOptional) })
     }

@@ -128,6 +128,7 @@ final class TableEngine {
         var encoder = self.encoder
         let needsStored =
             requireExisting || !table.indexedFields.isEmpty || !table.keptFields.isEmpty || !table.linkFields.isEmpty
+            || table.keepsEmbeddedFields
         // The key alone first: when it cannot be encoded, the full encoding
         // below throws the error that explains why.
         if needsStored, let key = given(primaryKey) ?? primaryKey.defaultValue,

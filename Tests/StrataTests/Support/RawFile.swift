@@ -52,6 +52,18 @@ enum RawFile {
         }
     }
 
+    /// The stored bytes of the record of `type` with Int primary key `id`,
+    /// past every check of Strata's. No Database may be open on `path`.
+    static func record(_ path: String, type name: String, id: Int64) throws -> [UInt8]? {
+        try withWrite(path) { txn in
+            let meta = try #require(try CatalogStore.openMeta(txn, create: false))
+            let catalog = try #require(try CatalogStore(meta: meta, path: path).catalog(txn))
+            let type = try #require(catalog[type: name])
+            let records = try #require(try txn.openDatabase(type.recordsDatabase, create: false))
+            return try key(id).withUnsafeBytes { try txn.get(records, $0) }.map { Array($0) }
+        }
+    }
+
     /// The stored key of an Int primary key.
     static func key(_ id: Int64) -> [UInt8] {
         var writer = ByteWriter()

@@ -1,0 +1,234 @@
+import Foundation
+import Testing
+
+@testable import Strata
+
+// Version 2 of a synced app: its embedded types have properties version 1
+// does not declare (`Address.city`, `Geo.label`), at every nesting level.
+
+@Embedded(name: "Geo") struct KeptGeoV2: Equatable {
+    var lat: Double = 0
+    var label: String = ""
+}
+
+@Embedded(name: "Address") struct KeptAddressV2: Equatable {
+    var street: String = ""
+    var city: String = ""
+    var geo: KeptGeoV2 = KeptGeoV2()
+}
+
+@Model(name: "Pet") struct KeptPet {
+    @PrimaryKey var id: Int
+}
+
+@Model(name: "Person") struct KeptPersonV2 {
+    @PrimaryKey var id: Int
+    var name: String
+    var home: KeptAddressV2 = KeptAddressV2()
+    var work: KeptAddressV2?
+    var past: [KeptAddressV2] = []
+    var pet: Link<KeptPet>?
+}
+
+// Version 1: the same types without `city` and `label`.
+
+@Embedded(name: "Geo") struct KeptGeoV1: Equatable {
+    var lat: Double = 0
+}
+
+@Embedded(name: "Address") struct KeptAddressV1: Equatable {
+    var street: String = ""
+    var geo: KeptGeoV1 = KeptGeoV1()
+}
+
+@Model(name: "Person") struct KeptPersonV1 {
+    @PrimaryKey var id: Int
+    var name: String
+    var home: KeptAddressV1 = KeptAddressV1()
+    var work: KeptAddressV1?
+    var past: [KeptAddressV1] = []
+    var pet: Link<KeptPet>?
+}
+
+/// Synced mode keeps every stored field whose id is not a current property
+/// when an older app rewrites a record, at every nesting level: embedded
+/// objects, optional ones, lists of them and objects embedded in them,
+/// through every write path that replaces a record.
+@Suite(.temporaryFolder) struct SyncedEmbeddedKeptFieldTests {
+    let folder = TemporaryFolder.current
+
+    private func open(_ version: UInt64) throws -> Database {
+        var config = Database.Configuration(
+            path: folder.path(), schemaVersion: version,
+            models: version == 1 ? [KeptPersonV1.self, KeptPet.self] : [KeptPersonV2.self, KeptPet.self])
+        config.durability = .noSync
+        config.mode = .synced
+        return try Database(configuration: config)
+    }
+
+    private static func address(_ street: String, _ city: String, lat: Double, label: String) -> KeptAddressV2 {
+        KeptAddressV2(street: street, city: city, geo: KeptGeoV2(lat: lat, label: label))
+    }
+
+    static let home = address("1 Main St", "Leeds", lat: 53.8, label: "home")
+    static let work = address("2 Mill Rd", "York", lat: 53.9, label: "office")
+    static let past = [
+        address("3 Old Ln", "Hull", lat: 53.7, label: "first"),
+        address("4 Elm Ct", "Bath", lat: 51.3, label: "second"),
+        address("5 Ash Wy", "Ely", lat: 52.4, label: "third"),
+    ]
+
+    /// Version 2 writes Person 1 with every embedded shape filled in.
+    private func seed() throws {
+        let db = try open(2)
+        try db.write { tx in
+            try tx.insert(KeptPet(id: 7))
+            try tx.insert(
+                KeptPersonV2(id: 1, name: "Ada", home: Self.home, work: Self.work, past: Self.past, pet: Link(7)))
+        }
+    }
+
+    private func person(_ db: Database) throws -> KeptPersonV2 {
+        try #require(try db.read { tx in try tx.object(KeptPersonV2.self, primaryKey: 1) })
+    }
+
+    enum Write: String, CaseIterable, Sendable {
+        case typedUpdate, typedUpsert, dynamicUpdate, dynamicUpsert, cascadeNullify, compact
+    }
+
+    /// The version 1 app changes the name (or, for the nullify and compact
+    /// paths, has a record rewritten for it) and leaves every address as it
+    /// reads it.
+    private func rewriteAtVersion1(_ write: Write) throws {
+        try rewriteAtVersion1(write, try open(1))
+        if write == .compact {
+            _ = try Database.compact(path: folder.path())
+        }
+    }
+
+    private func rewriteAtVersion1(_ write: Write, _ db: Database) throws {
+        let old = try #require(try db.read { tx in try tx.object(KeptPersonV1.self, primaryKey: 1) })
+        #expect(old.home.street == "1 Main St")
+        switch write {
+        case .typedUpdate:
+            var changed = old
+            changed.name = "Ada L."
+            try db.write { tx in try tx.update(changed) }
+        case .typedUpsert:
+            var changed = old
+            changed.name = "Ada L."
+            try db.write { tx in _ = try tx.upsert(changed) }
+        case .dynamicUpdate:
+            try db.write { tx in try tx.update("Person", key: 1, ["name": "Ada L."]) }
+        case .dynamicUpsert:
+            let stored = try #require(try db.read { tx in try tx.object("Person", key: 1)?.values })
+            var values = stored
+            values["name"] = "Ada L."
+            try db.write { tx in _ = try tx.upsert("Person", values) }
+        case .cascadeNullify:
+            try db.write { tx in _ = try tx.delete(KeptPet.self, primaryKey: 7) }
+        case .compact:
+            break
+        }
+    }
+
+    @Test(arguments: Write.allCases)
+    func anOlderAppsRewriteKeepsEmbeddedFieldsItDoesNotDeclare(write: Write) throws {
+        try seed()
+        try rewriteAtVersion1(write)
+        let db = try open(2)
+        let person = try person(db)
+        #expect(person.home == Self.home)
+        #expect(person.work == Self.work)
+        #expect(person.past == Self.past)
+        switch write {
+        case .typedUpdate, .typedUpsert, .dynamicUpdate, .dynamicUpsert: #expect(person.name == "Ada L.")
+        case .cascadeNullify: #expect(person.pet == nil)
+        case .compact: #expect(person.name == "Ada")
+        }
+        #expect(try db.verify() == [])
+    }
+
+    /// Embedded objects have no identity: an element of a list takes over
+    /// the kept fields of a stored element equal to it in what the older app
+    /// declares, or the one at its position when edited in place.
+    @Test func listElementsKeepTheirFieldsWhenTheOlderAppReordersRemovesAppendsAndEdits() throws {
+        try seed()
+        do {
+            let db = try open(1)
+            var old = try #require(try db.read { tx in try tx.object(KeptPersonV1.self, primaryKey: 1) })
+            // [first, second, third] -> [third, first, new]; then "first" is edited in place.
+            old.past = [old.past[2], old.past[0], KeptAddressV1(street: "6 New St", geo: KeptGeoV1(lat: 1))]
+            try db.write { tx in try tx.update(old) }
+            old.past[1].street = "3 Old Lane"
+            try db.write { tx in try tx.update(old) }
+        }
+        let person = try person(try open(2))
+        #expect(person.past.map(\.street) == ["5 Ash Wy", "3 Old Lane", "6 New St"])
+        #expect(person.past.map(\.city) == ["Ely", "Hull", ""])
+        #expect(person.past.map(\.geo.label) == ["third", "first", ""])
+    }
+
+    /// An optional embedded object the older app removes takes its kept
+    /// fields with it; one it sets anew has none to keep.
+    @Test func anEmbeddedObjectTheOlderAppReplacesOrClearsKeepsNothing() throws {
+        try seed()
+        do {
+            let db = try open(1)
+            var old = try #require(try db.read { tx in try tx.object(KeptPersonV1.self, primaryKey: 1) })
+            old.work = nil
+            try db.write { tx in try tx.update(old) }
+            old.work = KeptAddressV1(street: "9 Quay", geo: KeptGeoV1(lat: 2))
+            try db.write { tx in try tx.update(old) }
+        }
+        let person = try person(try open(2))
+        #expect(person.work == KeptAddressV2(street: "9 Quay", city: "", geo: KeptGeoV2(lat: 2, label: "")))
+        #expect(person.home == Self.home)
+    }
+
+    /// A new object written by the older app stores the empty values of the
+    /// embedded properties it does not declare, so the newer app reads them.
+    @Test func aNewObjectOfTheOlderAppReadsEmptyKeptEmbeddedFields() throws {
+        try seed()
+        do {
+            let db = try open(1)
+            try db.write { tx in
+                try tx.insert(
+                    KeptPersonV1(
+                        id: 2, name: "Bo", home: KeptAddressV1(street: "8 Row", geo: KeptGeoV1(lat: 3)),
+                        past: [KeptAddressV1(street: "7 Lane")]))
+            }
+        }
+        let db = try open(2)
+        let bo = try #require(try db.read { tx in try tx.object(KeptPersonV2.self, primaryKey: 2) })
+        #expect(bo.home == KeptAddressV2(street: "8 Row", city: "", geo: KeptGeoV2(lat: 3, label: "")))
+        #expect(bo.past == [KeptAddressV2(street: "7 Lane")])
+        #expect(try db.verify() == [])
+    }
+
+    /// In local mode the same rewrite drops the values of the removed
+    /// property: a record's retired bytes go away when it is rewritten.
+    @Test func localModeDropsARemovedEmbeddedPropertyOnRewrite() throws {
+        func open(_ version: UInt64) throws -> Database {
+            var config = Database.Configuration(
+                path: folder.path(), schemaVersion: version,
+                models: version == 1 ? [KeptPersonV2.self, KeptPet.self] : [KeptPersonV1.self, KeptPet.self])
+            config.durability = .noSync
+            return try Database(configuration: config)
+        }
+        do {
+            let db = try open(1)
+            try db.write { tx in
+                try tx.insert(KeptPersonV2(id: 1, name: "Ada", home: Self.home))
+            }
+        }
+        let before = try #require(try RawFile.record(folder.path(), type: "Person", id: 1))
+        do {
+            let db = try open(2)
+            try db.write { tx in try tx.update("Person", key: 1, ["name": "Ada"]) }
+        }
+        let after = try #require(try RawFile.record(folder.path(), type: "Person", id: 1))
+        // "Leeds" and "home" (5 + 4 bytes, each with an id, a tag and a length) are gone.
+        #expect(before.count - after.count == 9 + 3 * 2)
+    }
+}
