@@ -11,8 +11,10 @@ extension StrataCommand {
                 summary line (open as it is, apply automatic changes, migrate, or refused), then \
                 each schema change with what happens to the data and how it is handled \
                 (automatic, migrationClosure, forbidden). The plan assumes the app passes no \
-                migration closure; where it says "migrate", an app's closure runs too. Exits \
-                with 0 when opening would succeed, and non-zero when it would be refused.
+                migration closure unless --with-closure says it does. A change of a property's \
+                value type needs code that converts its values, or --discard-values for it, as \
+                Configuration.discardValues(of:onType:) declares in the app. Exits with 0 when \
+                opening would succeed, and non-zero when it would be refused.
 
                 Write a snapshot with `strata schema FILE --json` or SchemaSnapshot.jsonData().
                 """
@@ -36,12 +38,33 @@ extension StrataCommand {
         )
         var synced = false
 
+        @Flag(help: "Plan as if the app passes a migration closure (Configuration.migration).")
+        var withClosure = false
+
+        @Option(
+            name: .customLong("discard-values"),
+            help: ArgumentHelp(
+                "A property whose value type changes and whose stored values the app discards (Configuration.discardValues); repeat for several.",
+                valueName: "Type.property"))
+        var discardedValues: [String] = []
+
+        func validate() throws {
+            for entry in discardedValues where entry.split(separator: ".").count != 2 {
+                throw ValidationError("--discard-values takes Type.property, e.g. Task.priority; got '\(entry)'.")
+            }
+        }
+
         func run() throws {
             try options.requireExisting()
             let snapshot = try Plan.readSnapshot(snapshotPath)
             var configuration = Database.Configuration(
                 path: options.file, schemaVersion: version ?? snapshot.schemaVersion, schema: snapshot.schema)
             configuration.mode = synced ? .synced : .local
+            if withClosure { configuration.migration = { _, _ in } }
+            for entry in discardedValues {
+                let parts = entry.split(separator: ".").map(String.init)
+                configuration.discardValues(of: parts[1], onType: parts[0])
+            }
             let plan = try Database.migrationPlan(for: configuration)
             print(plan)
             if let error = plan.error {

@@ -94,6 +94,15 @@ extension Database {
         /// ]
         /// ```
         public var migrations: [MigrationStep] = []
+        /// Properties whose value type changed and whose stored values this
+        /// app chooses to discard, by type name: each object then reads the
+        /// property's new default. Without code that says what happens to
+        /// the old values (a ``migration`` closure, a typed step that maps
+        /// the type) or an entry here, a migration that changes a property's
+        /// type is refused before anything is written, so that no value is
+        /// reset silently. Set it with ``discardValues(of:onType:)``.
+        /// Default: none.
+        public var discardedValues: [String: Set<String>] = [:]
         /// How often a running observation looks for commits made by other
         /// processes, which LMDB does not announce; nil: only when
         /// ``Database/checkForExternalChanges()`` asks. Commits made through
@@ -137,6 +146,22 @@ extension Database {
             self.verifiesFileOnOpen = false
         }
 
+        /// Declares that the stored values of `property` of `type`, whose
+        /// value type this schema version changes, are to be discarded: the
+        /// migration gives every object the property's new default instead
+        /// of refusing to open the file.
+        ///
+        /// ```swift
+        /// // Version 1 stored `priority` as "P1"…"P3"; version 2 stores an Int.
+        /// config.discardValues(of: "priority", onType: "Task")
+        /// ```
+        ///
+        /// A migration closure or a typed step that maps the type needs no
+        /// such declaration: it sets the new values itself.
+        public mutating func discardValues(of property: String, onType type: String) {
+            discardedValues[type, default: []].insert(property)
+        }
+
         /// Every problem of the schema and of the models it was built from,
         /// one sentence each: checked before a file is opened or planned.
         var validationProblems: [String] {
@@ -172,7 +197,8 @@ extension Database {
             MigrationSettings(
                 path: path, schema: schema, appSchemaVersion: schemaVersion, mode: mode, migration: migration,
                 progress: progress, logger: logger, readOnly: readOnly,
-                deleteIfMigrationNeeded: deleteIfMigrationNeeded, typed: typedMigrations)
+                deleteIfMigrationNeeded: deleteIfMigrationNeeded, typed: typedMigrations,
+                discardedValues: discardedValues)
         }
 
         /// How the file's LMDB environment is opened.

@@ -54,6 +54,13 @@ public struct MigrationPlan: Sendable, CustomStringConvertible {
         /// read its default, 0.`
         public var effect: String
 
+        /// Whether the change drops stored values (a property's value type
+        /// changed) and nothing converts or discards them: a migration
+        /// refuses it.
+        var lacksConversion = false
+        /// The property's value when absent, as the effects spell it.
+        var defaultText = "its default"
+
         /// The change, its effect and its handling on one line.
         public var description: String { "\(change.description) \(effect) (\(handling.rawValue))" }
     }
@@ -256,11 +263,61 @@ extension MigrationPlan {
             let before = change.propertyName.flatMap { stored[change.typeName]?[property: $0] }
             switch settings.mode {
             case .local:
-                return localStep(
+                var step = localStep(
                     change, raised: raised, property: property, before: before,
                     madeEmbedded: settings.schema[change.typeName]?.isEmbedded == true)
+                let dropsValues =
+                    change.kind == .propertyTypeChanged
+                    && before.map { $0.isLink != property?.isLink && $0.target == property?.target } != true
+                if dropsValues, let name = change.propertyName {
+                    step.defaultText = property.map { "\($0.valueWhenAbsent)" } ?? "its default"
+                    convert(
+                        &step,
+                        by: settings.valueConversion(
+                            type: change.typeName, property: name, stored: before?.type,
+                            fileVersion: catalog.fileSchemaVersion),
+                        raised: raised)
+                }
+                return step
             case .synced: return syncedStep(change, property: property, linkers: linkers[change.typeName] ?? [])
             }
+        }
+    }
+
+    /// Says, in the effect of a change of a property's value type, what
+    /// gives the property its new values; without anything, the migration
+    /// is refused.
+    private static func convert(_ step: inout Step, by conversion: ValueConversion?, raised: Bool) {
+        let change = step.change
+        let name = change.propertyName ?? "?"
+        let defaultText = step.defaultText
+        let discard = "config.discardValues(of: \"\(name)\", onType: \"\(change.typeName)\")"
+        guard raised else {
+            // Refused anyway; the effect says what the migration will need.
+            if conversion == nil {
+                step.lacksConversion = true
+                step.effect =
+                    "This needs a migration: raise the schema version, and set its values from the old ones in a migration closure or in a typed step that maps '\(change.typeName)', or discard them with \(discard); else every stored value would be reset to the default, \(defaultText)."
+            }
+            return
+        }
+        switch conversion {
+        case .closure?:
+            return
+        case .typedStep(let stepName)?:
+            step.effect =
+                "The typed step \(stepName) sets its values from the old objects; the type's records are rewritten."
+        case .stepBlock(let stepName)?:
+            step.effect =
+                "Its values start at the default, \(defaultText), unless the migrate block of the step \(stepName) sets them from the old ones; the type's records are rewritten."
+        case .discarded?:
+            step.effect =
+                "Its stored values are discarded (Configuration.discardValues): every object reads the default, \(defaultText); the type's records are rewritten."
+        case nil:
+            step.lacksConversion = true
+            step.handling = .forbidden
+            step.effect =
+                "Refused: every stored value would be reset to the default, \(defaultText), and no code converts them. Set them from the old values in a migration closure or in a typed step that maps '\(change.typeName)', or discard them with \(discard)."
         }
     }
 
@@ -381,6 +438,32 @@ extension MigrationPlan {
         return Step(change: change, handling: handling, effect: effect)
     }
 
+    /// The error of a migration that would reset stored values with no
+    /// code that says so: each property, its old and new type, and the two
+    /// ways to proceed.
+    private static func unconvertedValues(_ steps: [Step], path: String) -> StrataError {
+        let lines = steps.map { step in
+            let name = step.change.propertyName ?? "?"
+            let type = step.change.typeName
+            return
+                "- \(step.change.description) Every stored value would be reset to the default, \(step.defaultText). Set the new values from the old ones in a migration closure (Configuration.migration) or in a typed step that maps '\(type)', or discard them with config.discardValues(of: \"\(name)\", onType: \"\(type)\")."
+        }
+        return StrataError(
+            .migrationRequired,
+            "Migrating \(path) would discard stored values that no code converts:\n\(lines.joined(separator: "\n"))\nNothing was written.",
+            path: path)
+    }
+
+    /// What a migration of `steps` at a raised version will also need:
+    /// code for each property whose value type changes.
+    private static func conversionAdvice(_ steps: [Step]) -> String {
+        let unconverted = steps.filter(\.lacksConversion)
+        guard !unconverted.isEmpty else { return "" }
+        let names = unconverted.map { "'\($0.change.typeName).\($0.change.propertyName ?? "?")'" }
+        return
+            " The migration must also say what becomes of the stored values of \(names.joined(separator: ", ")), whose type changes: set them in a migration closure or in a typed step, or discard them with Configuration.discardValues(of:onType:)."
+    }
+
     /// Which changes a read-only open can live with: none of them needs the
     /// file to change for reads to be right.
     private static func readableWithoutWriting(_ step: Step) -> Bool {
@@ -452,6 +535,10 @@ extension MigrationPlan {
         case .local:
             if version > fileVersion {
                 if settings.deleteIfMigrationNeeded { return (.deleteAndRecreate, nil) }
+                let unconverted = forbidden.filter(\.lacksConversion)
+                if !unconverted.isEmpty {
+                    return (.refuse, unconvertedValues(unconverted, path: path))
+                }
                 if !forbidden.isEmpty {
                     return (
                         .refuse,
@@ -469,7 +556,7 @@ extension MigrationPlan {
                     .refuse,
                     StrataError(
                         .migrationRequired,
-                        "The schema of \(path) differs from the configured one at the same schema version \(version):\n\(list(steps))\nRaise the schema version to \(version + 1) to migrate the file.",
+                        "The schema of \(path) differs from the configured one at the same schema version \(version):\n\(list(steps))\nRaise the schema version to \(version + 1) to migrate the file.\(conversionAdvice(steps))",
                         path: path)
                 )
             }

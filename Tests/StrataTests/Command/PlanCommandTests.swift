@@ -68,6 +68,8 @@ import Testing
         let schema: Schema
         let version: UInt64?
         var synced = false
+        /// `Type.property` of each property whose values the app discards.
+        var discarded: [String] = []
         /// How the plan's first line ends.
         let summary: String
     }
@@ -108,7 +110,11 @@ import Testing
             testDescription: "index added at the same version", schema: personWithIndexedLastName, version: 1,
             summary: "apply automatic changes; no record is rewritten."),
         PlanCase(
-            testDescription: "type changed, version raised", schema: personWithStringAge, version: 3,
+            testDescription: "type changed, version raised, no code", schema: personWithStringAge, version: 3,
+            summary: "refused."),
+        PlanCase(
+            testDescription: "type changed, version raised, values discarded", schema: personWithStringAge,
+            version: 3, discarded: ["Person.age"],
             summary: "migrate, without a migration closure."),
         PlanCase(testDescription: "lower version", schema: Fixtures.schema, version: 0, summary: "refused."),
         PlanCase(
@@ -142,6 +148,7 @@ import Testing
         var arguments = ["plan", path, "--schema", snapshot]
         if let version = planCase.version { arguments += ["--version", String(version)] }
         if planCase.synced { arguments.append("--synced") }
+        for entry in planCase.discarded { arguments += ["--discard-values", entry] }
         let result = try StrataBinary.run(arguments)
         #expect(try RawFile.contents(path) == before, "plan wrote nothing")
         let firstLine = StrataBinary.lines(result.output).first ?? ""
@@ -150,6 +157,10 @@ import Testing
         // The app's open with the same configuration.
         var configuration = Fixtures.configuration(path, version: planCase.version ?? 1, schema: planCase.schema)
         configuration.mode = planCase.synced ? .synced : .local
+        for entry in planCase.discarded {
+            let parts = entry.split(separator: ".").map(String.init)
+            configuration.discardValues(of: parts[1], onType: parts[0])
+        }
         #expect(result.output == "\(try Database.migrationPlan(for: configuration))\n")
         if result.status == 0 {
             #expect(result.error.isEmpty)

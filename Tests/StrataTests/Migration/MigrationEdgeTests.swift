@@ -326,7 +326,7 @@ import Testing
             Property("name", .int, default: 0)
         }
         let plan = try Database.migrationPlan(
-            for: Migrations.configuration(path, version: 3, [Migrations.personV1, dogNameInt]))
+            for: Migrations.configuration(path, version: 3, [Migrations.personV1, dogNameInt]) { _, _ in })
         #expect(
             plan.steps.contains { $0.change.kind == .propertyTypeChanged && $0.handling == .migrationClosure },
             "\(plan)")

@@ -121,13 +121,67 @@ import Testing
         #expect(try db.read { tx in try tx.objects("Book").map(\.schemaVersion) } == [2, 2, 2])
     }
 
-    @Test func typeChangeWithoutAClosureStartsEveryValueAtTheDefault() throws {
+    @Test func aTypeChangeNoCodeConvertsIsRefusedAndTheFileIsAsItWas() throws {
         let path = folder.path()
         let v1 = try Database(configuration: Migrations.configuration(path, version: 1, [Self.bookV1]))
         try v1.write { tx in try tx.insert("Book", ["id": 1, "year": "1843"]) }
         v1.close()
-        let db = try Database(configuration: Migrations.configuration(path, version: 2, [Self.bookV2]))
+        let before = try Migrations.state(opening: Migrations.configuration(path, version: 1, [Self.bookV1]))
+        // At the old version the message already says what the migration will need.
+        let sameVersion = #expect(throws: StrataError.self) {
+            try Database(configuration: Migrations.configuration(path, version: 1, [Self.bookV2]))
+        }
+        #expect(sameVersion?.code == .migrationRequired)
+        #expect(sameVersion?.message.contains("Raise the schema version to 2") == true)
+        #expect(sameVersion?.message.contains("discardValues(of:onType:)") == true)
+        let config = Migrations.configuration(path, version: 2, [Self.bookV2])
+        let plan = try Database.migrationPlan(for: config)
+        #expect(plan.action == .refuse)
+        #expect(plan.steps.first { $0.change.kind == .propertyTypeChanged }?.handling == .forbidden)
+        let error = #expect(throws: StrataError.self) { try Database(configuration: config) }
+        #expect(error?.code == .migrationRequired)
+        let message = error?.message ?? ""
+        #expect(message.contains("'Book.year' has been changed from 'string' to 'int'"))
+        #expect(message.contains("reset to the default, 0"))
+        #expect(message.contains("migration closure") && message.contains("typed step that maps 'Book'"))
+        #expect(message.contains("config.discardValues(of: \"year\", onType: \"Book\")"))
+        #expect(message.contains("Nothing was written."))
+        #expect(plan.error?.message == error?.message)
+        #expect(try Migrations.state(opening: Migrations.configuration(path, version: 1, [Self.bookV1])) == before)
+    }
+
+    @Test func discardingTheValuesOfATypeChangeStartsEveryValueAtTheDefault() throws {
+        let path = folder.path()
+        let v1 = try Database(configuration: Migrations.configuration(path, version: 1, [Self.bookV1]))
+        try v1.write { tx in try tx.insert("Book", ["id": 1, "year": "1843"]) }
+        v1.close()
+        var config = Migrations.configuration(path, version: 2, [Self.bookV2])
+        config.discardValues(of: "year", onType: "Book")
+        let plan = try Database.migrationPlan(for: config)
+        #expect(plan.action == .migrate)
+        #expect(
+            plan.steps.first { $0.change.kind == .propertyTypeChanged }?.effect
+                == "Its stored values are discarded (Configuration.discardValues): every object reads the default, 0; the type's records are rewritten."
+        )
+        let db = try Database(configuration: config)
         #expect(try db.read { tx in try tx.object("Book", key: 1)?.values } == ["id": 1, "year": 0, "hometown": "N/A"])
+    }
+
+    @Test func aClosureThatLeavesAChangedTypeUnsetCountsAsTheChoice() throws {
+        let path = folder.path()
+        let v1 = try Database(configuration: Migrations.configuration(path, version: 1, [Self.bookV1]))
+        try v1.write { tx in
+            try tx.insert("Book", ["id": 1, "year": "1843"])
+            try tx.insert("Book", ["id": 2, "year": "unknown"])
+        }
+        v1.close()
+        let db = try Database(
+            configuration: Migrations.configuration(path, version: 2, [Self.bookV2]) { migration, _ in
+                try migration.enumerateObjects(ofType: "Book") { old, new in
+                    if let year = Int(old?["year"].string ?? "") { new?["year"] = .int(Int64(year)) }
+                }
+            })
+        #expect(try db.read { tx in try tx.objects("Book").map { $0["year"] } } == [1843, 0])
     }
 
     // MARK: Optionality
