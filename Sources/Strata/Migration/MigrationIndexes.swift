@@ -68,6 +68,7 @@ struct MigrationIndexes {
         catalog: MigrationCatalog, scope: MigrationScope
     ) throws {
         catalog.adopt(database)
+        scope.engine.tally.indexBuilt("\(table.name).\(property.property.name)")
         let clock = Stopwatch()
         defer {
             scope.settings.logger?.debug(

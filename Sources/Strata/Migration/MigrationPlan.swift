@@ -80,11 +80,27 @@ public struct MigrationPlan: Sendable, CustomStringConvertible {
     /// Whether opening runs the configuration's migration closure, or its
     /// typed steps (``typedSteps``).
     public let runsMigrationClosure: Bool
-    /// The typed migration steps opening runs, in order, and the property
-    /// renames that models declare, one line each: e.g.
-    /// `AppV1 → AppV2 (1 → 2): maps PersonV1 to Person`. Empty when no
+    /// The typed migration steps opening runs, in order, one line each:
+    /// e.g. `AppV1 → AppV2 (1 → 2): maps PersonV1 to Person`. Empty when no
     /// migration runs.
     public let typedSteps: [String]
+    /// The property renames that models declare with `@Renamed(from:)` and
+    /// that opening applies, one line each: e.g. `'Person.name' to
+    /// 'fullName'`. A rename is a catalog change: no record is rewritten.
+    public let renames: [String]
+    /// The types whose every record the migration rewrites (or, for a
+    /// typed mapping that returns nil, deletes), in catalog order: new
+    /// keys, a property whose value type changed or that became required,
+    /// a link turned into an embedded object or back, and every type a
+    /// typed step maps. A migration closure may rewrite more: the objects
+    /// whose values it sets.
+    public let rewrittenTypes: [String]
+    /// The indexes the migration builds, as `Type.property`: new indexes,
+    /// indexes of properties whose value type or default changed, and every
+    /// index of a type in ``rewrittenTypes`` that no typed step maps. A
+    /// closure or typed step also rebuilds the index of each property
+    /// whose values it changes.
+    public let rebuiltIndexes: [String]
     /// The error opening throws, when ``action`` is ``Action/refuse``.
     public let error: StrataError?
 
@@ -117,7 +133,15 @@ public struct MigrationPlan: Sendable, CustomStringConvertible {
         case .refuse: text += ": refused."
         }
         for step in typedSteps { text += "\n- runs \(step)" }
+        for rename in renames { text += "\n- renames \(rename) (declared on the model)" }
         for step in steps { text += "\n- \(step)" }
+        if !rewrittenTypes.isEmpty {
+            text += "\n- rewrites every record of \(rewrittenTypes.map { "'\($0)'" }.joined(separator: ", "))"
+        }
+        if !rebuiltIndexes.isEmpty {
+            text +=
+                "\n- builds the \(rebuiltIndexes.count == 1 ? "index" : "indexes") on \(rebuiltIndexes.map { "'\($0)'" }.joined(separator: ", "))"
+        }
         if let error { text += "\n" + error.message }
         return text
     }
@@ -137,6 +161,9 @@ extension MigrationPlan {
             steps = []
             runsMigrationClosure = false
             typedSteps = []
+            renames = []
+            rewrittenTypes = []
+            rebuiltIndexes = []
             runsOwnClosure = false
             evolved = nil
             if settings.readOnly {
@@ -152,9 +179,8 @@ extension MigrationPlan {
             }
             return
         }
-        let steps = MigrationPlan.steps(from: catalog, settings: settings)
-        self.steps = steps
-        let decision = MigrationPlan.decide(catalog: catalog, steps: steps, settings: settings)
+        var planned = MigrationPlan.steps(from: catalog, settings: settings)
+        let decision = MigrationPlan.decide(catalog: catalog, steps: planned, settings: settings)
         var error = decision.error
         var action = decision.action
         if action == .migrate,
@@ -178,9 +204,122 @@ extension MigrationPlan {
         runsMigrationClosure =
             migrates && settings.runsClosure(fileVersion: catalog.fileSchemaVersion, oldSchema: catalog.schema)
         runsOwnClosure = migrates && settings.migration != nil
-        typedSteps =
-            migrates
-            ? settings.typed?.summaries(fileVersion: catalog.fileSchemaVersion, oldSchema: catalog.schema) ?? [] : []
+        let fileVersion = catalog.fileSchemaVersion
+        let stepsRun = migrates ? settings.typed?.steps(from: fileVersion) ?? [] : []
+        typedSteps = stepsRun.map(\.summary)
+        let declared =
+            migrates ? settings.typed?.renames(fileVersion: fileVersion, oldSchema: catalog.schema) ?? [] : []
+        renames = declared.map { "'\($0.type).\($0.from)' to '\($0.to)'" }
+        // Which step maps each type (the first), for the effects and the rewrites.
+        var mappedBy: [String: String] = [:]
+        for step in stepsRun {
+            for mapping in step.mappings where mappedBy[mapping.newModel.objectSchema.name] == nil {
+                mappedBy[mapping.newModel.objectSchema.name] = step.name
+            }
+        }
+        if migrates {
+            let runsCode = runsMigrationClosure
+            planned = MigrationPlan.merging(renames: declared, into: planned).map {
+                MigrationPlan.describe($0, mappedBy: mappedBy[$0.change.typeName], runsCode: runsCode)
+            }
+        }
+        steps = planned
+        if migrates, let evolved {
+            let work = MigrationPlan.work(from: catalog, to: evolved, mapped: Set(mappedBy.keys))
+            rewrittenTypes = work.rewritten
+            rebuiltIndexes = work.indexes
+        } else {
+            rewrittenTypes = []
+            rebuiltIndexes = []
+        }
+    }
+
+    /// A property renamed by a model's `@Renamed(from:)` shows as one
+    /// change instead of a removal and an addition. A chain of renames
+    /// across versions shows as one rename, from the stored name to the
+    /// current one.
+    private static func merging(renames: [(type: String, from: String, to: String)], into steps: [Step]) -> [Step] {
+        var steps = steps
+        for rename in renames where !renames.contains(where: { $0.type == rename.type && $0.to == rename.from }) {
+            var last = rename.to
+            while let next = renames.first(where: { $0.type == rename.type && $0.from == last }) { last = next.to }
+            guard
+                let removed = steps.firstIndex(where: {
+                    $0.change.kind == .propertyRemoved && $0.change.typeName == rename.type
+                        && $0.change.propertyName == rename.from
+                })
+            else { continue }
+            steps.remove(at: removed)
+            steps.removeAll {
+                $0.change.kind == .propertyAdded && $0.change.typeName == rename.type && $0.change.propertyName == last
+            }
+            let change = SchemaChange(
+                kind: .propertyRenamed, typeName: rename.type, propertyName: last,
+                description: "Property '\(rename.type).\(rename.from)' has been renamed to '\(last)'.")
+            steps.insert(
+                Step(
+                    change: change, handling: .automatic,
+                    effect: "Declared on the model (@Renamed): its values are kept; no record is rewritten."),
+                at: min(removed, steps.endIndex))
+        }
+        return steps
+    }
+
+    /// The effect of a step of a migration, as what runs makes it: a typed
+    /// step that maps the type rewrites every record and sets every
+    /// property; without any code, removed values are not readable.
+    private static func describe(_ step: Step, mappedBy stepName: String?, runsCode: Bool) -> Step {
+        var step = step
+        if let stepName {
+            switch step.change.kind {
+            case .propertyAdded:
+                step.effect =
+                    "The typed step \(stepName) sets it from each old object; every '\(step.change.typeName)' record is rewritten."
+            case .propertyRemoved:
+                step.effect =
+                    "Its values are readable on the old model in the typed step \(stepName), and gone afterwards; every '\(step.change.typeName)' record is rewritten."
+            case .propertyTypeChanged where step.handling == .migrationClosure:
+                break
+            default:
+                step.effect = step.effect.replacingOccurrences(
+                    of: "no record is rewritten",
+                    with: "the typed step \(stepName) rewrites every '\(step.change.typeName)' record")
+            }
+        } else if !runsCode, step.change.kind == .propertyRemoved {
+            step.effect =
+                "Its values stay in the records, unread, until each is next written or the file is compacted; no record is rewritten."
+        }
+        return step
+    }
+
+    /// The records and indexes a migration from `old` to `evolved`
+    /// rewrites and builds by itself; `mapped` are the types typed steps map.
+    private static func work(from old: Catalog, to evolved: Catalog, mapped: Set<String>) -> (
+        rewritten: [String], indexes: [String]
+    ) {
+        var rewritten: [String] = []
+        var indexes: [String] = []
+        var oldIndexes: [NamedDatabase: Property] = [:]
+        for type in old.types {
+            for property in type.properties where property.hasIndex(in: type) {
+                oldIndexes[type.indexDatabase(property)] = property.property
+            }
+        }
+        for type in evolved.types where !type.isKept && !type.isEmbedded {
+            let before = old[typeID: type.id]
+            let rewritesAll = before.map { type.needsRewrite(comparedTo: $0) } ?? false
+            if before != nil && (rewritesAll || mapped.contains(type.name)) { rewritten.append(type.name) }
+            for property in type.properties where property.hasIndex(in: type) {
+                let previous = oldIndexes[type.indexDatabase(property)]
+                let sameDefault =
+                    previous.map { $0.valueWhenAbsent.isStored(identicallyTo: property.property.valueWhenAbsent) }
+                    ?? false
+                if previous == nil || !sameDefault || rewritesAll {
+                    indexes.append("\(type.name).\(property.property.name)")
+                }
+            }
+        }
+        return (rewritten, indexes)
     }
 
     /// Options that cannot be combined, checked before the file is touched.
@@ -388,8 +527,8 @@ extension MigrationPlan {
                     ? "Its objects move into the records of the objects that link to them; an object with no parent, or with several, fails the migration unless migration.setEmbeddingPolicy says otherwise."
                     : "Its objects become objects of their own, each linked from the object that held it."
             )
-        case .typeAdded, .indexAdded, .indexRemoved, .defaultChanged, .deleteRuleChanged:
-            preconditionFailure("handled by automaticEffect")
+        case .typeAdded, .indexAdded, .indexRemoved, .defaultChanged, .deleteRuleChanged, .propertyRenamed:
+            preconditionFailure("handled by automaticEffect, or made by the plan itself")
         }
         return Step(change: change, handling: handling, effect: effect)
     }
@@ -432,8 +571,8 @@ extension MigrationPlan {
                 .forbidden,
                 "Forbidden in synced mode: \(older), whose links and embedded objects would change shape. Add a new type instead."
             )
-        case .typeAdded, .indexAdded, .indexRemoved, .defaultChanged, .deleteRuleChanged:
-            preconditionFailure("handled by automaticEffect")
+        case .typeAdded, .indexAdded, .indexRemoved, .defaultChanged, .deleteRuleChanged, .propertyRenamed:
+            preconditionFailure("handled by automaticEffect, or made by the plan itself")
         }
         return Step(change: change, handling: handling, effect: effect)
     }

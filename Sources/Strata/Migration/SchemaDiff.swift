@@ -29,6 +29,11 @@ public struct SchemaChange: Hashable, Sendable, CustomStringConvertible {
         /// A top-level object type became embedded, or an embedded one
         /// top-level.
         case embeddingChanged
+        /// A property was renamed by a rename its model declares
+        /// (`@Renamed(from:)`); ``SchemaChange/propertyName`` is the new name.
+        /// Only a migration plan shows it: comparing two schemas sees a
+        /// removal and an addition.
+        case propertyRenamed
     }
 
     /// What changed.

@@ -8,9 +8,13 @@ enum Instrumentation {
     /// Record puts and deletes counted by one table engine.
     struct Tally {
         private(set) var recordWrites = 0
+        /// The indexes a migration built, as `Type.property`, in order.
+        private(set) var indexesBuilt: [String] = []
 
         @inline(__always)
         mutating func recordWritten() { recordWrites += 1 }
+
+        mutating func indexBuilt(_ name: String) { indexesBuilt.append(name) }
     }
 
     private static let lock = NSLock()
@@ -18,6 +22,8 @@ enum Instrumentation {
     nonisolated(unsafe) private static var recordWritesByPath: [String: Int] = [:]
     // nonisolated(unsafe): only read and written while holding `lock`.
     nonisolated(unsafe) private static var lastOpenByPath: [String: Int] = [:]
+    // nonisolated(unsafe): only read and written while holding `lock`.
+    nonisolated(unsafe) private static var lastOpenIndexesByPath: [String: [String]] = [:]
 
     /// Adds a finished transaction's tally to the file's count.
     static func report(_ tally: Tally, path: String) {
@@ -29,7 +35,16 @@ enum Instrumentation {
     /// migration wrote (an empty tally when it did not migrate).
     static func opened(_ path: String, migration tally: Tally) {
         report(tally, path: path)
-        lock.withLock { lastOpenByPath[path] = tally.recordWrites }
+        lock.withLock {
+            lastOpenByPath[path] = tally.recordWrites
+            lastOpenIndexesByPath[path] = tally.indexesBuilt
+        }
+    }
+
+    /// The indexes the last successful open of the file at `path` built,
+    /// as `Type.property`, in the order it built them.
+    static func indexesBuiltByLastOpen(_ path: String) -> [String] {
+        lock.withLock { lastOpenIndexesByPath[path, default: []] }
     }
 
     /// Records the last successful open of the file at `path` wrote or

@@ -64,6 +64,18 @@ enum RawFile {
         }
     }
 
+    /// How many objects of `type` the file holds, past every check of
+    /// Strata's. No Database may be open on `path`.
+    static func objectCount(_ path: String, type name: String) throws -> Int {
+        try withWrite(path) { txn in
+            let meta = try #require(try CatalogStore.openMeta(txn, create: false))
+            let catalog = try #require(try CatalogStore(meta: meta, path: path).catalog(txn))
+            let type = try #require(catalog[type: name])
+            let records = try #require(try txn.openDatabase(type.recordsDatabase, create: false))
+            return try txn.entryCount(records)
+        }
+    }
+
     /// The stored key of an Int primary key.
     static func key(_ id: Int64) -> [UInt8] {
         var writer = ByteWriter()
