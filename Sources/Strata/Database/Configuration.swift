@@ -55,9 +55,12 @@ extension Database {
         /// config.logger = Logger(label: "com.example.app.database")
         /// ```
         public var logger: Logger?
-        /// Opens the file without ever writing to it. The file must exist and
-        /// be at exactly ``schemaVersion``, and ``schema`` must need no change
-        /// to the file; it may leave out types and indexes. Default: `false`.
+        /// Opens the file without ever writing to it. The file must exist,
+        /// and ``schema`` must need no change to the file; it may leave out
+        /// types and indexes (and, in synced mode, properties a newer app
+        /// version added). In local mode the file must be at exactly
+        /// ``schemaVersion``; in synced mode the version gates nothing, as in
+        /// a writable synced open. Default: `false`.
         public var readOnly: Bool
         /// How much a commit waits for the disk. Default: ``Durability/full``.
         public var durability: Durability

@@ -605,8 +605,11 @@ extension MigrationPlan {
 
     /// Which changes a read-only open can live with: none of them needs the
     /// file to change for reads to be right.
-    private static func readableWithoutWriting(_ step: Step) -> Bool {
+    /// In synced mode a property the app does not declare is one a newer
+    /// app version added: a writable open keeps it, a read-only one ignores it.
+    private static func readableWithoutWriting(_ step: Step, mode: DatabaseMode) -> Bool {
         [.typeRemoved, .indexAdded, .indexRemoved, .deleteRuleChanged].contains(step.change.kind)
+            || (mode == .synced && step.change.kind == .propertyRemoved)
     }
 
     private static func decide(catalog: Catalog, steps: [Step], settings: MigrationSettings) -> (
@@ -638,7 +641,8 @@ extension MigrationPlan {
             )
         }
         if settings.readOnly {
-            if version != fileVersion {
+            // In synced mode the version gates nothing, as in a writable open.
+            if version != fileVersion && settings.mode == .local {
                 return (
                     .refuse,
                     StrataError(
@@ -647,7 +651,7 @@ extension MigrationPlan {
                         path: path)
                 )
             }
-            let needsWrite = steps.filter { !readableWithoutWriting($0) }
+            let needsWrite = steps.filter { !readableWithoutWriting($0, mode: settings.mode) }
             if !needsWrite.isEmpty {
                 return (
                     .refuse,

@@ -84,4 +84,38 @@ import Testing
         }
         #expect(try colors(open(2)) == ["red", "blue", ""])
     }
+
+    /// A read-only open follows the rules of a synced open: an older app
+    /// version reads a file a newer one wrote, ignoring what it does not
+    /// declare, and writes nothing.
+    @Test func anOlderAppOpensTheNewerFileReadOnly() throws {
+        try seed()
+        let before = try RawFile.contents(folder.path())
+        var config = Fixtures.configuration(folder.path(), version: 1, schema: Self.v1, mode: .synced)
+        config.readOnly = true
+        let plan = try Database.migrationPlan(for: config)
+        #expect(plan.action == .open, "\(plan)")
+        do {
+            let db = try Database(configuration: config)
+            #expect(try db.read { tx in try tx.objects("Item").map { $0["name"].string! } } == ["cup", "plate"])
+            #expect(throws: StrataError.self) {
+                try db.write { tx in try tx.insert("Item", ["id": 3, "name": "bowl"]) }
+            }
+        }
+        #expect(try RawFile.contents(folder.path()) == before)
+        // A newer schema than the file's still needs a writable open, once.
+        let v3 = Schema([
+            ObjectSchema("Item", primaryKey: "id") {
+                Property("id", .int)
+                Property("name", .string)
+                Property("color", .string, default: "red", indexed: true)
+                Property("size", .int, default: 1)
+            }
+        ])
+        var newer = Fixtures.configuration(folder.path(), version: 3, schema: v3, mode: .synced)
+        newer.readOnly = true
+        let error = #expect(throws: StrataError.self) { try Database(configuration: newer) }
+        #expect(error?.code == .migrationRequired)
+        #expect(error?.message.contains("'Item.size' has been added") == true, "\(error?.message ?? "")")
+    }
 }
