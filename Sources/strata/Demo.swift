@@ -68,6 +68,54 @@ extension StrataCommand {
             synced.progress = nil
             showRefusal { _ = try Database(configuration: synced) }
             try syncedStory(besides: file)
+            try relationshipStory(besides: file)
+        }
+
+        /// Projects, tasks and the people they are assigned to: links,
+        /// a backlink query, and the delete rules at work.
+        func relationshipStory(besides file: String) throws {
+            let path = URL(fileURLWithPath: file).deletingLastPathComponent().appendingPathComponent("tasks.strata")
+                .path
+            print("\nRelationships (\(path)): a Task links to its Project (cascade) and to a Person (nullify).")
+            var config = Database.Configuration(
+                path: path, models: [DemoModels.PersonV2.self, DemoProject.self, DemoTask.self])
+            config.durability = .noSync
+            let db = try Database(configuration: config)
+            defer { db.close() }
+            try db.write { tx in
+                try tx.insert(DemoModels.PersonV2(id: 1, fullName: "Ada Lovelace", age: 36))
+                try tx.insert(DemoModels.PersonV2(id: 2, fullName: "Grace Hopper", age: 85))
+                try tx.insert(DemoProject(id: 1, name: "Engine"))
+                try tx.insert(DemoProject(id: 2, name: "Compiler"))
+                let tasks = [
+                    (1, "Design the mill", 1, 1), (2, "Punch the cards", 1, 1), (3, "Write the first linker", 2, 2),
+                    (4, "Find the moth", 2, 2), (5, "Review the notes", 1, 2),
+                ]
+                for (id, title, project, person) in tasks {
+                    try tx.insert(
+                        DemoTask(id: id, title: title, project: Link(project), assignee: Link(person)))
+                }
+            }
+            func show(_ title: String) throws {
+                try db.read { tx in
+                    let lines = try tx.objects(DemoTask.self).map { task in
+                        let project = try task.project.flatMap { try tx.object($0) }?.name ?? "none"
+                        let person = try task.assignee.flatMap { try tx.object($0) }?.fullName ?? "unassigned"
+                        return "    \(task.title) (\(project), \(person))"
+                    }
+                    print("  \(title):\n\(lines.joined(separator: "\n"))")
+                }
+            }
+            try show("Tasks, with their project and assignee followed through the links")
+            let grace = try db.read { tx in
+                try tx.objects(DemoTask.self, linkingTo: 2, through: \.assignee).map(\.title)
+            }
+            print("  Grace's tasks, from the backlinks index: \(grace.joined(separator: ", "))")
+            try db.write { tx in _ = try tx.delete(DemoProject.self, primaryKey: 2) }
+            try show("After deleting the Compiler project (cascade: its tasks go too)")
+            try db.write { tx in _ = try tx.delete(DemoModels.PersonV2.self, primaryKey: 2) }
+            try show("After deleting Grace Hopper (nullify: her task stays, unassigned)")
+            print("  verify: \(try db.verify().isEmpty ? "no problems" : "problems found")")
         }
 
         /// The configuration of one app version, writing without waiting
@@ -248,8 +296,13 @@ extension StrataCommand {
                 ("Alan", "Turing", 41, nil),
                 ("Margaret", "Hamilton", 17, "margaret@example.org"),
             ]
-            let firstNames = ["Kim", "Sam", "Alex", "Robin", "Jo", "Max"]
-            let lastNames = ["Ng", "Okafor", "Silva", "Novak", "Larsen"]
+            // Seven and eleven names: both prime to the 90 ages, so people
+            // of one age have different names.
+            let firstNames = ["Kim", "Sam", "Alex", "Robin", "Jo", "Max", "Noor"]
+            let lastNames = [
+                "Ng", "Okafor", "Silva", "Novak", "Larsen", "Haddad", "Kowalski", "Tanaka", "Mensah",
+                "Rossi", "Ivanova",
+            ]
             let start = Date()
             try db.write { tx in
                 for (i, person) in named.enumerated() {
@@ -286,7 +339,7 @@ extension StrataCommand {
                 let aged41 = try people.where(\.age, equals: 41).map { "\($0.firstName) \($0.lastName)" }
                 print("Index lookup (age == 41): \(aged41.count) people, first: \(aged41.first ?? "none")")
                 let oldest = try people.sorted(by: \.age, ascending: false).limit(3).map {
-                    "\($0.firstName) (\($0.age))"
+                    "\($0.firstName) \($0.lastName) (\($0.age))"
                 }
                 print("Sorted through the index, oldest first: \(oldest.joined(separator: ", "))")
                 let withEmail = try people.filter { $0.email != nil }.map { $0.email ?? "" }

@@ -53,3 +53,21 @@ enum DemoModels {
         }
     }
 }
+
+/// A project that people work on, for the relationships story.
+@Model(name: "Project")
+struct DemoProject {
+    @PrimaryKey var id: Int
+    var name: String
+}
+
+/// A task belongs to a project: deleting the project deletes its tasks
+/// (cascade), and deleting the person it is assigned to leaves it
+/// unassigned (nullify, the default rule).
+@Model(name: "Task")
+struct DemoTask {
+    @PrimaryKey var id: Int
+    var title: String
+    @Relationship(deleteRule: .cascade) var project: Link<DemoProject>?
+    var assignee: Link<DemoModels.PersonV2>?
+}

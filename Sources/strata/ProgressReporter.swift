@@ -25,7 +25,8 @@ final class ProgressReporter: @unchecked Sendable {
             let shown = drawsBar ? Int(fraction * 100) : Int(fraction * 4)
             guard lastShown[key] != shown || (drawsBar && openBar != key) else { return }
             lastShown[key] = shown
-            guard drawsBar else { return print("  \(progress)") }
+            // A plain line says how far a step got: the start is no news.
+            guard drawsBar else { return shown == 0 && progress.total > 0 ? () : print("  \(progress)") }
             if openBar != key { endBar() }
             let filled = shown * Self.barWidth / 100
             print(

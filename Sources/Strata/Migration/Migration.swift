@@ -234,6 +234,13 @@ public struct MigrationProgress: Sendable, Hashable, CustomStringConvertible {
     /// The fraction done, from 0 to 1.
     public var fractionCompleted: Double { total == 0 ? 1 : Double(completed) / Double(total) }
 
-    /// E.g. `Person: migratingObjects 5000/10000`.
-    public var description: String { "\(typeName): \(step.rawValue) \(completed)/\(total)" }
+    /// E.g. `Person: migrating objects, 5000 of 10000`.
+    public var description: String {
+        let doing =
+            switch step {
+            case .migratingObjects: "migrating objects"
+            case .buildingIndex: "building an index"
+            }
+        return "\(typeName): \(doing), \(completed) of \(total)"
+    }
 }
