@@ -92,15 +92,20 @@ import Testing
         Property("hometown", .string, default: "N/A")
     }
 
+    /// Books 1, 2, … with `years` as their string years, at version 1.
+    private func seedBooks(_ path: String, years: [String]) throws {
+        let db = try Database(configuration: Migrations.configuration(path, version: 1, [Self.bookV1]))
+        defer { db.close() }
+        try db.write { tx in
+            for (offset, year) in years.enumerated() {
+                try tx.insert("Book", ["id": .int(Int64(offset + 1)), "year": .string(year)])
+            }
+        }
+    }
+
     @Test func yearStringBecomesIntWhileANewPropertyGetsItsDefault() throws {
         let path = folder.path()
-        let v1 = try Database(configuration: Migrations.configuration(path, version: 1, [Self.bookV1]))
-        try v1.write { tx in
-            try tx.insert("Book", ["id": 1, "year": "1843"])
-            try tx.insert("Book", ["id": 2, "year": "unknown"])
-            try tx.insert("Book", ["id": 3, "year": "1936"])
-        }
-        v1.close()
+        try seedBooks(path, years: ["1843", "unknown", "1936"])
         let db = try Database(
             configuration: Migrations.configuration(path, version: 2, [Self.bookV2]) { migration, _ in
                 try migration.enumerateObjects(ofType: "Book") { old, new in
@@ -123,9 +128,7 @@ import Testing
 
     @Test func aTypeChangeNoCodeConvertsIsRefusedAndTheFileIsAsItWas() throws {
         let path = folder.path()
-        let v1 = try Database(configuration: Migrations.configuration(path, version: 1, [Self.bookV1]))
-        try v1.write { tx in try tx.insert("Book", ["id": 1, "year": "1843"]) }
-        v1.close()
+        try seedBooks(path, years: ["1843"])
         let before = try Migrations.state(opening: Migrations.configuration(path, version: 1, [Self.bookV1]))
         // At the old version the message already says what the migration will need.
         let sameVersion = #expect(throws: StrataError.self) {
@@ -152,9 +155,7 @@ import Testing
 
     @Test func discardingTheValuesOfATypeChangeStartsEveryValueAtTheDefault() throws {
         let path = folder.path()
-        let v1 = try Database(configuration: Migrations.configuration(path, version: 1, [Self.bookV1]))
-        try v1.write { tx in try tx.insert("Book", ["id": 1, "year": "1843"]) }
-        v1.close()
+        try seedBooks(path, years: ["1843"])
         var config = Migrations.configuration(path, version: 2, [Self.bookV2])
         config.discardValues(of: "year", onType: "Book")
         let plan = try Database.migrationPlan(for: config)
@@ -169,12 +170,7 @@ import Testing
 
     @Test func aClosureThatLeavesAChangedTypeUnsetCountsAsTheChoice() throws {
         let path = folder.path()
-        let v1 = try Database(configuration: Migrations.configuration(path, version: 1, [Self.bookV1]))
-        try v1.write { tx in
-            try tx.insert("Book", ["id": 1, "year": "1843"])
-            try tx.insert("Book", ["id": 2, "year": "unknown"])
-        }
-        v1.close()
+        try seedBooks(path, years: ["1843", "unknown"])
         let db = try Database(
             configuration: Migrations.configuration(path, version: 2, [Self.bookV2]) { migration, _ in
                 try migration.enumerateObjects(ofType: "Book") { old, new in
