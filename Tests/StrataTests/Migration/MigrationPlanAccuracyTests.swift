@@ -191,4 +191,38 @@ import Testing
         let plan = try expectPlanMatchesTheOpen(Releases.configuration(path, version: 2, steps: [step]))
         #expect(plan.rewrittenTypes == ["Person"])
     }
+
+    @Test func makingALinkedTypeEmbeddedRewritesItsOwners() throws {
+        let path = folder.path()
+        let address = ObjectSchema("Address") {
+            Property("street", .string)
+        }
+        let linking = ObjectSchema("Person", primaryKey: "id") {
+            Property("id", .int)
+            Property.link("home", to: "Address")
+        }
+        do {
+            let db = try Database(configuration: Migrations.configuration(path, version: 1, [linking, address]))
+            defer { db.close() }
+            try db.write { tx in
+                for id in 1 ... 10 {
+                    let key = try tx.insert("Address", ["street": .string("\(id) Main St")])
+                    try tx.insert("Person", ["id": .int(Int64(id)), "home": .link(key)])
+                }
+            }
+        }
+        let embedding = ObjectSchema("Person", primaryKey: "id") {
+            Property("id", .int)
+            Property.embedded("home", "Address")
+        }
+        let embedded = ObjectSchema("Address", embedded: true) {
+            Property("street", .string)
+        }
+        let addresses = try RawFile.objectCount(path, type: "Address")
+        // The addresses move into their owners: their own records go (the
+        // table is emptied, not written object by object).
+        let plan = try expectPlanMatchesTheOpen(Migrations.configuration(path, version: 2, [embedding, embedded]))
+        #expect(plan.rewrittenTypes == ["Person"])
+        #expect(addresses == 10)
+    }
 }
