@@ -333,7 +333,7 @@ extension ModelQuery {
                 return try duplicates ? cursor.nextKey() : cursor.next()
             }
             guard atKey, duplicates, let last = try cursor.lastDuplicate() else { return try cursor.previous() }
-            return (found.key, last.value)
+            return last
         }
     }
 
@@ -351,9 +351,8 @@ extension ModelQuery {
         else { return try cursor.last() }
         let atUpper = KeyCodec.compare(found.key, upper) == 0
         if atUpper && (keys.upperInclusive || keys.upperCut) {
-            // MDB_LAST_DUP gives the value only; the key stays where it is.
             guard duplicates, let last = try cursor.lastDuplicate() else { return found }
-            return (found.key, last.value)
+            return last
         }
         return try cursor.previous()
     }
