@@ -16,31 +16,38 @@ import Testing
         let pointedIntoTheCallersBuffers: Bool
     }
 
-    /// Runs `seek` with copies of `key` and `value` that are freed when it
-    /// returns, then reads the entry it returned. LMDB leaves the key of
-    /// `MDB_GET_BOTH` and `MDB_GET_BOTH_RANGE` (and the value of
+    /// Runs `seek` with copies of `key` and `value` on the heap, frees
+    /// them when it returns, then reads the entry it returned. LMDB leaves
+    /// the key of `MDB_GET_BOTH` and `MDB_GET_BOTH_RANGE` (and the value of
     /// `MDB_GET_BOTH`) pointing at the caller's buffers: an entry that kept
-    /// them would be read here after they are freed, which
-    /// AddressSanitizer reports as a heap-use-after-free; without it, the
-    /// check of the pointers tells.
+    /// them is read here after they are freed, which AddressSanitizer
+    /// reports as a heap-use-after-free; without the sanitizer, the check
+    /// of the pointers made while they lived tells.
     func seek(
         _ key: [UInt8], _ value: [UInt8],
         _ seek: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> LMDBCursor.Entry?
     ) throws -> Sought? {
-        var pointed = false
-        let entry = try Array(key).withUnsafeBytes { key in
-            try Array(value).withUnsafeBytes { value in
-                let entry = try seek(key, value)
-                func within(_ inner: UnsafeRawBufferPointer?, _ outer: UnsafeRawBufferPointer) -> Bool {
-                    guard let start = inner?.baseAddress, let base = outer.baseAddress else { return false }
-                    return start >= base && start < base + outer.count
-                }
-                pointed =
-                    within(entry?.key, key) || within(entry?.key, value) || within(entry?.value, key)
-                    || within(entry?.value, value)
-                return entry
-            }
+        func copy(_ bytes: [UInt8]) -> UnsafeMutableRawBufferPointer {
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(bytes.count, 1), alignment: 1)
+            buffer.copyBytes(from: bytes)
+            return UnsafeMutableRawBufferPointer(rebasing: buffer[..<bytes.count])
         }
+        let (keyCopy, valueCopy) = (UnsafeRawBufferPointer(copy(key)), UnsafeRawBufferPointer(copy(value)))
+        func within(_ inner: UnsafeRawBufferPointer?, _ outer: UnsafeRawBufferPointer) -> Bool {
+            guard let start = inner?.baseAddress, let base = outer.baseAddress else { return false }
+            return start >= base && start <= base + outer.count
+        }
+        let entry: LMDBCursor.Entry?
+        do {
+            defer {
+                keyCopy.baseAddress!.deallocate()
+                valueCopy.baseAddress!.deallocate()
+            }
+            entry = try seek(keyCopy, valueCopy)
+        }
+        let pointed =
+            within(entry?.key, keyCopy) || within(entry?.key, valueCopy) || within(entry?.value, keyCopy)
+            || within(entry?.value, valueCopy)
         guard let entry else { return nil }
         return Sought(key: Array(entry.key), value: Array(entry.value), pointedIntoTheCallersBuffers: pointed)
     }
