@@ -51,9 +51,9 @@
 /// `false` before `true`, links by their target's primary key, and `nil`
 /// before every value. Equal values are ordered by primary key (in its
 /// key order: strings by their UTF-8 bytes), and a descending sort is the
-/// exact reverse of the ascending one. The order in which `where`, `filter`, `sorted` and
-/// `limit` are chained does not matter: the limit applies last, to the
-/// sorted matching values.
+/// exact reverse of the ascending one. The order in which `where`,
+/// `filter`, `sorted` and `limit` are chained does not matter: the limit
+/// applies last, to the sorted matching values.
 ///
 /// A query is valid only inside the transaction that made it. In a write
 /// transaction it sees the transaction's own writes; a walk does not go
