@@ -140,8 +140,8 @@ enum KeyCodec {
     /// cutting long strings and data: values of different types by their
     /// tag (null first), numbers and dates numerically (-0.0 equals 0.0,
     /// NaN after infinity), strings and data by their bytes (for strings,
-    /// Unicode scalar order). Where two keys differ, their values compare
-    /// the same way.
+    /// Unicode scalar order), links by their target's key. Where two keys
+    /// differ, their values compare the same way.
     static func compareInIndexOrder(_ a: Value, _ b: Value) -> Int {
         switch (a, b) {
         case (.int(let x), .int(let y)):
@@ -158,6 +158,9 @@ enum KeyCodec {
             return x.withUnsafeBytes { x in y.withUnsafeBytes { y in compare(x, y) } }
         case (.uuid(let x), .uuid(let y)):
             return withUnsafeBytes(of: x.uuid) { x in withUnsafeBytes(of: y.uuid) { y in compare(x, y) } }
+        case (.link(let x), .link(let y)):
+            // As their index keys order them: by the target's key.
+            return compareInIndexOrder(x, y)
         default:
             return Int(tag(of: a).rawValue) - Int(tag(of: b).rawValue)
         }

@@ -46,7 +46,10 @@ extension ModelQuery {
             plan.sortInMemory = order
             return plan
         }
-        var best: (rank: Int, offset: Int, access: Access)?
+        // Between two conditions of one rank, the property declared first
+        // chooses, so that the order of the values (index order, for a
+        // range on an index) does not depend on the order of the `where`s.
+        var best: (rank: (Int, Int), offset: Int, access: Access)?
         for (offset, condition) in conditions.enumerated() {
             guard let field = binding.field(at: condition.position) else { continue }
             let rank: Int
@@ -60,7 +63,9 @@ extension ModelQuery {
             } else {
                 continue
             }
-            if rank < best?.rank ?? .max { best = (rank, offset, access) }
+            if best.map({ (rank, condition.position) < $0.rank }) ?? true {
+                best = ((rank, condition.position), offset, access)
+            }
         }
         guard let best else { return Plan(access: .scan, driver: nil) }
         return Plan(access: best.access, driver: best.offset)
@@ -112,8 +117,13 @@ extension ModelQuery {
             return remaining > 0
         }
         // An index orders the values that share a cut key by primary key,
-        // not by value: a sort through the index sorts each such run.
-        let sortPosition = order?.position
+        // not by value: a walk through the index sorts each such run, by
+        // the sort's property or, without a sort, by the index's (values
+        // then come in index order, by value).
+        var sortPosition = order?.position
+        if sortPosition == nil, case .index = plan.access, let driver = plan.driver {
+            sortPosition = conditions[driver].position
+        }
         let ascending = order?.ascending ?? true
         var run: (indexKey: [UInt8], values: [Sortable])?
         func flush() throws -> Bool {
@@ -323,7 +333,7 @@ extension ModelQuery {
                 return try duplicates ? cursor.nextKey() : cursor.next()
             }
             guard atKey, duplicates, let last = try cursor.lastDuplicate() else { return try cursor.previous() }
-            return (found.key, last.value)
+            return last
         }
     }
 
@@ -341,9 +351,8 @@ extension ModelQuery {
         else { return try cursor.last() }
         let atUpper = KeyCodec.compare(found.key, upper) == 0
         if atUpper && (keys.upperInclusive || keys.upperCut) {
-            // MDB_LAST_DUP gives the value only; the key stays where it is.
             guard duplicates, let last = try cursor.lastDuplicate() else { return found }
-            return (found.key, last.value)
+            return last
         }
         return try cursor.previous()
     }

@@ -26,7 +26,8 @@
 ///   but every record is read.
 /// - With several `where`s, one of them chooses the walk (an equality on
 ///   the primary key, else on an index, else a range on the primary key,
-///   else on an index); the others are checked on each record it reaches.
+///   else on an index; between two of one kind, the property declared
+///   first); the others are checked on each record it reaches.
 /// - ``sorted(by:ascending:)`` on the primary key walks the table in key
 ///   order, forward or backward; on an indexed property, it walks the
 ///   index, and a `where` on the same property bounds that one walk. On
@@ -47,11 +48,12 @@
 /// index orders them: numbers and dates numerically (`-0.0` equals `0.0`,
 /// NaN sorts after infinity), strings by their UTF-8 bytes (Unicode
 /// scalar order, which agrees with Swift's `<` on NFC-normalized text),
-/// `false` before `true`, and `nil` before every value. Equal values are
-/// ordered by primary key, and a descending sort is the exact reverse of
-/// the ascending one. The order in which `where`, `filter`, `sorted` and
-/// `limit` are chained does not matter: the limit applies last, to the
-/// sorted matching values.
+/// `false` before `true`, links by their target's primary key, and `nil`
+/// before every value. Equal values are ordered by primary key (in its
+/// key order: strings by their UTF-8 bytes), and a descending sort is the
+/// exact reverse of the ascending one. The order in which `where`,
+/// `filter`, `sorted` and `limit` are chained does not matter: the limit
+/// applies last, to the sorted matching values.
 ///
 /// A query is valid only inside the transaction that made it. In a write
 /// transaction it sees the transaction's own writes; a walk does not go

@@ -3,6 +3,9 @@ import CLMDB
 /// A position in a named database. Only reachable inside
 /// ``LMDBTransaction/withCursor(_:_:)``.
 final class LMDBCursor {
+    /// An entry's key and value, both in the database's memory, never in
+    /// a buffer the caller passed: valid until the transaction ends or, in
+    /// a write transaction, until the next write.
     typealias Entry = (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)
 
     private var handle: OpaquePointer?
@@ -38,6 +41,19 @@ final class LMDBCursor {
         )
     }
 
+    /// Moves with an operation that does not give back the entry it
+    /// reaches, then reads that entry (`MDB_GET_CURRENT`). `MDB_GET_BOTH`
+    /// and `MDB_GET_BOTH_RANGE` leave the key pointing at the caller's
+    /// buffer (`MDB_GET_BOTH` the value too), which may be freed before
+    /// the entry is read; `MDB_FIRST_DUP` and `MDB_LAST_DUP` do not set the
+    /// key.
+    private func move(_ op: MDB_cursor_op, key: UnsafeRawBufferPointer? = nil, value: UnsafeRawBufferPointer? = nil)
+        throws -> Entry?
+    {
+        guard try get(op, key: key, value: value) != nil else { return nil }
+        return try get(MDB_GET_CURRENT)
+    }
+
     func first() throws -> Entry? { try get(MDB_FIRST) }
     func last() throws -> Entry? { try get(MDB_LAST) }
     func next() throws -> Entry? { try get(MDB_NEXT) }
@@ -51,22 +67,24 @@ final class LMDBCursor {
     /// Moves to the first key at or after `key` in LMDB's order
     /// (`MDB_SET_RANGE`); in a duplicate-key database, to its first value.
     func seek(atLeast key: UnsafeRawBufferPointer) throws -> Entry? { try get(MDB_SET_RANGE, key: key) }
-    /// Moves to `key` exactly; in a duplicate-key database, to its first value.
+    /// Moves to `key` exactly; in a duplicate-key database, to its first
+    /// value. `MDB_SET_KEY`, not `MDB_SET`: it gives back the database's
+    /// copy of the key, as `MDB_SET_RANGE` does.
     func seek(exactly key: UnsafeRawBufferPointer) throws -> Entry? { try get(MDB_SET_KEY, key: key) }
     /// Moves to the entry with exactly this key and value, in a
     /// duplicate-key database.
     func seek(exactly key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws -> Entry? {
-        try get(MDB_GET_BOTH, key: key, value: value)
+        try move(MDB_GET_BOTH, key: key, value: value)
     }
     /// Moves to `key` and its first value at or after `value` in a
     /// duplicate-key database (`MDB_GET_BOTH_RANGE`).
     func seek(exactly key: UnsafeRawBufferPointer, atLeast value: UnsafeRawBufferPointer) throws -> Entry? {
-        try get(MDB_GET_BOTH_RANGE, key: key, value: value)
+        try move(MDB_GET_BOTH_RANGE, key: key, value: value)
     }
     /// The first value of the current key in a duplicate-key database.
-    func firstDuplicate() throws -> Entry? { try get(MDB_FIRST_DUP) }
+    func firstDuplicate() throws -> Entry? { try move(MDB_FIRST_DUP) }
     /// The last value of the current key in a duplicate-key database.
-    func lastDuplicate() throws -> Entry? { try get(MDB_LAST_DUP) }
+    func lastDuplicate() throws -> Entry? { try move(MDB_LAST_DUP) }
     /// The next value of the current key in a duplicate-key database.
     func nextDuplicate() throws -> Entry? { try get(MDB_NEXT_DUP) }
 

@@ -158,6 +158,9 @@ final class LMDBTransaction {
 
     // MARK: Entries
 
+    /// The value of `key`, in the database's memory (`mdb_get` leaves its
+    /// key argument pointing at the caller's buffer, so only the value is
+    /// returned).
     func get(_ dbi: DatabaseHandle, _ key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val()
