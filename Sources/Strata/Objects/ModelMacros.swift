@@ -40,7 +40,7 @@
 /// property in a generic type), nor can a class, an enum or an actor.
 @attached(
     extension, conformances: Model, names: named(Key), named(storedTypeName), named(schema), named(encode(to:)),
-    named(init(from:)))
+    named(init(from:)), named(_strataCheckStoredTypes))
 public macro Model() = #externalMacro(module: "StrataMacros", type: "ModelMacro")
 
 /// Makes a struct a ``Model`` stored under another name than the struct's.
@@ -63,7 +63,7 @@ public macro Model() = #externalMacro(module: "StrataMacros", type: "ModelMacro"
 /// - Parameter name: The stored type name, a string literal.
 @attached(
     extension, conformances: Model, names: named(Key), named(storedTypeName), named(schema), named(encode(to:)),
-    named(init(from:)))
+    named(init(from:)), named(_strataCheckStoredTypes))
 public macro Model(name: String) = #externalMacro(module: "StrataMacros", type: "ModelMacro")
 
 /// Makes a property of a ``Model()`` struct its primary key: the value
@@ -149,13 +149,13 @@ public macro Renamed(from: String) = #externalMacro(module: "StrataMacros", type
 /// and no links. `@Embedded(name:)` gives a stored type name of its own.
 @attached(
     extension, conformances: EmbeddedModel, names: named(storedTypeName), named(schema), named(propertyValue),
-    named(init(propertyValue:)))
+    named(init(propertyValue:)), named(_strataCheckStoredTypes))
 public macro Embedded() = #externalMacro(module: "StrataMacros", type: "EmbeddedMacro")
 
 /// ``Embedded()`` with a stored type name other than the struct's.
 @attached(
     extension, conformances: EmbeddedModel, names: named(storedTypeName), named(schema), named(propertyValue),
-    named(init(propertyValue:)))
+    named(init(propertyValue:)), named(_strataCheckStoredTypes))
 public macro Embedded(name: String) = #externalMacro(module: "StrataMacros", type: "EmbeddedMacro")
 
 /// Sets what deleting the target of a ``Link`` property (or of an element
