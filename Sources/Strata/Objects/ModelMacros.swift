@@ -20,10 +20,19 @@
 /// ```
 ///
 /// A property's type is one of `Bool`, `Int`, `Int64`, `Double`, `String`,
-/// `Data`, `Date`, `UUID`, or the optional of one (`String?`,
-/// `Optional<String>`); any other type is a compile-time error. A property
-/// without a type annotation needs a literal initial value to infer it
-/// from (`var count = 0` is an `Int`).
+/// `Data`, `Date`, `UUID`, a ``Link`` to a model, an ``Embedded()`` struct,
+/// the optional of one (`String?`, `Optional<String>`), or an array of any
+/// of them but optionals; any other type is a compile-time error that
+/// names the property and lists these types. The macro sees syntax only,
+/// so it takes any other type name (`Status`, `V1.Address`) for an
+/// embedded struct and writes a check that the compiler runs: an enum or
+/// a model there fails it with that one error. A property without a type
+/// annotation needs a literal initial value to infer it from
+/// (`var count = 0` is an `Int`).
+///
+/// A model may be nested in another type, such as the ``VersionedSchema``
+/// enum of the version it belongs to; it is stored under the struct's own
+/// name (`Person` for `V1.Person`).
 ///
 /// **Defaults.** A literal initial value (a number, a negative number,
 /// `true`, `false`, a string without interpolation) is also the schema
