@@ -14,7 +14,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
-        .package(url: "https://github.com/swiftlang/swift-syntax", exact: "602.0.0"),
+        // Any swift-syntax an app's other macro packages may need, from the oldest
+        // this builds and passes with to the newest checked (603.0.1, which also
+        // ends the "Internal Error" lines of swiftlang/swift#86833).
+        .package(url: "https://github.com/swiftlang/swift-syntax", "602.0.0" ..< "604.0.0"),
     ],
     targets: [
         .systemLibrary(

@@ -88,6 +88,15 @@ struct ModelDeclaration {
         let originalName: String?
         /// The `deleteRule:` expression of `@Relationship`, if any.
         let deleteRule: String?
+        /// Whether the type is a name the macro takes for an `@Embedded`
+        /// struct, which the compiler checks (see `StoredType.isUserNamed`).
+        let isUserNamed: Bool
+        /// Whether the type names a type of the user's (`Link<Person>?`,
+        /// `[Address]`), which the extension cannot spell: in it, a name
+        /// resolves from the file's scope, not from the struct's (`Person`
+        /// of `enum V1 { @Model struct Person {...} }` is not found). The
+        /// code it writes leaves such types to inference.
+        let namesUserType: Bool
     }
 
     let structName: String
@@ -305,13 +314,15 @@ struct ModelDeclaration {
             StoredProperty(
                 identifier: identifier.text, storedName: name, type: typeText, isPrimaryKey: markers.primaryKey != nil,
                 isIndexed: markers.indexed != nil, defaultValue: literal?.text, originalName: originalName,
-                deleteRule: deleteRule))
+                deleteRule: deleteRule, isUserNamed: annotated.map(StoredType.isUserNamed) ?? false,
+                namesUserType: annotated.map(StoredType.namesUserType) ?? false))
     }
 
     /// The extension that makes the struct a model.
     func conformance(of type: some TypeSyntaxProtocol, adding conformance: Bool) -> ExtensionDeclSyntax {
         let typeName = type.trimmedDescription
         let properties = stored.map { property in
+            if property.isUserNamed { return schemaEntry(of: property, in: typeName) }
             var arguments = ["\\\(typeName).\(property.identifier)", "\"\(property.storedName)\""]
             if property.isPrimaryKey { arguments.append("primaryKey: true") }
             if property.isIndexed { arguments.append("indexed: true") }
@@ -320,9 +331,23 @@ struct ModelDeclaration {
             if let rule = property.deleteRule { arguments.append("onDelete: \(rule)") }
             return "            .init(\(arguments.joined(separator: ", "))),"
         }
-        let encodes = stored.map { "        encoder.encode(self.\($0.identifier))" }
+        let encodes = stored.map { property in
+            property.isUserNamed
+                ? "        Strata._ModelMacroSupport.encode(self.\(property.identifier), to: &encoder)"
+                : "        encoder.encode(self.\(property.identifier))"
+        }
         let decodes =
-            stored.map { "        self.\($0.identifier) = try decoder.decode(\($0.type).self)" }
+            stored.map { property in
+                let value =
+                    if property.isUserNamed {
+                        "Strata._ModelMacroSupport.decode(from: &decoder)"
+                    } else if property.namesUserType {
+                        "decoder.decode()"
+                    } else {
+                        "decoder.decode(\(property.type).self)"
+                    }
+                return "        self.\(property.identifier) = try \(value)"
+            }
             + transientNils.map { "        self.\($0) = nil" }
         let source = """
             extension \(typeName)\(conformance ? ": Strata.Model" : "") {
@@ -343,7 +368,7 @@ struct ModelDeclaration {
 
                 \(access)init(from decoder: inout Strata.ModelDecoder) throws {
             \(decodes.joined(separator: "\n"))
-                }
+                }\(typeCheck(of: typeName))
             }
             """
         return DeclSyntax(stringLiteral: source).cast(ExtensionDeclSyntax.self)
@@ -357,14 +382,30 @@ extension ModelDeclaration {
     func embeddedConformance(of type: some TypeSyntaxProtocol, adding conformance: Bool) -> ExtensionDeclSyntax {
         let typeName = type.trimmedDescription
         let properties = stored.map { property in
+            if property.isUserNamed { return schemaEntry(of: property, in: typeName) }
             var arguments = ["\\\(typeName).\(property.identifier)", "\"\(property.storedName)\""]
             if let value = property.defaultValue { arguments.append("default: \(value)") }
             if let original = property.originalName { arguments.append("originalName: \(original)") }
             return "            .init(\(arguments.joined(separator: ", "))),"
         }
-        let fields = stored.map { "\"\($0.storedName)\": Strata.Value(self.\($0.identifier))" }
+        let fields = stored.map { property in
+            let value =
+                property.isUserNamed
+                ? "Strata._ModelMacroSupport.value(self.\(property.identifier))"
+                : "Strata.Value(self.\(property.identifier))"
+            return "\"\(property.storedName)\": \(value)"
+        }
         let decodes = stored.enumerated().map { position, property in
-            "            let v\(position) = fields.decode(\(property.type).self, at: \(position))"
+            let keyPath = "\\\(typeName).\(property.identifier)"
+            let value =
+                if property.isUserNamed {
+                    "Strata._ModelMacroSupport.decode(fields, \(keyPath), at: \(position))"
+                } else if property.namesUserType {
+                    "fields.decode(\(keyPath), at: \(position))"
+                } else {
+                    "fields.decode(\(property.type).self, at: \(position))"
+                }
+            return "            let v\(position) = \(value)"
         }
         let assignments =
             stored.enumerated().map { "        self.\($1.identifier) = v\($0)" }
@@ -390,10 +431,53 @@ extension ModelDeclaration {
             \(decodes.joined(separator: ",\n"))
                     else { return nil }
             \(assignments.joined(separator: "\n"))
-                }
+                }\(typeCheck(of: typeName))
             }
             """
         return DeclSyntax(stringLiteral: source).cast(ExtensionDeclSyntax.self)
+    }
+}
+
+extension ModelDeclaration {
+    /// The schema's entry for a property whose type the macro takes for an
+    /// `@Embedded` struct: through `_ModelMacroSupport`, which accepts any
+    /// type, so that ``typeCheck(of:)`` reports an unsupported one alone.
+    func schemaEntry(of property: StoredProperty, in typeName: String) -> String {
+        var arguments = ["\\\(typeName).\(property.identifier)", "\"\(property.storedName)\""]
+        if let original = property.originalName { arguments.append("originalName: \(original)") }
+        return "            Strata._ModelMacroSupport.property(\(arguments.joined(separator: ", "))),"
+    }
+
+    /// A static function that the compiler checks and nothing calls: for
+    /// each property whose type the macro takes for an `@Embedded` struct,
+    /// two overloads of `storedType`, of which a type that Strata cannot
+    /// store (an enum, a model) picks the unavailable one, whose message
+    /// names the property and lists the supported types. Empty when every
+    /// type is one the macro knows.
+    ///
+    /// The macro sees syntax only: `var status: Status` reads the same
+    /// whether `Status` is an embedded struct, an enum or a model.
+    func typeCheck(of typeName: String) -> String {
+        let checked = stored.filter(\.isUserNamed)
+        guard !checked.isEmpty else { return "" }
+        let lines = checked.flatMap { property in
+            let label = property.identifier
+            let message =
+                "Property '\(property.storedName)' of '\(structName)' has type '\(property.type)', which Strata cannot store. Supported types: \(StoredType.supportedList). An enum is not stored; a model is linked to, not stored inside another (Link<Model>?). Mark '\(property.storedName)' @Transient if it is not stored."
+            return [
+                "        @available(*, unavailable, message: \(StoredType.stringLiteral(message)))",
+                "        func storedType<V>(\(label): KeyPath<\(typeName), V>) {}",
+                "        func storedType<V: Strata.PropertyValue>(\(label): KeyPath<\(typeName), V>) {}",
+                "        storedType(\(label): \\.\(property.identifier))",
+            ]
+        }
+        return """
+
+
+                private static func _strataCheckStoredTypes() {
+            \(lines.joined(separator: "\n"))
+                }
+            """
     }
 }
 

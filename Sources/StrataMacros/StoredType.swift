@@ -82,22 +82,60 @@ enum StoredType {
     /// embedded struct.
     private static func element(_ type: TypeSyntax) -> String? {
         if generic(type, named: "Link", modules: ["Strata"]) != nil { return link }
-        let name: String
         if let identifier = type.as(IdentifierTypeSyntax.self), identifier.genericArgumentClause == nil {
-            name = identifier.name.text
+            let name = identifier.name.text
             if supported.contains(name) { return name }
             // Any other plain type name: an @Embedded struct, which the
-            // compiler checks (it must conform to EmbeddedModel).
+            // compiler checks (see isUserNamed).
             guard !unsupportedNames.contains(name), name.first?.isUppercase == true else { return nil }
             return name
-        } else if let member = type.as(MemberTypeSyntax.self), member.genericArgumentClause == nil,
-            ["Swift", "Foundation"].contains(member.baseType.trimmedDescription)
-        {
-            name = member.name.text
-        } else {
-            return nil
         }
-        return supported.contains(name) ? name : nil
+        guard let member = type.as(MemberTypeSyntax.self), member.genericArgumentClause == nil else { return nil }
+        let name = member.name.text
+        if ["Swift", "Foundation"].contains(member.baseType.trimmedDescription) {
+            return supported.contains(name) ? name : nil
+        }
+        // `V1.Address`: an @Embedded struct in a namespace, such as the
+        // enum of one schema version.
+        return name.first?.isUppercase == true ? member.trimmedDescription : nil
+    }
+
+    /// Whether `type`, a supported type (see ``classify(_:)``), is a name
+    /// that the macro takes for an `@Embedded` struct (`Address`,
+    /// `V1.Address`), alone, optional or in an array: one that syntax
+    /// cannot tell apart from an enum or a model, which Strata does not
+    /// store, so the compiler checks it.
+    static func isUserNamed(_ type: TypeSyntax) -> Bool {
+        guard let name = element(innermost(type)) else { return false }
+        return name != link && !supported.contains(name)
+    }
+
+    /// Whether `type`, a supported type, names a type of the user's: a
+    /// link's target or an embedded struct, alone, optional or in an array.
+    static func namesUserType(_ type: TypeSyntax) -> Bool {
+        guard let name = element(innermost(type)) else { return false }
+        return !supported.contains(name)
+    }
+
+    /// `T` of `T`, `T?`, `[T]`, `Optional<T>` or `Array<T>`.
+    private static func innermost(_ type: TypeSyntax) -> TypeSyntax {
+        var type = type
+        if let optional = type.as(OptionalTypeSyntax.self) {
+            type = optional.wrappedType
+        } else if let wrapped = optionalArgument(type) {
+            type = wrapped
+        }
+        return type.as(ArrayTypeSyntax.self)?.element ?? generic(type, named: "Array", modules: ["Swift"]) ?? type
+    }
+
+    /// `text` as a Swift string literal.
+    static func stringLiteral(_ text: String) -> String {
+        var literal = "\""
+        for character in text {
+            if character == "\\" || character == "\"" { literal.append("\\") }
+            literal.append(character)
+        }
+        return literal + "\""
     }
 
     /// The Swift text of a literal that can be a schema default (a number,

@@ -36,20 +36,20 @@ import Testing
                     properties: [
                         .init(\\Address.street, "street"),
                         .init(\\Address.city, "city", default: "Leeds"),
-                        .init(\\Address.geo, "geo"),
+                        Strata._ModelMacroSupport.property(\\Address.geo, "geo"),
                         .init(\\Address.lines, "lines"),
                     ]
                 )
 
                 var propertyValue: Strata.Value {
-                    .object(["street": Strata.Value(self.street), "city": Strata.Value(self.city), "geo": Strata.Value(self.geo), "lines": Strata.Value(self.lines)])
+                    .object(["street": Strata.Value(self.street), "city": Strata.Value(self.city), "geo": Strata._ModelMacroSupport.value(self.geo), "lines": Strata.Value(self.lines)])
                 }
 
                 init?(propertyValue value: Strata.Value) {
                     guard let fields = Strata.EmbeddedFields(value, of: Address.self),
                         let v0 = fields.decode(String.self, at: 0),
                         let v1 = fields.decode(String.self, at: 1),
-                        let v2 = fields.decode(Geo?.self, at: 2),
+                        let v2 = Strata._ModelMacroSupport.decode(fields, \\Address.geo, at: 2),
                         let v3 = fields.decode([String].self, at: 3)
                     else {
                         return nil
@@ -58,6 +58,15 @@ import Testing
                     self.city = v1
                     self.geo = v2
                     self.lines = v3
+                }
+
+                private static func _strataCheckStoredTypes() {
+                    \(uncheckedTypeAttribute("geo", of: "Address", type: "Geo?"))
+                    func storedType<V>(geo: KeyPath<Address, V>) {
+                    }
+                    func storedType<V: Strata.PropertyValue>(geo: KeyPath<Address, V>) {
+                    }
+                    storedType(geo: \\.geo)
                 }
             }
             """, conformances: ["EmbeddedModel"])
@@ -144,8 +153,8 @@ import Testing
                         .init(\\Dog.home, "home", onDelete: .cascade),
                         .init(\\Dog.vets, "vets", onDelete: .deny),
                         .init(\\Dog.friends, "friends"),
-                        .init(\\Dog.address, "address"),
-                        .init(\\Dog.past, "past"),
+                        Strata._ModelMacroSupport.property(\\Dog.address, "address"),
+                        Strata._ModelMacroSupport.property(\\Dog.past, "past"),
                     ]
                 )
 
@@ -155,18 +164,96 @@ import Testing
                     encoder.encode(self.home)
                     encoder.encode(self.vets)
                     encoder.encode(self.friends)
-                    encoder.encode(self.address)
-                    encoder.encode(self.past)
+                    Strata._ModelMacroSupport.encode(self.address, to: &encoder)
+                    Strata._ModelMacroSupport.encode(self.past, to: &encoder)
                 }
 
                 init(from decoder: inout Strata.ModelDecoder) throws {
                     self.name = try decoder.decode(String.self)
-                    self.owner = try decoder.decode(Link<Person>?.self)
-                    self.home = try decoder.decode(Strata.Link<House>?.self)
-                    self.vets = try decoder.decode([Link<Vet>].self)
-                    self.friends = try decoder.decode([Link<Dog>].self)
-                    self.address = try decoder.decode(Address?.self)
-                    self.past = try decoder.decode([Address].self)
+                    self.owner = try decoder.decode()
+                    self.home = try decoder.decode()
+                    self.vets = try decoder.decode()
+                    self.friends = try decoder.decode()
+                    self.address = try Strata._ModelMacroSupport.decode(from: &decoder)
+                    self.past = try Strata._ModelMacroSupport.decode(from: &decoder)
+                }
+
+                private static func _strataCheckStoredTypes() {
+                    \(uncheckedTypeAttribute("address", of: "Dog", type: "Address?"))
+                    func storedType<V>(address: KeyPath<Dog, V>) {
+                    }
+                    func storedType<V: Strata.PropertyValue>(address: KeyPath<Dog, V>) {
+                    }
+                    storedType(address: \\.address)
+                    \(uncheckedTypeAttribute("past", of: "Dog", type: "[Address]"))
+                    func storedType<V>(past: KeyPath<Dog, V>) {
+                    }
+                    func storedType<V: Strata.PropertyValue>(past: KeyPath<Dog, V>) {
+                    }
+                    storedType(past: \\.past)
+                }
+            }
+            """)
+    }
+
+    /// In `extension V1.Person`, a name resolves from the file's scope,
+    /// where `Person` and `Address` are not found: the extension names the
+    /// struct by its qualified name and leaves the property types to
+    /// inference, and `V1.Address` is taken for an embedded struct.
+    @Test func aModelNestedInANamespaceSpellsNoTypeTheExtensionCannotFind() {
+        expectExpansion(
+            """
+            enum V1 {
+                @Model
+                struct Person {
+                    @PrimaryKey var id: Int
+                    var best: Link<Person>?
+                    var home: V1.Address
+                }
+            }
+            """,
+            """
+            enum V1 {
+                struct Person {
+                    var id: Int
+                    var best: Link<Person>?
+                    var home: V1.Address
+                }
+            }
+
+            extension V1.Person: Strata.Model {
+                typealias Key = Int
+
+                static let storedTypeName = "Person"
+
+                static let schema = Strata.ModelSchema<V1.Person>(
+                    name: "Person",
+                    properties: [
+                        .init(\\V1.Person.id, "id", primaryKey: true),
+                        .init(\\V1.Person.best, "best"),
+                        Strata._ModelMacroSupport.property(\\V1.Person.home, "home"),
+                    ]
+                )
+
+                func encode(to encoder: inout Strata.ModelEncoder) {
+                    encoder.encode(self.id)
+                    encoder.encode(self.best)
+                    Strata._ModelMacroSupport.encode(self.home, to: &encoder)
+                }
+
+                init(from decoder: inout Strata.ModelDecoder) throws {
+                    self.id = try decoder.decode(Int.self)
+                    self.best = try decoder.decode()
+                    self.home = try Strata._ModelMacroSupport.decode(from: &decoder)
+                }
+
+                private static func _strataCheckStoredTypes() {
+                    \(uncheckedTypeAttribute("home", of: "Person", type: "V1.Address"))
+                    func storedType<V>(home: KeyPath<V1.Person, V>) {
+                    }
+                    func storedType<V: Strata.PropertyValue>(home: KeyPath<V1.Person, V>) {
+                    }
+                    storedType(home: \\.home)
                 }
             }
             """)

@@ -205,6 +205,14 @@ public struct ModelDecoder: ~Copyable {
         try decode(as: V.self)
     }
 
+    /// The next property's value, of the type the assignment expects:
+    /// `self.owner = try decoder.decode()`. The same as `decode(_:)`, for
+    /// a type that would have to be spelled out otherwise.
+    @inline(__always)
+    public mutating func decode<V: PropertyValue>() throws -> V {
+        try decode(as: V.self)
+    }
+
     // One overload per stored type, for the same reason as ModelEncoder's:
     // a model in another module calls these instead of the generic method,
     // which they call here, specialized.

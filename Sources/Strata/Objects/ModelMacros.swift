@@ -20,10 +20,19 @@
 /// ```
 ///
 /// A property's type is one of `Bool`, `Int`, `Int64`, `Double`, `String`,
-/// `Data`, `Date`, `UUID`, or the optional of one (`String?`,
-/// `Optional<String>`); any other type is a compile-time error. A property
-/// without a type annotation needs a literal initial value to infer it
-/// from (`var count = 0` is an `Int`).
+/// `Data`, `Date`, `UUID`, a ``Link`` to a model, an ``Embedded()`` struct,
+/// the optional of one (`String?`, `Optional<String>`), or an array of any
+/// of them but optionals; any other type is a compile-time error that
+/// names the property and lists these types. The macro sees syntax only,
+/// so it takes any other type name (`Status`, `V1.Address`) for an
+/// embedded struct and writes a check that the compiler runs: an enum or
+/// a model there fails it with that one error. A property without a type
+/// annotation needs a literal initial value to infer it from
+/// (`var count = 0` is an `Int`).
+///
+/// A model may be nested in another type, such as the ``VersionedSchema``
+/// enum of the version it belongs to; it is stored under the struct's own
+/// name (`Person` for `V1.Person`).
 ///
 /// **Defaults.** A literal initial value (a number, a negative number,
 /// `true`, `false`, a string without interpolation) is also the schema
@@ -40,7 +49,7 @@
 /// property in a generic type), nor can a class, an enum or an actor.
 @attached(
     extension, conformances: Model, names: named(Key), named(storedTypeName), named(schema), named(encode(to:)),
-    named(init(from:)))
+    named(init(from:)), named(_strataCheckStoredTypes))
 public macro Model() = #externalMacro(module: "StrataMacros", type: "ModelMacro")
 
 /// Makes a struct a ``Model`` stored under another name than the struct's.
@@ -63,7 +72,7 @@ public macro Model() = #externalMacro(module: "StrataMacros", type: "ModelMacro"
 /// - Parameter name: The stored type name, a string literal.
 @attached(
     extension, conformances: Model, names: named(Key), named(storedTypeName), named(schema), named(encode(to:)),
-    named(init(from:)))
+    named(init(from:)), named(_strataCheckStoredTypes))
 public macro Model(name: String) = #externalMacro(module: "StrataMacros", type: "ModelMacro")
 
 /// Makes a property of a ``Model()`` struct its primary key: the value
@@ -149,13 +158,13 @@ public macro Renamed(from: String) = #externalMacro(module: "StrataMacros", type
 /// and no links. `@Embedded(name:)` gives a stored type name of its own.
 @attached(
     extension, conformances: EmbeddedModel, names: named(storedTypeName), named(schema), named(propertyValue),
-    named(init(propertyValue:)))
+    named(init(propertyValue:)), named(_strataCheckStoredTypes))
 public macro Embedded() = #externalMacro(module: "StrataMacros", type: "EmbeddedMacro")
 
 /// ``Embedded()`` with a stored type name other than the struct's.
 @attached(
     extension, conformances: EmbeddedModel, names: named(storedTypeName), named(schema), named(propertyValue),
-    named(init(propertyValue:)))
+    named(init(propertyValue:)), named(_strataCheckStoredTypes))
 public macro Embedded(name: String) = #externalMacro(module: "StrataMacros", type: "EmbeddedMacro")
 
 /// Sets what deleting the target of a ``Link`` property (or of an element

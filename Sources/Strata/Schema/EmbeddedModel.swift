@@ -119,6 +119,13 @@ public struct EmbeddedFields {
         let property = properties[position]
         return V(propertyValue: fields[property.name] ?? property.valueWhenAbsent)
     }
+
+    /// The value of the property at `position`, of the type of the
+    /// property `keyPath` names: as ``decode(_:at:)``, for a type that
+    /// would have to be spelled out otherwise.
+    public func decode<Root, V: PropertyValue>(_ keyPath: KeyPath<Root, V>, at position: Int) -> V? {
+        decode(V.self, at: position)
+    }
 }
 
 extension ModelSchema {
