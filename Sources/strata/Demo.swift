@@ -24,8 +24,12 @@ extension StrataCommand {
 
         func validate() throws {
             guard objects >= 0 else { throw ValidationError("--objects must be zero or more.") }
-            if let path, FileManager.default.fileExists(atPath: path) {
-                throw ValidationError("\(path) already exists; the demo creates a new file. Choose another path.")
+            if let path {
+                for file in [path] + Demo.companions(of: path) where FileManager.default.fileExists(atPath: file) {
+                    throw ValidationError(
+                        "\(file) already exists; the demo creates new files (\(path) and, beside it, \(Demo.companions(of: path).joined(separator: " and "))). Choose another path."
+                    )
+                }
             }
         }
 
@@ -74,31 +78,30 @@ extension StrataCommand {
         /// Projects, tasks and the people they are assigned to: links,
         /// a backlink query, and the delete rules at work.
         func relationshipStory(besides file: String) throws {
-            let path = URL(fileURLWithPath: file).deletingLastPathComponent().appendingPathComponent("tasks.strata")
-                .path
+            let path = Demo.companions(of: file)[1]
             print("\nRelationships (\(path)): a Task links to its Project (cascade) and to a Person (nullify).")
             var config = Database.Configuration(
-                path: path, models: [DemoModels.PersonV2.self, DemoProject.self, DemoTask.self])
+                path: path, models: [DemoModels.PersonV2.self, DemoModels.Project.self, DemoModels.Task.self])
             config.durability = .noSync
             let db = try Database(configuration: config)
             defer { db.close() }
             try db.write { tx in
                 try tx.insert(DemoModels.PersonV2(id: 1, fullName: "Ada Lovelace", age: 36))
                 try tx.insert(DemoModels.PersonV2(id: 2, fullName: "Grace Hopper", age: 85))
-                try tx.insert(DemoProject(id: 1, name: "Engine"))
-                try tx.insert(DemoProject(id: 2, name: "Compiler"))
+                try tx.insert(DemoModels.Project(id: 1, name: "Engine"))
+                try tx.insert(DemoModels.Project(id: 2, name: "Compiler"))
                 let tasks = [
                     (1, "Design the mill", 1, 1), (2, "Punch the cards", 1, 1), (3, "Write the first linker", 2, 2),
                     (4, "Find the moth", 2, 2), (5, "Review the notes", 1, 2),
                 ]
                 for (id, title, project, person) in tasks {
                     try tx.insert(
-                        DemoTask(id: id, title: title, project: Link(project), assignee: Link(person)))
+                        DemoModels.Task(id: id, title: title, project: Link(project), assignee: Link(person)))
                 }
             }
             func show(_ title: String) throws {
                 try db.read { tx in
-                    let lines = try tx.objects(DemoTask.self).map { task in
+                    let lines = try tx.objects(DemoModels.Task.self).map { task in
                         let project = try task.project.flatMap { try tx.object($0) }?.name ?? "none"
                         let person = try task.assignee.flatMap { try tx.object($0) }?.fullName ?? "unassigned"
                         return "    \(task.title) (\(project), \(person))"
@@ -108,10 +111,10 @@ extension StrataCommand {
             }
             try show("Tasks, with their project and assignee followed through the links")
             let grace = try db.read { tx in
-                try tx.objects(DemoTask.self, linkingTo: 2, through: \.assignee).map(\.title)
+                try tx.objects(DemoModels.Task.self, linkingTo: 2, through: \.assignee).map(\.title)
             }
             print("  Grace's tasks, from the backlinks index: \(grace.joined(separator: ", "))")
-            try db.write { tx in _ = try tx.delete(DemoProject.self, primaryKey: 2) }
+            try db.write { tx in _ = try tx.delete(DemoModels.Project.self, primaryKey: 2) }
             try show("After deleting the Compiler project (cascade: its tasks go too)")
             try db.write { tx in _ = try tx.delete(DemoModels.PersonV2.self, primaryKey: 2) }
             try show("After deleting Grace Hopper (nullify: her task stays, unassigned)")
@@ -133,7 +136,7 @@ extension StrataCommand {
         /// change are refused with every change listed; an additive change
         /// opens, and the older app still reads what the newer one wrote.
         func syncedStory(besides file: String) throws {
-            let syncedFile = URL(fileURLWithPath: file).deletingPathExtension().path + "-synced.strata"
+            let syncedFile = Demo.companions(of: file)[0]
             print("\nA synced-mode file with the same people (\(syncedFile)), shared with older app versions:")
             let v1 = Demo.configuration(syncedFile, version: DemoModels.AppV1.self, mode: .synced)
             try populate(Database(configuration: v1), quietly: true)
@@ -278,6 +281,13 @@ extension StrataCommand {
                     print("  \(text) at effective schema version \(version)")
                 }
             }
+        }
+
+        /// The files the demo writes beside `file`: the synced-mode copy,
+        /// then the relationships story's.
+        static func companions(of file: String) -> [String] {
+            let stem = URL(fileURLWithPath: file).deletingPathExtension().path
+            return [stem + "-synced.strata", stem + "-tasks.strata"]
         }
 
         static func temporaryFile() throws -> String {

@@ -46,28 +46,28 @@ enum DemoModels {
         static let models: [any Model.Type] = [PersonV2.self]
     }
 
+    /// A project that people work on, for the relationships story.
+    @Model(name: "Project")
+    struct Project {
+        @PrimaryKey var id: Int
+        var name: String
+    }
+
+    /// A task belongs to a project: deleting the project deletes its tasks
+    /// (cascade), and deleting the person it is assigned to leaves it
+    /// unassigned (nullify, the default rule).
+    @Model(name: "Task")
+    struct Task {
+        @PrimaryKey var id: Int
+        var title: String
+        @Relationship(deleteRule: .cascade) var project: Link<Project>?
+        var assignee: Link<PersonV2>?
+    }
+
     /// The step from version 1 to 2, typed on both sides.
     static let fullNames = MigrationStep.step(from: AppV1.self, to: AppV2.self) {
         $0.map(PersonV1.self, to: PersonV2.self) { old in
             PersonV2(id: old.id, fullName: "\(old.firstName) \(old.lastName)", age: old.age, email: old.email)
         }
     }
-}
-
-/// A project that people work on, for the relationships story.
-@Model(name: "Project")
-struct DemoProject {
-    @PrimaryKey var id: Int
-    var name: String
-}
-
-/// A task belongs to a project: deleting the project deletes its tasks
-/// (cascade), and deleting the person it is assigned to leaves it
-/// unassigned (nullify, the default rule).
-@Model(name: "Task")
-struct DemoTask {
-    @PrimaryKey var id: Int
-    var title: String
-    @Relationship(deleteRule: .cascade) var project: Link<DemoProject>?
-    var assignee: Link<DemoModels.PersonV2>?
 }

@@ -121,4 +121,15 @@ import Testing
         #expect(result.error.filter { $0 == "\n" }.count == 1, "one line: \(result.error)")
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "keep me")
     }
+
+    @Test func demoRefusesAPathWhoseCompanionFileExists() throws {
+        let path = folder.path("fresh.strata")
+        let tasks = folder.path("fresh-tasks.strata")
+        #expect(FileManager.default.createFile(atPath: tasks, contents: Data("keep me".utf8)))
+        let result = try StrataBinary.run(["demo", "--path", path])
+        #expect(result.status != 0)
+        #expect(result.error.hasPrefix("Error: \(tasks) already exists"), "\(result.error)")
+        #expect(!FileManager.default.fileExists(atPath: path))
+        #expect(try String(contentsOfFile: tasks, encoding: .utf8) == "keep me")
+    }
 }
