@@ -225,4 +225,35 @@ import Testing
         #expect(plan.rewrittenTypes == ["Person"])
         #expect(addresses == 10)
     }
+
+    /// A rename in a closure is a catalog change the plan cannot see: it
+    /// shows a removal and an addition, each rewriting no record, and none is.
+    @Test func aRenameInTheClosureRewritesNothing() throws {
+        try seed()
+        let v2 = ObjectSchema("Book", primaryKey: "id") {
+            Property("id", .int)
+            Property("title", .string, indexed: true)
+            Property("published", .string)
+            Property("note", .string, optional: true)
+        }
+        let config = Migrations.configuration(folder.path(), version: 2, [v2, Self.author]) { migration, _ in
+            try migration.renameProperty(onType: "Book", from: "year", to: "published")
+        }
+        let plan = try expectPlanMatchesTheOpen(config)
+        #expect(plan.rewrittenTypes == [])
+        let db = try Database(configuration: Migrations.configuration(folder.path(), version: 2, [v2, Self.author]))
+        #expect(try db.read { tx in try tx.object("Book", key: 1)?["published"] } == "1901")
+    }
+
+    /// Deleting a removed type's data in the closure empties its table
+    /// without writing its records one by one, and rebuilds nothing.
+    @Test func deletingARemovedTypesDataWritesNoRecord() throws {
+        try seed()
+        let config = Migrations.configuration(folder.path(), version: 2, [Self.bookV1]) { migration, _ in
+            _ = try migration.deleteData(forType: "Author")
+        }
+        let plan = try expectPlanMatchesTheOpen(config)
+        #expect(plan.rewrittenTypes == [])
+        #expect(plan.steps.map(\.change.kind) == [.typeRemoved])
+    }
 }
