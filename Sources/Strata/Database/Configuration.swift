@@ -105,7 +105,7 @@ extension Database {
         /// type is refused before anything is written, so that no value is
         /// reset silently. Set it with ``discardValues(of:onType:)``.
         /// Default: none.
-        public var discardedValues: [String: Set<String>] = [:]
+        public private(set) var discardedValues: [String: Set<String>] = [:]
         /// How often a running observation looks for commits made by other
         /// processes, which LMDB does not announce; nil: only when
         /// ``Database/checkForExternalChanges()`` asks. Commits made through
@@ -183,6 +183,19 @@ extension Database {
                 }
             }
             if let typed = typedMigrations { problems += typed.validationProblems }
+            for (type, properties) in discardedValues.sorted(by: { $0.key < $1.key }) {
+                guard let objectSchema = schema[type] else {
+                    problems.append(
+                        "discardValues names the type '\(type)', which the schema does not have. Its types are: \(schema.typeNames.joined(separator: ", "))."
+                    )
+                    continue
+                }
+                for property in properties.sorted() where objectSchema[property: property] == nil {
+                    problems.append(
+                        "discardValues names '\(type).\(property)', which the schema does not have. Its properties are: \(objectSchema.properties.map(\.name).joined(separator: ", "))."
+                    )
+                }
+            }
             return problems
         }
 

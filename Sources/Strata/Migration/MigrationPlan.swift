@@ -60,6 +60,9 @@ public struct MigrationPlan: Sendable, CustomStringConvertible {
         var lacksConversion = false
         /// The property's value when absent, as the effects spell it.
         var defaultText = "its default"
+        /// The types a typed step may map to convert the property's
+        /// values, as the effects spell them: `'Person'`.
+        var mapper = ""
 
         /// The change, its effect and its handling on one line.
         public var description: String { "\(change.description) \(effect) (\(handling.rawValue))" }
@@ -209,7 +212,7 @@ extension MigrationPlan {
         typedSteps = stepsRun.map(\.summary)
         let declared =
             migrates ? settings.typed?.renames(fileVersion: fileVersion, oldSchema: catalog.schema) ?? [] : []
-        renames = declared.map { "'\($0.type).\($0.from)' to '\($0.to)'" }
+        renames = MigrationPlan.chains(declared).map { "'\($0.type).\($0.from)' to '\($0.to)'" }
         // Which step maps each type (the first), for the effects and the rewrites.
         var mappedBy: [String: String] = [:]
         for step in stepsRun {
@@ -240,9 +243,8 @@ extension MigrationPlan {
     /// current one.
     private static func merging(renames: [(type: String, from: String, to: String)], into steps: [Step]) -> [Step] {
         var steps = steps
-        for rename in renames where !renames.contains(where: { $0.type == rename.type && $0.to == rename.from }) {
-            var last = rename.to
-            while let next = renames.first(where: { $0.type == rename.type && $0.from == last }) { last = next.to }
+        for (type, from, last) in chains(renames) {
+            let rename = (type: type, from: from)
             guard
                 let removed = steps.firstIndex(where: {
                     $0.change.kind == .propertyRemoved && $0.change.typeName == rename.type
@@ -263,6 +265,19 @@ extension MigrationPlan {
                 at: min(removed, steps.endIndex))
         }
         return steps
+    }
+
+    /// Renames that follow one another across versions (`name` to `x`, then
+    /// `x` to `fullName`) as one, from the stored name to the current one.
+    private static func chains(_ renames: [(type: String, from: String, to: String)]) -> [(
+        type: String, from: String, to: String
+    )] {
+        renames.filter { rename in !renames.contains { $0.type == rename.type && $0.to == rename.from } }.map {
+            rename in
+            var last = rename.to
+            while let next = renames.first(where: { $0.type == rename.type && $0.from == last }) { last = next.to }
+            return (rename.type, rename.from, last)
+        }
     }
 
     /// The effect of a step of a migration, as what runs makes it: a typed
@@ -407,15 +422,14 @@ extension MigrationPlan {
                     madeEmbedded: settings.schema[change.typeName]?.isEmbedded == true)
                 let dropsValues =
                     change.kind == .propertyTypeChanged
-                    && before.map { $0.isLink != property?.isLink && $0.target == property?.target } != true
+                    && !isEmbeddingConversion(before, property)
                 if dropsValues, let name = change.propertyName {
                     step.defaultText = property.map { "\($0.valueWhenAbsent)" } ?? "its default"
                     convert(
                         &step,
                         by: settings.valueConversion(
-                            type: change.typeName, property: name, stored: before?.type,
-                            fileVersion: catalog.fileSchemaVersion),
-                        raised: raised)
+                            type: change.typeName, property: name, fileVersion: catalog.fileSchemaVersion),
+                        owners: settings.valueOwners(of: change.typeName), raised: raised)
                 }
                 return step
             case .synced: return syncedStep(change, property: property, linkers: linkers[change.typeName] ?? [])
@@ -426,17 +440,18 @@ extension MigrationPlan {
     /// Says, in the effect of a change of a property's value type, what
     /// gives the property its new values; without anything, the migration
     /// is refused.
-    private static func convert(_ step: inout Step, by conversion: ValueConversion?, raised: Bool) {
+    private static func convert(_ step: inout Step, by conversion: ValueConversion?, owners: [String], raised: Bool) {
         let change = step.change
         let name = change.propertyName ?? "?"
         let defaultText = step.defaultText
         let discard = "config.discardValues(of: \"\(name)\", onType: \"\(change.typeName)\")"
+        step.mapper = mapperText(change.typeName, owners: owners)
         guard raised else {
             // Refused anyway; the effect says what the migration will need.
             if conversion == nil {
                 step.lacksConversion = true
                 step.effect =
-                    "This needs a migration: raise the schema version, and set its values from the old ones in a migration closure or in a typed step that maps '\(change.typeName)', or discard them with \(discard); else every stored value would be reset to the default, \(defaultText)."
+                    "This needs a migration: raise the schema version, and set its values from the old ones in a migration closure or in a typed step that maps \(step.mapper), or discard them with \(discard); else every stored value would be reset to the default, \(defaultText)."
             }
             return
         }
@@ -456,8 +471,24 @@ extension MigrationPlan {
             step.lacksConversion = true
             step.handling = .forbidden
             step.effect =
-                "Refused: every stored value would be reset to the default, \(defaultText), and no code converts them. Set them from the old values in a migration closure or in a typed step that maps '\(change.typeName)', or discard them with \(discard)."
+                "Refused: every stored value would be reset to the default, \(defaultText), and no code converts them. Set them from the old values in a migration closure or in a typed step that maps \(step.mapper), or discard them with \(discard)."
         }
+    }
+
+    /// `'Person'`, or for an embedded type `'Person' or 'Shop' (which embed 'Address')`.
+    private static func mapperText(_ type: String, owners: [String]) -> String {
+        let others = owners.filter { $0 != type }
+        guard !others.isEmpty else { return "'\(type)'" }
+        return
+            "\(others.map { "'\($0)'" }.joined(separator: " or ")) (which \(others.count == 1 ? "embeds" : "embed") '\(type)')"
+    }
+
+    /// Whether a property's type change is a link turned into an embedded
+    /// object of the same type or back: a conversion Strata makes itself,
+    /// which drops no value.
+    private static func isEmbeddingConversion(_ before: Property?, _ after: Property?) -> Bool {
+        guard let before, let after else { return false }
+        return before.isLink != after.isLink && before.target == after.target
     }
 
     /// The changes that are automatic in every mode and at every version.
@@ -496,7 +527,7 @@ extension MigrationPlan {
                 "Its values are readable as `old` in the migration closure and gone afterwards; no record is rewritten."
             )
         case .propertyTypeChanged
-        where before.map { $0.isLink != property?.isLink && $0.target == property?.target } == true:
+        where isEmbeddingConversion(before, property):
             (handling, effect) = (
                 .automatic,
                 property?.isLink == true
@@ -580,16 +611,16 @@ extension MigrationPlan {
     /// The error of a migration that would reset stored values with no
     /// code that says so: each property, its old and new type, and the two
     /// ways to proceed.
-    private static func unconvertedValues(_ steps: [Step], path: String) -> StrataError {
+    private static func unconvertedValues(_ steps: [Step], others: [Step], path: String) -> StrataError {
         let lines = steps.map { step in
             let name = step.change.propertyName ?? "?"
             let type = step.change.typeName
             return
-                "- \(step.change.description) Every stored value would be reset to the default, \(step.defaultText). Set the new values from the old ones in a migration closure (Configuration.migration) or in a typed step that maps '\(type)', or discard them with config.discardValues(of: \"\(name)\", onType: \"\(type)\")."
+                "- \(step.change.description) Every stored value would be reset to the default, \(step.defaultText). Set the new values from the old ones in a migration closure (Configuration.migration) or in a typed step that maps \(step.mapper), or discard them with config.discardValues(of: \"\(name)\", onType: \"\(type)\")."
         }
         return StrataError(
             .migrationRequired,
-            "Migrating \(path) would discard stored values that no code converts:\n\(lines.joined(separator: "\n"))\nNothing was written.",
+            "Migrating \(path) would discard stored values that no code converts:\n\(lines.joined(separator: "\n"))\n\(others.isEmpty ? "" : "These changes cannot be migrated either:\n\(others.map { "- \($0)" }.joined(separator: "\n"))\n")Nothing was written.",
             path: path)
     }
 
@@ -680,7 +711,10 @@ extension MigrationPlan {
                 if settings.deleteIfMigrationNeeded { return (.deleteAndRecreate, nil) }
                 let unconverted = forbidden.filter(\.lacksConversion)
                 if !unconverted.isEmpty {
-                    return (.refuse, unconvertedValues(unconverted, path: path))
+                    return (
+                        .refuse,
+                        unconvertedValues(unconverted, others: forbidden.filter { !$0.lacksConversion }, path: path)
+                    )
                 }
                 if !forbidden.isEmpty {
                     return (

@@ -48,23 +48,55 @@ struct MigrationSettings: Sendable {
     /// type changed, become new ones in a migration of a file at
     /// `fileVersion`; nil when nothing does.
     ///
-    /// A typed step counts when it maps the type from a model that reads
-    /// the stored values: one whose property of that name has the stored
-    /// value type `stored`.
-    func valueConversion(type: String, property: String, stored: PropertyType?, fileVersion: UInt64)
-        -> ValueConversion?
-    {
+    /// With typed steps, every step across which the declared versions give
+    /// the property another type (or drop it) must handle it: by mapping
+    /// the type, or a type that embeds it, or with a `migrate` block when no
+    /// step maps the type (blocks run first, and a mapping starts from the
+    /// stored objects). A step that maps the type while its value type
+    /// stays the same converts nothing: the next step would hand the old
+    /// values to the new type.
+    func valueConversion(type: String, property: String, fileVersion: UInt64) -> ValueConversion? {
         if migration != nil { return .closure }
-        for step in typed?.steps(from: fileVersion) ?? [] {
-            if step.mappings.contains(where: {
-                $0.newModel.objectSchema.name == type && $0.oldModel.objectSchema[property: property]?.type == stored
-            }) {
-                return .typedStep(step.name)
+        let discard: ValueConversion? = discardedValues[type]?.contains(property) == true ? .discarded : nil
+        guard let typed else { return discard }
+        let owners = Set(valueOwners(of: type))
+        let steps = typed.steps(from: fileVersion)
+        // Blocks run before the mappings, which start from the stored
+        // objects: where any step maps the type, a block's values are lost.
+        let mapped = steps.contains { $0.mappings.contains { owners.contains($0.newModel.objectSchema.name) } }
+        var conversion: ValueConversion?
+        for step in steps {
+            let before = typed.declaration(at: step.fromVersion)?.schema[type]?[property: property]
+            let after = typed.declaration(at: step.toVersion)?.schema[type]?[property: property]
+            if let before, let after, before.hasSameShape(as: after) { continue }
+            if step.mappings.contains(where: { owners.contains($0.newModel.objectSchema.name) }) {
+                conversion = conversion ?? .typedStep(step.name)
+            } else if !step.blocks.isEmpty && !mapped {
+                conversion = conversion ?? .stepBlock(step.name)
+            } else {
+                return discard
             }
-            if !step.blocks.isEmpty { return .stepBlock(step.name) }
         }
-        if discardedValues[type]?.contains(property) == true { return .discarded }
-        return nil
+        return conversion ?? discard
+    }
+
+    /// The types whose mapping can set the values of `type`'s properties:
+    /// the type itself and, for an embedded type, every type of the schema
+    /// that embeds it, at any depth.
+    func valueOwners(of type: String) -> [String] {
+        var owners = [type]
+        var index = 0
+        while index < owners.count {
+            let embedded = owners[index]
+            index += 1
+            guard schema[embedded]?.isEmbedded == true else { continue }
+            for objectSchema in schema.objectSchemas where !owners.contains(objectSchema.name) {
+                if objectSchema.properties.contains(where: { $0.isEmbedding && $0.target == embedded }) {
+                    owners.append(objectSchema.name)
+                }
+            }
+        }
+        return owners
     }
 
     /// The closure a migration runs: the configuration's, then the typed

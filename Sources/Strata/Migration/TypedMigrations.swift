@@ -210,14 +210,6 @@ struct TypedMigrations: Sendable {
         !steps(from: fileVersion).isEmpty || !renames(fileVersion: fileVersion, oldSchema: oldSchema).isEmpty
     }
 
-    /// What a file at `fileVersion` runs, one line each, for the plan.
-    func summaries(fileVersion: UInt64, oldSchema: Schema) -> [String] {
-        steps(from: fileVersion).map(\.summary)
-            + renames(fileVersion: fileVersion, oldSchema: oldSchema).map {
-                "renames '\($0.type).\($0.from)' to '\($0.to)' (declared on the model)"
-            }
-    }
-
     /// The migration block that runs the typed work for a file, inside
     /// the migration's write transaction.
     var block: MigrationBlock {

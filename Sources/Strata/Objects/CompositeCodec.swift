@@ -249,10 +249,13 @@ enum CompositeCodec {
     /// stored element whose kept fields it carries over, or nil. Embedded
     /// objects have no identity, so an element takes over a stored element
     /// whose declared properties are equal to its own (the same position
-    /// first), and an element changed in place, in a list whose length did
-    /// not change, takes over the stored element at its position. So
-    /// writing a list back unchanged, appending to it, or removing or
-    /// reordering elements keeps every kept field with its object.
+    /// first); an element the older app changed takes over the remaining
+    /// stored element with the most properties equal to its own (the one at
+    /// its position on a tie), or, sharing none, the one at its position.
+    /// So writing a list back unchanged, appending to it, removing or
+    /// reordering elements, and editing some of them at the same time keep
+    /// every kept field with its object; only a new element (none left to
+    /// take over) starts with empty kept fields.
     private static func storedElements(_ field: ObjectTable.Field, _ elements: [Value], _ stored: Stored?) -> [Stored?]
     {
         guard let stored, stored.tag == RecordCodec.Tag.list.rawValue, let layout = field.embedded else { return [] }
@@ -285,13 +288,30 @@ enum CompositeCodec {
                 taken[other] = true
             }
         }
-        if old.count == new.count {
-            for offset in new.indices where matched[offset] == nil && !taken[offset] {
-                matched[offset] = old[offset].stored
-                taken[offset] = true
+        for offset in new.indices where matched[offset] == nil {
+            // Changed by the older app: the stored element most like it.
+            var best: Int?
+            var bestShared = 0
+            for other in old.indices where !taken[other] {
+                let shared = sharedValues(old[other].value, new[offset])
+                if shared > bestShared || (shared == bestShared && shared > 0 && other == offset) {
+                    best = other
+                    bestShared = shared
+                }
+            }
+            if best == nil, offset < old.count, !taken[offset] { best = offset }
+            if let best {
+                matched[offset] = old[best].stored
+                taken[best] = true
             }
         }
         return matched
+    }
+
+    /// How many declared properties two embedded objects have equal.
+    private static func sharedValues(_ a: Value?, _ b: Value) -> Int {
+        guard case .object(let first)? = a, case .object(let second) = b else { return 0 }
+        return first.count(where: { second[$0.key] == $0.value })
     }
 
     /// An embedded object given for a layout, as reading it back after it

@@ -115,7 +115,9 @@ struct ObjectEncoder {
     /// Encodes an object that a migration rewrites: the values the closure
     /// set, and the stored fields it left alone, copied byte for byte when
     /// their stored type still fits (else the field's default). Kept fields
-    /// (synced mode) are carried over from `base`, at every nesting level.
+    /// (synced mode) are carried over from `base`, at every nesting level:
+    /// synced mode refuses every change that makes a migration rewrite
+    /// records today, but a rewrite must never be what drops them.
     /// `storedPositions` guesses, per field, where the base record keeps it.
     /// The key is encoded from the values only when `newKeys` is set or the
     /// primary key was set by the closure; returns whether it was.

@@ -70,6 +70,8 @@ import Testing
         var synced = false
         /// `Type.property` of each property whose values the app discards.
         var discarded: [String] = []
+        /// Whether the app passes a migration closure (`--with-closure`).
+        var withClosure = false
         /// How the plan's first line ends.
         let summary: String
     }
@@ -116,6 +118,10 @@ import Testing
             testDescription: "type changed, version raised, values discarded", schema: personWithStringAge,
             version: 3, discarded: ["Person.age"],
             summary: "migrate, without a migration closure."),
+        PlanCase(
+            testDescription: "type changed, version raised, with a closure", schema: personWithStringAge,
+            version: 3, withClosure: true,
+            summary: "migrate, running the migration closure."),
         PlanCase(testDescription: "lower version", schema: Fixtures.schema, version: 0, summary: "refused."),
         PlanCase(
             testDescription: "synced mode on a local file", schema: Fixtures.schema, version: 1, synced: true,
@@ -149,6 +155,7 @@ import Testing
         if let version = planCase.version { arguments += ["--version", String(version)] }
         if planCase.synced { arguments.append("--synced") }
         for entry in planCase.discarded { arguments += ["--discard-values", entry] }
+        if planCase.withClosure { arguments.append("--with-closure") }
         let result = try StrataBinary.run(arguments)
         #expect(try RawFile.contents(path) == before, "plan wrote nothing")
         let firstLine = StrataBinary.lines(result.output).first ?? ""
@@ -161,6 +168,7 @@ import Testing
             let parts = entry.split(separator: ".").map(String.init)
             configuration.discardValues(of: parts[1], onType: parts[0])
         }
+        if planCase.withClosure { configuration.migration = { _, _ in } }
         #expect(result.output == "\(try Database.migrationPlan(for: configuration))\n")
         if result.status == 0 {
             #expect(result.error.isEmpty)

