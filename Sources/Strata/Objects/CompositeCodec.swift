@@ -57,30 +57,6 @@ final class EmbeddedLayout: @unchecked Sendable {
 /// property names and types, link keys of the target's key type), and the
 /// reading of embedded objects through their layout.
 enum CompositeCodec {
-    /// A value as a record being replaced stores it: the offset of its tag
-    /// in the stored bytes. Embedded objects written over it keep the
-    /// stored fields their type no longer declares (synced mode).
-    struct Stored {
-        let base: UnsafeRawPointer
-        let offset: Int
-        let end: Int
-
-        var tag: UInt8 { base.load(fromByteOffset: offset, as: UInt8.self) }
-
-        /// Field `field` of `record`, when it stores one.
-        init?(_ field: ObjectTable.Field, in record: RecordView) {
-            guard let base = record.bytes.baseAddress,
-                let offset = record.fieldOffset(forField: field.id, expectedAt: field.position)
-            else { return nil }
-            self.init(base: base, offset: offset, end: record.bytes.count)
-        }
-
-        init(base: UnsafeRawPointer, offset: Int, end: Int) {
-            self.base = base
-            self.offset = offset
-            self.end = end
-        }
-    }
 
     /// Checks `value` for `field` and appends it as the field's payload.
     /// `value` has passed the top-level check (``Value/fits(_:optional:)``).
@@ -92,19 +68,6 @@ enum CompositeCodec {
     ) throws {
         writer.appendVarint(UInt64(field.id.rawValue))
         try appendValue(&writer, field, value, owner: owner, path: path, replacing: stored)
-    }
-
-    /// Appends a kept field's value for a record or embedded object that
-    /// has no stored one to carry over: the empty value of its type, so
-    /// that the app versions that declare it read it.
-    static func appendEmpty(_ writer: inout ByteWriter, _ kept: ObjectTable.KeptField) {
-        guard case .object = kept.emptyValue else {
-            RecordCodec.appendField(&writer, id: kept.id, value: kept.emptyValue)
-            return
-        }
-        // An embedded object with no fields reads as one of defaults.
-        writer.appendVarint(UInt64(kept.id.rawValue))
-        RecordCodec.appendObject(&writer, fieldCount: 0) { _ in }
     }
 
     private static func appendValue(
@@ -220,121 +183,6 @@ enum CompositeCodec {
         }
     }
 
-    /// The fields of the stored embedded object `object` (at its tag), by
-    /// id: each field's bytes (id, tag and payload) and where its value is.
-    private static func fields(of object: Stored) -> [PropertyID: (field: Slice<UnsafeRawBufferPointer>, value: Stored)]
-    {
-        let base = object.base
-        var p = object.offset + 1
-        guard let length = RecordView.readVarint(base, &p, object.end), length <= UInt64(object.end - p) else {
-            return [:]
-        }
-        let contentEnd = p + Int(length)
-        guard let count = RecordView.readVarint(base, &p, contentEnd) else { return [:] }
-        let all = UnsafeRawBufferPointer(start: base, count: contentEnd)
-        var fields: [PropertyID: (field: Slice<UnsafeRawBufferPointer>, value: Stored)] = [:]
-        for _ in 0 ..< count {
-            let start = p
-            guard let id = RecordView.readVarint(base, &p, contentEnd), p < contentEnd else { return fields }
-            let valueStart = p
-            guard RecordView.skipValue(base, &p, contentEnd) else { return fields }
-            fields[PropertyID(UInt32(truncatingIfNeeded: id))] = (
-                all[start ..< p], Stored(base: base, offset: valueStart, end: contentEnd)
-            )
-        }
-        return fields
-    }
-
-    /// For each element of a list of embedded objects being written, the
-    /// stored element whose kept fields it carries over, or nil. Embedded
-    /// objects have no identity, so an element takes over a stored element
-    /// whose declared properties are equal to its own (the same position
-    /// first); an element the older app changed takes over the remaining
-    /// stored element with the most properties equal to its own (the one at
-    /// its position on a tie), or, sharing none, the one at its position.
-    /// So writing a list back unchanged, appending to it, removing or
-    /// reordering elements, and editing some of them at the same time keep
-    /// every kept field with its object; only a new element (none left to
-    /// take over) starts with empty kept fields.
-    private static func storedElements(_ field: ObjectTable.Field, _ elements: [Value], _ stored: Stored?) -> [Stored?]
-    {
-        guard let stored, stored.tag == RecordCodec.Tag.list.rawValue, let layout = field.embedded else { return [] }
-        let base = stored.base
-        var p = stored.offset + 1
-        guard let length = RecordView.readVarint(base, &p, stored.end), length <= UInt64(stored.end - p) else {
-            return []
-        }
-        let contentEnd = p + Int(length)
-        guard let count = RecordView.readVarint(base, &p, contentEnd) else { return [] }
-        var old: [(stored: Stored, value: Value?)] = []
-        for _ in 0 ..< count {
-            guard p < contentEnd else { break }
-            let element = Stored(base: base, offset: p, end: contentEnd)
-            var at = p
-            let value = readObject(layout, base, &at, contentEnd)
-            guard RecordView.skipValue(base, &p, contentEnd) else { break }
-            old.append((element, value))
-        }
-        let new = elements.map { normalized($0, layout) }
-        var taken = [Bool](repeating: false, count: old.count)
-        var matched = [Stored?](repeating: nil, count: elements.count)
-        for offset in new.indices where offset < old.count && old[offset].value == new[offset] {
-            matched[offset] = old[offset].stored
-            taken[offset] = true
-        }
-        for offset in new.indices where matched[offset] == nil {
-            if let other = old.indices.first(where: { !taken[$0] && old[$0].value == new[offset] }) {
-                matched[offset] = old[other].stored
-                taken[other] = true
-            }
-        }
-        for offset in new.indices where matched[offset] == nil {
-            // Changed by the older app: the stored element most like it.
-            var best: Int?
-            var bestShared = 0
-            for other in old.indices where !taken[other] {
-                let shared = sharedValues(old[other].value, new[offset])
-                if shared > bestShared || (shared == bestShared && shared > 0 && other == offset) {
-                    best = other
-                    bestShared = shared
-                }
-            }
-            if best == nil, offset < old.count, !taken[offset] { best = offset }
-            if let best {
-                matched[offset] = old[best].stored
-                taken[best] = true
-            }
-        }
-        return matched
-    }
-
-    /// How many declared properties two embedded objects have equal.
-    private static func sharedValues(_ a: Value?, _ b: Value) -> Int {
-        guard case .object(let first)? = a, case .object(let second) = b else { return 0 }
-        return first.count(where: { second[$0.key] == $0.value })
-    }
-
-    /// An embedded object given for a layout, as reading it back after it
-    /// is written would return it: every declared property, given or
-    /// defaulted, nested objects likewise.
-    private static func normalized(_ value: Value, _ layout: EmbeddedLayout?) -> Value {
-        guard case .object(let properties) = value, let layout else { return value }
-        var result: [String: Value] = [:]
-        for inner in layout.fields {
-            var value = properties[inner.name].map { $0.coerced(to: inner.type) } ?? inner.valueWhenAbsent
-            switch (inner.type, value) {
-            case (.embedded, .object):
-                value = normalized(value, inner.embedded)
-            case (.list, .list(let elements)) where inner.elementType == .embedded:
-                value = .list(elements.map { normalized($0, inner.embedded) })
-            default:
-                break
-            }
-            result[inner.name] = value
-        }
-        return .object(result)
-    }
-
     private static func checkLinkKey(_ key: Value, _ field: ObjectTable.Field, owner: String, path: String) throws {
         let expected = field.linkKeyType ?? .int
         let fits: Bool
@@ -352,7 +200,7 @@ enum CompositeCodec {
         }
     }
 
-    private static func describe(_ field: ObjectTable.Field, _ type: PropertyType) -> String {
+    static func describe(_ field: ObjectTable.Field, _ type: PropertyType) -> String {
         switch type {
         case .link: "link(\(field.target ?? "?"))"
         case .embedded: "embedded(\(field.target ?? "?"))"
@@ -403,7 +251,7 @@ enum CompositeCodec {
 
     /// An embedded object at `p` (its tag): every property of its layout,
     /// stored or defaulted.
-    private static func readObject(_ layout: EmbeddedLayout?, _ base: UnsafeRawPointer, _ p: inout Int, _ end: Int)
+    static func readObject(_ layout: EmbeddedLayout?, _ base: UnsafeRawPointer, _ p: inout Int, _ end: Int)
         -> Value?
     {
         guard let layout, p < end, base.load(fromByteOffset: p, as: UInt8.self) == RecordCodec.Tag.object.rawValue
@@ -435,140 +283,5 @@ enum CompositeCodec {
             properties[inner.name] = value ?? inner.valueWhenAbsent
         }
         return .object(properties)
-    }
-}
-
-extension CompositeCodec {
-    // MARK: Checking (verify)
-
-    /// Why the link, list or embedded value stored for `field` at `p` (its
-    /// tag) of a validated record does not decode by the field's type, or
-    /// nil when it does. Stricter than ``read(_:_:_:_:)``, which reads a
-    /// value that does not fit as the field's default: here every element
-    /// of a list must fit the element type, and every stored property of an
-    /// embedded object that its type still has must fit that property, down
-    /// through nested objects. A null, which reads as the default, and a
-    /// field id the embedded type no longer has (a removed property) pass.
-    static func problem(_ field: ObjectTable.Field, _ base: UnsafeRawPointer, _ p: Int, _ end: Int) -> String? {
-        var p = p
-        return problem(field, at: field.name, base, &p, end)
-    }
-
-    private static func problem(
-        _ field: ObjectTable.Field, at place: String, _ base: UnsafeRawPointer, _ p: inout Int, _ end: Int
-    ) -> String? {
-        let tag = base.load(fromByteOffset: p, as: UInt8.self)
-        if tag == RecordCodec.Tag.null.rawValue {
-            p += 1
-            return nil
-        }
-        guard RecordCodec.tag(tag, fits: field.type, optional: true) else {
-            _ = RecordView.skipValue(base, &p, end)
-            return "'\(place)' holds \(stored(tag)), but it is \(describe(field, field.type))"
-        }
-        switch field.type {
-        case .embedded:
-            return objectProblem(field, at: place, base, &p, end)
-        case .list:
-            p += 1
-            guard let length = RecordView.readVarint(base, &p, end), length <= UInt64(end - p) else {
-                return "'\(place)' holds a damaged list"
-            }
-            let contentEnd = p + Int(length)
-            defer { p = contentEnd }
-            guard let count = RecordView.readVarint(base, &p, contentEnd) else {
-                return "'\(place)' holds a damaged list"
-            }
-            let element = field.elementType ?? .int
-            for offset in 0 ..< Int(count) {
-                guard p < contentEnd else { return "'\(place)' holds a damaged list" }
-                let elementPlace = "\(place)[\(offset)]"
-                if element == .embedded {
-                    if let problem = objectProblem(field, at: elementPlace, base, &p, contentEnd) { return problem }
-                    continue
-                }
-                let elementTag = base.load(fromByteOffset: p, as: UInt8.self)
-                guard RecordCodec.tag(elementTag, fits: element, optional: false) else {
-                    return
-                        "'\(elementPlace)' holds \(stored(elementTag)), but the list holds \(describe(field, element))"
-                }
-                guard RecordView.skipValue(base, &p, contentEnd) else { return "'\(place)' holds a damaged list" }
-            }
-            return nil
-        default:
-            // A link: validation checked that its key is an int, string or
-            // uuid; the table engine checks that it names an object.
-            _ = RecordView.skipValue(base, &p, end)
-            return nil
-        }
-    }
-
-    /// Checks the embedded object at `p` (its tag) against the layout of
-    /// `field`'s embedded type.
-    private static func objectProblem(
-        _ field: ObjectTable.Field, at place: String, _ base: UnsafeRawPointer, _ p: inout Int, _ end: Int
-    ) -> String? {
-        let tag = base.load(fromByteOffset: p, as: UInt8.self)
-        guard let layout = field.embedded else {
-            _ = RecordView.skipValue(base, &p, end)
-            return
-                "'\(place)' holds an object of '\(field.target ?? "?")', which is not an embedded type of the catalog"
-        }
-        guard tag == RecordCodec.Tag.object.rawValue else {
-            _ = RecordView.skipValue(base, &p, end)
-            return "'\(place)' holds \(stored(tag)), but it holds embedded '\(layout.name)' objects"
-        }
-        p += 1
-        guard let length = RecordView.readVarint(base, &p, end), length <= UInt64(end - p) else {
-            return "'\(place)' holds a damaged embedded '\(layout.name)'"
-        }
-        let contentEnd = p + Int(length)
-        defer { p = contentEnd }
-        guard let count = RecordView.readVarint(base, &p, contentEnd) else {
-            return "'\(place)' holds a damaged embedded '\(layout.name)'"
-        }
-        for _ in 0 ..< count {
-            guard let id = RecordView.readVarint(base, &p, contentEnd), p < contentEnd else {
-                return "'\(place)' holds a damaged embedded '\(layout.name)'"
-            }
-            guard let inner = layout.fields.first(where: { $0.id.rawValue == id }) else {
-                guard RecordView.skipValue(base, &p, contentEnd) else {
-                    return "'\(place)' holds a damaged embedded '\(layout.name)'"
-                }
-                continue
-            }
-            let innerPlace = "\(place).\(inner.name)"
-            if inner.type.isComposite {
-                if let problem = problem(inner, at: innerPlace, base, &p, contentEnd) { return problem }
-                continue
-            }
-            let innerTag = base.load(fromByteOffset: p, as: UInt8.self)
-            guard RecordCodec.tag(innerTag, fits: inner.type, optional: true) else {
-                return
-                    "'\(innerPlace)' holds \(stored(innerTag)), but '\(layout.name).\(inner.name)' is \(describe(inner, inner.type))"
-            }
-            guard RecordView.skipValue(base, &p, contentEnd) else {
-                return "'\(place)' holds a damaged embedded '\(layout.name)'"
-            }
-        }
-        return nil
-    }
-
-    /// A stored tag as a person reads it: "an int", "a list".
-    private static func stored(_ tag: UInt8) -> String {
-        switch RecordCodec.Tag(rawValue: tag) {
-        case .null?: "null"
-        case .falseValue?, .trueValue?: "a bool"
-        case .int?: "an int"
-        case .double?: "a double"
-        case .string?: "a string"
-        case .data?: "data"
-        case .date?: "a date"
-        case .uuid?: "a uuid"
-        case .link?: "a link"
-        case .list?: "a list"
-        case .object?: "an embedded object"
-        case nil: "an unknown tag \(tag)"
-        }
     }
 }
