@@ -27,7 +27,7 @@ import Foundation
 ///
 /// Read them back through the typed accessors, which return `nil` when the
 /// value holds another type: `object["age"].int`.
-public indirect enum Value: Hashable, Sendable {
+public enum Value: Hashable, Sendable {
     /// No value; only optional properties hold it.
     case null
     /// A boolean.
@@ -47,7 +47,11 @@ public indirect enum Value: Hashable, Sendable {
     /// A link to one object of the property's target type, by that object's
     /// primary key (or automatic id): `.link(1)`, `.link("ada")`. Writing a
     /// bare key to a link property means the same.
-    case link(Value)
+    ///
+    /// The only case that holds a `Value` directly, so the only one
+    /// stored in a box of its own: every other value lives inline, and
+    /// handing one over allocates nothing.
+    indirect case link(Value)
     /// An ordered list: of values of one primitive type, of links, or of
     /// embedded objects.
     case list([Value])
