@@ -167,7 +167,7 @@ struct RecordView {
     /// Written as a chain of comparisons, most frequent tags first, rather
     /// than a `switch`, whose jump table mispredicts on mixed records.
     @inline(__always)
-    private static func skip(_ base: UnsafeRawPointer, _ p: inout Int, _ end: Int) -> Bool {
+    static func skip(_ base: UnsafeRawPointer, _ p: inout Int, _ end: Int) -> Bool {
         let tag = base.load(fromByteOffset: p, as: UInt8.self)
         p += 1
         if tag == RecordCodec.Tag.int.rawValue {
