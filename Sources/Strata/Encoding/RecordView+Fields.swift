@@ -1,0 +1,174 @@
+import Foundation
+
+extension RecordView {
+    /// Where the tag of field `id` is, or nil when the record has no such
+    /// field; for readers that decode a field themselves (relationships).
+    func fieldOffset(forField id: PropertyID, expectedAt position: Int) -> Int? {
+        tagOffset(forField: id, expectedAt: position)
+    }
+
+    /// The value stored for field `id`, or nil when the record has no such
+    /// field. `position` is where the field would be in a record written
+    /// under the current schema: tried first, before walking the fields.
+    @inline(__always)
+    func value(forField id: PropertyID, expectedAt position: Int) -> Value? {
+        guard let base = bytes.baseAddress, var p = tagOffset(forField: id, expectedAt: position) else { return nil }
+        let end = bytes.count
+        // One-byte integers are the most common value read in scans.
+        if p + 1 < end, base.load(fromByteOffset: p, as: UInt8.self) == RecordCodec.Tag.int.rawValue {
+            let byte = base.load(fromByteOffset: p + 1, as: UInt8.self)
+            if byte < 0x80 { return .int(Int64(byte >> 1) ^ -Int64(byte & 1)) }
+        }
+        return RecordView.read(base, &p, end)
+    }
+
+    /// Where the tag of field `id` is, or nil when the record has no such
+    /// field: the search of every field read, by value or by type.
+    @inline(__always)
+    private func tagOffset(forField id: PropertyID, expectedAt position: Int) -> Int? {
+        guard let base = bytes.baseAddress else { return nil }
+        let end = bytes.count
+        let wanted = UInt64(id.rawValue)
+        if position < 8 && position < fieldCount {
+            var p = Int(truncatingIfNeeded: (fieldStarts >> (8 * UInt64(position))) & 0xFF)
+            if p != 0, RecordView.varint(base, &p, end) == wanted { return p < end ? p : nil }
+        }
+        var p = fieldsOffset
+        for _ in 0 ..< fieldCount {
+            guard let fieldID = RecordView.varint(base, &p, end) else { return nil }
+            if fieldID == wanted { return p < end ? p : nil }
+            if fieldID > wanted { return nil }
+            guard RecordView.skip(base, &p, end) else { return nil }
+        }
+        return nil
+    }
+
+    /// The integer stored for field `id`, or nil when the record has no
+    /// such field or stores another type there. A typed read: no ``Value``
+    /// is made.
+    @inline(__always)
+    func int(forField id: PropertyID, expectedAt position: Int) -> Int64? {
+        guard let base = bytes.baseAddress, var p = tagOffset(forField: id, expectedAt: position),
+            base.load(fromByteOffset: p, as: UInt8.self) == RecordCodec.Tag.int.rawValue
+        else { return nil }
+        p += 1
+        guard let raw = RecordView.varint(base, &p, bytes.count) else { return nil }
+        return Int64(bitPattern: raw >> 1) ^ -Int64(bitPattern: raw & 1)
+    }
+
+    /// The string stored for field `id`, or nil when the record has no
+    /// such field or stores another type there. A typed read: no ``Value``
+    /// is made.
+    @inline(__always)
+    func string(forField id: PropertyID, expectedAt position: Int) -> String? {
+        guard let base = bytes.baseAddress, var p = tagOffset(forField: id, expectedAt: position),
+            base.load(fromByteOffset: p, as: UInt8.self) == RecordCodec.Tag.string.rawValue
+        else { return nil }
+        p += 1
+        guard let length = RecordView.varint(base, &p, bytes.count), length <= UInt64(bytes.count - p) else {
+            return nil
+        }
+        return String(decoding: UnsafeRawBufferPointer(start: base + p, count: Int(length)), as: UTF8.self)
+    }
+
+    /// The encoded bytes of field `id` (its id, tag and payload, as a
+    /// record stores them) and its tag, or nil when the record has no such
+    /// field: what a rewrite copies when a value does not change.
+    func encodedField(_ id: PropertyID, expectedAt position: Int) -> (tag: UInt8, bytes: UnsafeRawBufferPointer)? {
+        guard let base = bytes.baseAddress else { return nil }
+        let end = bytes.count
+        let wanted = UInt64(id.rawValue)
+        var start = fieldsOffset
+        if position < 8 && position < fieldCount {
+            let guess = Int(truncatingIfNeeded: (fieldStarts >> (8 * UInt64(position))) & 0xFF)
+            var p = guess
+            if guess != 0, RecordView.varint(base, &p, end) == wanted {
+                start = guess
+            }
+        }
+        var p = start
+        for _ in 0 ..< fieldCount {
+            let fieldStart = p
+            guard let fieldID = RecordView.varint(base, &p, end) else { return nil }
+            if fieldID > wanted { return nil }
+            let tag = base.load(fromByteOffset: p, as: UInt8.self)
+            guard RecordView.skip(base, &p, end) else { return nil }
+            if fieldID == wanted {
+                return (tag, UnsafeRawBufferPointer(start: base + fieldStart, count: p - fieldStart))
+            }
+        }
+        return nil
+    }
+
+    /// Calls `body` with every field's id and value, in id order.
+    func forEachField(_ body: (PropertyID, Value) throws -> Void) rethrows {
+        guard let base = bytes.baseAddress else { return }
+        let end = bytes.count
+        var p = fieldsOffset
+        for _ in 0 ..< fieldCount {
+            guard let id = RecordView.varint(base, &p, end), let value = RecordView.read(base, &p, end) else { return }
+            try body(PropertyID(UInt32(truncatingIfNeeded: id)), value)
+        }
+    }
+
+    /// Reads the tag and payload at `p` of a validated record. An embedded
+    /// object, or a list of them, needs its type's layout: it reads as nil.
+    @inline(__always)
+    static func read(_ base: UnsafeRawPointer, _ p: inout Int, _ end: Int) -> Value? {
+        let tag = base.load(fromByteOffset: p, as: UInt8.self)
+        p += 1
+        switch tag {
+        case RecordCodec.Tag.null.rawValue: return .null
+        case RecordCodec.Tag.falseValue.rawValue: return .bool(false)
+        case RecordCodec.Tag.trueValue.rawValue: return .bool(true)
+        case RecordCodec.Tag.int.rawValue:
+            guard let raw = varint(base, &p, end) else { return nil }
+            return .int(Int64(bitPattern: raw >> 1) ^ -Int64(bitPattern: raw & 1))
+        case RecordCodec.Tag.double.rawValue:
+            defer { p += 8 }
+            return .double(
+                Double(bitPattern: UInt64(littleEndian: base.loadUnaligned(fromByteOffset: p, as: UInt64.self))))
+        case RecordCodec.Tag.date.rawValue:
+            defer { p += 8 }
+            return .date(
+                Date(
+                    timeIntervalSinceReferenceDate: Double(
+                        bitPattern: UInt64(littleEndian: base.loadUnaligned(fromByteOffset: p, as: UInt64.self)))))
+        case RecordCodec.Tag.string.rawValue, RecordCodec.Tag.data.rawValue:
+            guard let length = varint(base, &p, end) else { return nil }
+            let payload = UnsafeRawBufferPointer(start: base + p, count: Int(length))
+            p += Int(length)
+            return tag == RecordCodec.Tag.string.rawValue
+                ? .string(String(decoding: payload, as: UTF8.self)) : .data(Data(payload))
+        case RecordCodec.Tag.uuid.rawValue:
+            defer { p += 16 }
+            return .uuid(UUID(uuid: base.loadUnaligned(fromByteOffset: p, as: uuid_t.self)))
+        case RecordCodec.Tag.link.rawValue, RecordCodec.Tag.list.rawValue:
+            return readComposite(tag, base, &p, end)
+        default:
+            return nil
+        }
+    }
+
+    /// Reads the payload of a link or a list whose tag was just read.
+    @inline(never)
+    private static func readComposite(_ tag: UInt8, _ base: UnsafeRawPointer, _ p: inout Int, _ end: Int) -> Value? {
+        if tag == RecordCodec.Tag.link.rawValue { return read(base, &p, end).map { .link($0) } }
+        guard let length = varint(base, &p, end), length <= UInt64(end - p) else { return nil }
+        let contentEnd = p + Int(length)
+        defer { p = contentEnd }
+        guard let count = varint(base, &p, contentEnd) else { return nil }
+        var elements: [Value] = []
+        elements.reserveCapacity(Int(min(count, UInt64(contentEnd - p))))
+        for _ in 0 ..< count {
+            guard p < contentEnd, let element = read(base, &p, contentEnd) else { return nil }
+            elements.append(element)
+        }
+        return .list(elements)
+    }
+
+    /// Reads a varint at `p` of a validated record (relationship decoding).
+    static func readVarint(_ base: UnsafeRawPointer, _ p: inout Int, _ end: Int) -> UInt64? {
+        varint(base, &p, end)
+    }
+}
