@@ -89,12 +89,15 @@ struct Memo: Equatable {
 @MainActor final class ChoreListModel {
     private(set) var titles: [String] = []
 
-    func follow(_ db: Database, elements: Int) async throws {
-        var received = 0
+    /// Follows the chores sorted by title for `elements` elements, calling
+    /// `received` after each.
+    func follow(_ db: Database, elements: Int, received: @MainActor () -> Void = {}) async throws {
+        var count = 0
         for try await change in db.observe(Chore.self, { $0.sorted(by: \.title) }) {
             titles = change.results.map(\.title)
-            received += 1
-            if received == elements { return }
+            received()
+            count += 1
+            if count == elements { return }
         }
     }
 }
@@ -108,11 +111,13 @@ struct Memo: Equatable {
         let db = try Database(configuration: config)
         try await db.write { tx in try tx.insert(Chore(id: 1, title: "b")) }
         let model = ChoreListModel()
-        let following = Task { @MainActor in try await model.follow(db, elements: 2) }
+        let (elements, element) = AsyncStream<Void>.makeStream()
+        let following = Task { @MainActor in try await model.follow(db, elements: 2) { element.yield() } }
         // The first element first: a write committed before the
         // observation reads it would be in that element, and no second
         // one would come.
-        while model.titles.isEmpty, !Task.isCancelled { await Task.yield() }
+        var delivered = elements.makeAsyncIterator()
+        _ = await delivered.next()
         #expect(model.titles == ["b"])
         try await db.write { tx in try tx.insert(Chore(id: 2, title: "a")) }
         try await following.value
