@@ -89,12 +89,15 @@ struct Memo: Equatable {
 @MainActor final class ChoreListModel {
     private(set) var titles: [String] = []
 
-    func follow(_ db: Database, elements: Int) async throws {
-        var received = 0
+    /// Follows the chores sorted by title for `elements` elements, calling
+    /// `received` after each.
+    func follow(_ db: Database, elements: Int, received: @MainActor () -> Void = {}) async throws {
+        var count = 0
         for try await change in db.observe(Chore.self, { $0.sorted(by: \.title) }) {
             titles = change.results.map(\.title)
-            received += 1
-            if received == elements { return }
+            received()
+            count += 1
+            if count == elements { return }
         }
     }
 }
@@ -102,21 +105,22 @@ struct Memo: Equatable {
 @Suite(.temporaryFolder) struct MainActorObservationTests {
     let folder = TemporaryFolder.current
 
-    // The second write can commit before the observation reads its first
-    // element, which then holds both chores: the test would wait for a
-    // second element that never comes. Waiting for the first element
-    // before writing (tried on 2026-11-25) timed out under the full
-    // ThreadSanitizer suite instead, which suggests the first element can
-    // be delayed for over a minute on a loaded machine: to be looked into.
-    // Until then the time limit turns a hang into a failure.
-    @Test(.timeLimit(.minutes(1))) @MainActor func aMainActorModelFollowsAQuery() async throws {
+    // On the main actor, shared with every other main-actor test: in a full
+    // run it takes 45 s here, and over two minutes under ThreadSanitizer.
+    @Test(.timeLimit(.minutes(5))) @MainActor func aMainActorModelFollowsAQuery() async throws {
         var config = Database.Configuration(path: folder.path(), models: [Chore.self, Memo.self])
         config.durability = .noSync
         let db = try Database(configuration: config)
         try await db.write { tx in try tx.insert(Chore(id: 1, title: "b")) }
         let model = ChoreListModel()
-        let following = Task { @MainActor in try await model.follow(db, elements: 2) }
-        while db.observationCount == 0, !Task.isCancelled { await Task.yield() }
+        let (elements, element) = AsyncStream<Void>.makeStream()
+        let following = Task { @MainActor in try await model.follow(db, elements: 2) { element.yield() } }
+        // The first element first: a write committed before the
+        // observation reads it would be in that element, and no second
+        // one would come.
+        var delivered = elements.makeAsyncIterator()
+        _ = await delivered.next()
+        #expect(model.titles == ["b"])
         try await db.write { tx in try tx.insert(Chore(id: 2, title: "a")) }
         try await following.value
         #expect(model.titles == ["a", "b"])
