@@ -290,6 +290,9 @@ extension MigrationPlan {
     static func describe(_ step: Step, mappedBy stepName: String?, runsCode: Bool) -> Step {
         var step = step
         if let stepName {
+            // The changes whose effect would otherwise say that no record is
+            // rewritten: the step rewrites every record of the type.
+            let rewrites = "the typed step \(stepName) rewrites every '\(step.change.typeName)' record."
             switch step.change.kind {
             case .propertyAdded:
                 step.effect =
@@ -297,12 +300,14 @@ extension MigrationPlan {
             case .propertyRemoved:
                 step.effect =
                     "Its values are readable on the old model in the typed step \(stepName), and gone afterwards; every '\(step.change.typeName)' record is rewritten."
-            case .propertyTypeChanged where step.handling == .migrationClosure:
-                break
+            case .madeOptional:
+                step.effect = "Stored values stay as they are; \(rewrites)"
+            case .deleteRuleChanged:
+                step.effect = "Deletes follow the new rule from now on; \(rewrites)"
+            case .propertyRenamed:
+                step.effect = "Declared on the model (@Renamed): its values are kept; \(rewrites)"
             default:
-                step.effect = step.effect.replacingOccurrences(
-                    of: "no record is rewritten",
-                    with: "the typed step \(stepName) rewrites every '\(step.change.typeName)' record")
+                break
             }
         } else if !runsCode, step.change.kind == .propertyRemoved {
             step.effect =
