@@ -57,7 +57,6 @@ extension MigrationPlan {
                     change.kind == .propertyTypeChanged
                     && !isEmbeddingConversion(before, property)
                 if dropsValues, let name = change.propertyName {
-                    step.defaultText = property.map { "\($0.valueWhenAbsent)" } ?? "its default"
                     convert(
                         &step,
                         by: settings.valueConversion(
@@ -194,7 +193,9 @@ extension MigrationPlan {
         case .typeAdded, .indexAdded, .indexRemoved, .defaultChanged, .deleteRuleChanged, .propertyRenamed:
             preconditionFailure("handled by automaticEffect, or made by the plan itself")
         }
-        return Step(change: change, handling: handling, effect: effect)
+        var step = Step(change: change, handling: handling, effect: effect)
+        step.defaultText = defaultText
+        return step
     }
 
     static func syncedStep(_ change: SchemaChange, property: Property?, linkers: [String]) -> Step {
