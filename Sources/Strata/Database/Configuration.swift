@@ -106,6 +106,10 @@ extension Database {
         /// reset silently. Set it with ``discardValues(of:onType:)``.
         /// Default: none.
         public private(set) var discardedValues: [String: Set<String>] = [:]
+        /// Makers of the ``ChangeSubscriber``s that every write transaction
+        /// of the database gets, migrations and `compact` included (a sync
+        /// change log, a test's recorder).
+        var changeSubscribers: [@Sendable () -> any ChangeSubscriber] = []
         /// How often a running observation looks for commits made by other
         /// processes, which LMDB does not announce; nil: only when
         /// ``Database/checkForExternalChanges()`` asks. Commits made through
@@ -214,7 +218,7 @@ extension Database {
                 path: path, schema: schema, appSchemaVersion: schemaVersion, mode: mode, migration: migration,
                 progress: progress, logger: logger, readOnly: readOnly,
                 deleteIfMigrationNeeded: deleteIfMigrationNeeded, typed: typedMigrations,
-                discardedValues: discardedValues)
+                discardedValues: discardedValues, changeSubscribers: changeSubscribers)
         }
 
         /// How the file's LMDB environment is opened.

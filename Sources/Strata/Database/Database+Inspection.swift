@@ -314,9 +314,11 @@ extension Database {
             // Begun inside the write transaction: the state before it.
             let reader = try environment.begin(readOnly: true)
             defer { reader.finish() }
+            // Its commit is published as unknown: every object was written.
             let engine = TableEngine(
                 lmdb: txn, meta: store.meta, path: path, writingSchemaVersion: configuration.schemaVersion,
-                fieldCapacity: tables.values.map(\.fields.count).max() ?? 0)
+                fieldCapacity: tables.values.map(\.fields.count).max() ?? 0,
+                subscribers: changeSubscribers.makeSubscribers(), recordsForFeed: false)
             engine.links = LinkGraph(
                 tables: Dictionary(tables.values.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first }))
             for table in tables.values.sorted(by: { $0.type.id < $1.type.id }) {

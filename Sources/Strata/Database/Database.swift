@@ -31,6 +31,9 @@ public final class Database: Sendable {
     let openingPlan: MigrationPlan
     /// The running observations of this database.
     let observers = ObserverRegistry()
+    /// Makers of the subscribers each write transaction hands every write
+    /// to (``ChangeSubscriber``), besides observation's.
+    let changeSubscribers: ChangeSubscriberRegistry
 
     /// Opens the database file, creating it when it does not exist, and
     /// migrating it when its schema version is lower than the configured one.
@@ -65,6 +68,7 @@ public final class Database: Sendable {
         if let problem = MigrationPlan.configurationProblem(configuration.migrationSettings) { throw problem }
         let (environment, prepared) = try Database.openAndPrepare(configuration, includingKeptTypes: includingKeptTypes)
         self.configuration = configuration
+        changeSubscribers = ChangeSubscriberRegistry(configuration.changeSubscribers)
         self.environment = environment
         self.catalog = prepared.catalog
         self.tables = prepared.tables
@@ -218,12 +222,13 @@ public final class Database: Sendable {
         }
         let (result, tally) = try environment.withWriteTransaction { lmdb in
             try checkGeneration(lmdb)
-            let transaction = WriteTransaction(context: makeContext(lmdb))
+            let transaction = WriteTransaction(
+                context: makeContext(lmdb, subscribers: changeSubscribers.makeSubscribers()))
             defer { transaction.context.end() }
             let result = try body(transaction)
             let engine = transaction.context.engine
             try engine.flush()
-            if let changes = engine.recorder?.changes {
+            if let changes = engine.feedRecorder?.changes {
                 lmdb.committedChanges = changes
                 lmdb.publishesCommit = !changes.isEmpty
             }
@@ -256,11 +261,12 @@ public final class Database: Sendable {
         }
     }
 
-    private func makeContext(_ lmdb: LMDBTransaction) -> ObjectContext {
+    private func makeContext(_ lmdb: LMDBTransaction, subscribers: [any ChangeSubscriber] = []) -> ObjectContext {
         // In synced mode the file's version may be another app version's;
         // objects are stamped with this app's.
         ObjectContext(
-            lmdb: lmdb, tables: tables, meta: store.meta, path: path, writingSchemaVersion: configuration.schemaVersion)
+            lmdb: lmdb, tables: tables, meta: store.meta, path: path, writingSchemaVersion: configuration.schemaVersion,
+            subscribers: subscribers)
     }
 
     /// Refuses a transaction when another `Database` or process changed the

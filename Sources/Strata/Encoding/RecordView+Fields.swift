@@ -100,6 +100,22 @@ extension RecordView {
         return nil
     }
 
+    /// Calls `body` with every field's id and encoded bytes (its id, tag
+    /// and payload, as ``encodedField(_:expectedAt:)`` gives them), in id
+    /// order.
+    func forEachEncodedField(_ body: (PropertyID, UnsafeRawBufferPointer) throws -> Void) rethrows {
+        guard let base = bytes.baseAddress else { return }
+        let end = bytes.count
+        var p = fieldsOffset
+        for _ in 0 ..< fieldCount {
+            let start = p
+            guard let id = RecordView.varint(base, &p, end), RecordView.skip(base, &p, end) else { return }
+            try body(
+                PropertyID(UInt32(truncatingIfNeeded: id)),
+                UnsafeRawBufferPointer(start: base + start, count: p - start))
+        }
+    }
+
     /// Calls `body` with every field's id and value, in id order.
     func forEachField(_ body: (PropertyID, Value) throws -> Void) rethrows {
         guard let base = bytes.baseAddress else { return }

@@ -35,7 +35,8 @@ final class MigrationScope {
         let widest = (evolved.types + old.types).map(\.properties.count).max() ?? 0
         self.writeContext = ObjectContext(
             lmdb: txn, tables: [:], meta: store.meta, path: settings.path,
-            writingSchemaVersion: settings.appSchemaVersion, fieldCapacity: widest)
+            writingSchemaVersion: settings.appSchemaVersion, fieldCapacity: widest,
+            subscribers: settings.changeSubscribers.map { $0() })
     }
 
     /// Ends the snapshot and the write context; the caller commits or

@@ -33,6 +33,9 @@ struct MigrationSettings: Sendable {
     /// Properties whose values the app discards when their type changes,
     /// by type name.
     var discardedValues: [String: Set<String>] = [:]
+    /// Makers of the subscribers the migration's writes are handed to
+    /// (``ChangeSubscriber``), besides observation's.
+    var changeSubscribers: [@Sendable () -> any ChangeSubscriber] = []
 
     /// Whether the configuration has typed steps (which, like a closure,
     /// synced mode refuses).

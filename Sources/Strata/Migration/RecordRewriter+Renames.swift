@@ -47,8 +47,9 @@ extension RecordRewriter {
                 try renameEncoder.encodeRewrite(
                     table: table, schemaVersion: view.effectiveSchemaVersion, automaticKey: .keep, newKeys: false,
                     base: nil, overrides: overrides, storedPositions: storedPositions)
-                engine.tally.recordWritten()
-                try renameEncoder.record.withUnsafeBytes { try cursor.replaceCurrent(key: copy.key, value: $0) }
+                try renameEncoder.record.withUnsafeBytes {
+                    try engine.replaceCurrent(table, key: copy.key, stored: copy.record, record: $0, cursor: cursor)
+                }
                 indexes.markChanged(source, of: type.id)
                 entry = try cursor.next()
             }

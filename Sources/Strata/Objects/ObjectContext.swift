@@ -29,9 +29,11 @@ final class ObjectContext {
     ///     writes: the app's schema version.
     ///   - fieldCapacity: The widest table this context may see, when
     ///     tables are added later; by default the widest of `tables`.
+    ///   - subscribers: Told of every write of the transaction, besides
+    ///     observation's recorder (see ``TableEngine``).
     init(
         lmdb: LMDBTransaction, tables: [String: ObjectTable], meta: DatabaseHandle, path: String,
-        writingSchemaVersion: UInt64, fieldCapacity: Int? = nil
+        writingSchemaVersion: UInt64, fieldCapacity: Int? = nil, subscribers: [any ChangeSubscriber] = []
     ) {
         self.lmdb = lmdb
         self.tables = tables
@@ -39,7 +41,7 @@ final class ObjectContext {
         self.copiesObjects = !lmdb.isReadOnly
         self.engine = TableEngine(
             lmdb: lmdb, meta: meta, path: path, writingSchemaVersion: writingSchemaVersion,
-            fieldCapacity: fieldCapacity ?? tables.values.map(\.fields.count).max() ?? 0)
+            fieldCapacity: fieldCapacity ?? tables.values.map(\.fields.count).max() ?? 0, subscribers: subscribers)
         engine.links = ObjectContext.linkGraph(tables)
     }
 

@@ -224,7 +224,7 @@ extension TableEngine {
         ) { other in
             values[other.position] ?? table.value(at: other.position, in: stored)
         }
-        _ = try putRecord(table, encoder, noOverwrite: false)
+        _ = try putRecord(table, encoder, noOverwrite: false, replacing: stored)
         return encoder
     }
 
@@ -235,7 +235,7 @@ extension TableEngine {
             guard let stored = try storedView(table, key: keyBytes) else { return false }
             let oldIndexed = indexedValues(table, stored)
             let oldLinks = table.linkFields.isEmpty ? [] : linkKeys(table, stored)
-            guard try deleteRecord(table, key: keyBytes) else { return false }
+            guard try deleteRecord(table, key: keyBytes, stored: stored) else { return false }
             var encoder = self.encoder
             encoder.key.removeAll()
             encoder.key.append(contentsOf: keyBytes)

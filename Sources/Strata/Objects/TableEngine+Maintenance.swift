@@ -143,7 +143,7 @@ extension TableEngine {
     /// type's records, which no schema of this app reads, are copied as
     /// they are.
     func repack(_ table: ObjectTable, from source: LMDBTransaction) throws {
-        try emptyTable(table)
+        try emptyTable(table, repacking: true)
         var encoder = self.encoder
         var indexKey = ByteWriter(capacity: 64)
         try source.withCursor(table.records) { cursor in
@@ -152,6 +152,7 @@ extension TableEngine {
                 let view = try table.validatedView(key: key, record: record)
                 tally.recordWritten()
                 if table.type.isKept {
+                    if notifies { try announce(.replaced, table, key, before: view, after: record) }
                     _ = try lmdb.append(table.records, key, record)
                 } else {
                     try encoder.encodeFields(
@@ -159,7 +160,10 @@ extension TableEngine {
                     ) { field in
                         table.value(at: field.position, in: view)
                     }
-                    try encoder.record.withUnsafeBytes { _ = try lmdb.append(table.records, key, $0) }
+                    try encoder.record.withUnsafeBytes { record in
+                        if notifies { try announce(.replaced, table, key, before: view, after: record) }
+                        _ = try lmdb.append(table.records, key, record)
+                    }
                     for field in table.indexedFields {
                         indexKey.removeAll()
                         FileLayout.appendIndexKey(table.value(at: field.position, in: view), to: &indexKey)

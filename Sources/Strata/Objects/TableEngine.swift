@@ -32,10 +32,16 @@ final class TableEngine {
     private let frontierKey = ByteWriter(capacity: 64)
     /// Reported to ``Instrumentation`` when the transaction commits.
     var tally = Instrumentation.Tally()
-    /// What this transaction writes and deletes, kept only while someone
-    /// observes the file (a `let`, so that the check costs nothing when
-    /// no one does).
-    let recorder: ChangeRecorder?
+    /// Observation's subscriber, which notes the keys this transaction
+    /// writes and deletes for the file's commit feed; made only while
+    /// someone in the process observes the file.
+    let feedRecorder: CommitFeedRecorder?
+    /// Everyone told of each write (``ChangeSubscriber``): the feed
+    /// recorder and those the transaction was given.
+    let subscribers: [any ChangeSubscriber]
+    /// Whether ``subscribers`` is not empty: a `let`, so that a write with
+    /// no subscriber pays one test of a constant and reads nothing more.
+    let notifies: Bool
     /// The tables that link to each other, for link checks, backlinks and
     /// delete rules; set by the transaction's context.
     var links = LinkGraph.empty
@@ -46,15 +52,28 @@ final class TableEngine {
     /// progress stops when this changes.
     private(set) var tablesEmptied = 0
 
-    /// - Parameter fieldCapacity: The largest number of fields of any table
-    ///   the engine will write.
-    init(lmdb: LMDBTransaction, meta: DatabaseHandle, path: String, writingSchemaVersion: UInt64, fieldCapacity: Int) {
+    /// - Parameters:
+    ///   - fieldCapacity: The largest number of fields of any table the
+    ///     engine will write.
+    ///   - subscribers: Told of every write, besides the commit feed's
+    ///     recorder, which the engine makes itself while the file is
+    ///     observed, unless `recordsForFeed` is false (a transaction whose
+    ///     commit is published as unknown, like `compact`'s, which writes
+    ///     every object).
+    init(
+        lmdb: LMDBTransaction, meta: DatabaseHandle, path: String, writingSchemaVersion: UInt64, fieldCapacity: Int,
+        subscribers: [any ChangeSubscriber] = [], recordsForFeed: Bool = true
+    ) {
         self.lmdb = lmdb
         self.meta = meta
         self.path = path
         self.writingSchemaVersion = writingSchemaVersion
         self.fieldCapacity = fieldCapacity
-        recorder = lmdb.isReadOnly || !lmdb.environment.feed.isWatched ? nil : ChangeRecorder()
+        let recorder =
+            lmdb.isReadOnly || !recordsForFeed || !lmdb.environment.feed.isWatched ? nil : CommitFeedRecorder()
+        feedRecorder = recorder
+        self.subscribers = (recorder.map { [$0] } ?? []) + subscribers
+        notifies = !self.subscribers.isEmpty
         frontierTable = .allocate(capacity: 1)
         frontierTable.initialize(to: nil)
     }
@@ -128,7 +147,7 @@ final class TableEngine {
         var encoder = self.encoder
         let needsStored =
             requireExisting || !table.indexedFields.isEmpty || !table.keptFields.isEmpty || !table.linkFields.isEmpty
-            || table.keepsEmbeddedFields
+            || table.keepsEmbeddedFields || notifies
         // The key alone first: when it cannot be encoded, the full encoding
         // below throws the error that explains why.
         if needsStored, let key = given(primaryKey) ?? primaryKey.defaultValue,
@@ -149,7 +168,7 @@ final class TableEngine {
                 let old = stored.map { indexedValues(table, $0) }
                 let oldLinks = table.linkFields.isEmpty ? nil : stored.map { linkKeys(table, $0) }
                 if !table.linkFields.isEmpty { try checkLinkTargets(table, old: oldLinks, encoder) }
-                _ = try putRecord(table, encoder, noOverwrite: false)
+                _ = try putRecord(table, encoder, noOverwrite: false, replacing: stored)
                 try reindex(table, old: old, &encoder) { ObjectEncoder.resolved($0, given: given($0)) }
                 if !table.linkFields.isEmpty { try relink(table, old: oldLinks, encoder) }
             }
@@ -205,7 +224,7 @@ final class TableEngine {
                 matched.given(field, from: changes) ?? table.value(at: field.position, in: stored)
             }
             if let oldLinks { try checkLinkTargets(table, old: oldLinks, encoder) }
-            _ = try putRecord(table, encoder, noOverwrite: false)
+            _ = try putRecord(table, encoder, noOverwrite: false, replacing: stored)
             var offset = 0
             try reindex(table, old: oldIndexed, &encoder) { _ in
                 defer { offset += 1 }
@@ -222,9 +241,9 @@ final class TableEngine {
         let keyBytes = encoder.key.bytes
         if hasLinks(table) { return try deleteApplyingRules(table, key: keyBytes) }
         return try keyBytes.withUnsafeBytes { keyBytes in
-            let stored = table.indexedFields.isEmpty ? nil : try storedView(table, key: keyBytes)
+            let stored = table.indexedFields.isEmpty && !notifies ? nil : try storedView(table, key: keyBytes)
             let old = stored.map { indexedValues(table, $0) }
-            guard try deleteRecord(table, key: keyBytes) else { return false }
+            guard try deleteRecord(table, key: keyBytes, stored: stored) else { return false }
             if let old {
                 for (field, value) in zip(table.indexedFields, old) {
                     try indexEntry(field, value: value, &encoder, add: false)
@@ -275,9 +294,10 @@ final class TableEngine {
     }
 
     /// Empties a table's records, indexes and backlinks, applying no delete
-    /// rule: for `compact`, which writes every record back.
-    func emptyTable(_ table: ObjectTable) throws {
-        try emptyRecords(table)
+    /// rule. Subscribers hear of it unless `repacking` (`compact`, which
+    /// writes every record back and tells them of each).
+    func emptyTable(_ table: ObjectTable, repacking: Bool = false) throws {
+        try emptyRecords(table, repacking: repacking)
         for field in table.indexedFields { try lmdb.empty(field.index!, delete: false) }
         for field in table.linkFields {
             if let backlinks = field.backlinks { try lmdb.empty(backlinks, delete: false) }
@@ -294,17 +314,48 @@ final class TableEngine {
     }
 
     /// Stores the record and key in `encoder`. With `noOverwrite`, returns
-    /// false and writes nothing when the key exists.
-    func putRecord(_ table: ObjectTable, _ encoder: ObjectEncoder, noOverwrite: Bool) throws -> Bool {
+    /// false and writes nothing when the key exists. Without it,
+    /// `replacing` is the stored record the put replaces, which every
+    /// caller reads while the transaction has subscribers (nil: there is
+    /// none, so the put inserts).
+    func putRecord(
+        _ table: ObjectTable, _ encoder: ObjectEncoder, noOverwrite: Bool, replacing stored: RecordView? = nil
+    ) throws -> Bool {
         tally.recordWritten()
         return try encoder.key.withUnsafeBytes { key in
-            recorder?.wrote(table.type.id, key: key)
-            let appendable = try sortsLast(key, in: table)
-            return try encoder.record.withUnsafeBytes { record in
-                if appendable, try lmdb.append(table.records, key, record) { return true }
-                return try lmdb.put(table.records, key, record, noOverwrite: noOverwrite)
+            try encoder.record.withUnsafeBytes { record in
+                // A replacement is announced before the put, which may move
+                // the stored bytes; an insert after it, once it is sure.
+                if notifies && !noOverwrite {
+                    try announce(stored == nil ? .inserted : .replaced, table, key, before: stored, after: record)
+                }
+                let appendable = try sortsLast(key, in: table)
+                let written =
+                    try appendable && lmdb.append(table.records, key, record)
+                    || lmdb.put(table.records, key, record, noOverwrite: noOverwrite)
+                if notifies && noOverwrite && written {
+                    try announce(.inserted, table, key, before: nil, after: record)
+                }
+                return written
             }
         }
+    }
+
+    /// Hands one write to every subscriber; `after` is encoded record bytes.
+    @inline(never)
+    func announce(
+        _ kind: ChangeRecord.Kind, _ table: ObjectTable, _ key: UnsafeRawBufferPointer, before: RecordView?,
+        after: UnsafeRawBufferPointer?
+    ) throws {
+        let afterView = after.map { bytes in
+            do throws(DecodingFailure) {
+                return try RecordView(trusting: bytes)
+            } catch {
+                preconditionFailure("A record Strata encoded for '\(table.name)' does not decode: \(error.reason)")
+            }
+        }
+        let change = ChangeRecord(kind: kind, table: table, key: key, before: before, after: afterView)
+        for subscriber in subscribers { try subscriber.objectChanged(change) }
     }
 
     /// Replaces the record with `key` through a cursor that walks the table
@@ -314,35 +365,56 @@ final class TableEngine {
     func replaceRecord(
         _ table: ObjectTable, key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer, walking cursor: LMDBCursor
     ) throws {
-        tally.recordWritten()
-        recorder?.wrote(table.type.id, key: key)
-        let found: Bool
+        var current: UnsafeRawBufferPointer?
         if let next = try cursor.next(), KeyCodec.compare(next.key, key) == 0 {
-            found = true
+            current = next.value
         } else {
-            found = try cursor.seek(exactly: key) != nil
+            current = try cursor.seek(exactly: key)?.value
         }
-        if found {
-            try cursor.replaceCurrent(key: key, value: record)
+        if let current {
+            try replaceCurrent(table, key: key, stored: current, record: record, cursor: cursor)
         } else {
+            tally.recordWritten()
+            if notifies { try announce(.inserted, table, key, before: nil, after: record) }
             try lmdb.put(table.records, key, record)
         }
     }
 
+    /// Replaces the record at `cursor`'s position, `stored`, whose key is
+    /// `key`, with `record`.
+    func replaceCurrent(
+        _ table: ObjectTable, key: UnsafeRawBufferPointer, stored: UnsafeRawBufferPointer,
+        record: UnsafeRawBufferPointer, cursor: LMDBCursor
+    ) throws {
+        tally.recordWritten()
+        if notifies {
+            try announce(
+                .replaced, table, key, before: try table.validatedView(key: key, record: stored), after: record)
+        }
+        try cursor.replaceCurrent(key: key, value: record)
+    }
+
     /// Deletes the record with `key`, leaving index entries to the caller;
-    /// returns false when there was none.
-    func deleteRecord(_ table: ObjectTable, key: UnsafeRawBufferPointer) throws -> Bool {
+    /// returns false when there was none. `stored` is the record when the
+    /// caller has read it already.
+    func deleteRecord(_ table: ObjectTable, key: UnsafeRawBufferPointer, stored: RecordView? = nil) throws -> Bool {
+        if notifies {
+            guard let before = try stored ?? storedView(table, key: key) else { return false }
+            try announce(.deleted, table, key, before: before, after: nil)
+        }
         guard try lmdb.delete(table.records, key) else { return false }
         tally.recordWritten()
-        recorder?.wrote(table.type.id, key: key)
         return true
     }
 
     /// Empties a table's records without touching its indexes, for a
     /// migration that inserts every object again under new keys.
-    func emptyRecords(_ table: ObjectTable) throws {
+    /// Subscribers hear of it first unless `repacking`.
+    func emptyRecords(_ table: ObjectTable, repacking: Bool = false) throws {
         tablesEmptied += 1
-        recorder?.emptied(table.type.id)
+        if notifies && !repacking {
+            for subscriber in subscribers { try subscriber.tableWillEmpty(table, in: self) }
+        }
         if frontierTable.pointee === table { frontierTable.pointee = nil }
         try lmdb.empty(table.records, delete: false)
     }

@@ -21,7 +21,7 @@ struct ObjectEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: S
         return (change, query.observedTypeID)
     }
 
-    mutating func update(in transaction: ReadTransaction, changes: ChangeSet?) throws -> ObjectChange<M>? {
+    mutating func update(in transaction: ReadTransaction, changes: CommittedChanges?) throws -> ObjectChange<M>? {
         let query = try transaction.objects(M.self)
         guard let type, query.observedTypeID == type else {
             throw StrataError(
@@ -29,7 +29,7 @@ struct ObjectEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: S
                 "The type observed as \(M.self) in \(transaction.context.path) was replaced while it was observed. Observe it again.",
                 path: transaction.context.path)
         }
-        if let changes, !changes.emptied.contains(type), changes.keys[type]?.contains(key) != true { return nil }
+        if let changes, !changes.emptied(type), changes.keys(of: type)?.contains(key) != true { return nil }
         let now = try query.matchingObject(key: key)
         defer { current = now }
         let id = transaction.context.lmdb.id

@@ -11,7 +11,7 @@ protocol ObservationEvaluator: SendableMetatype {
     /// The element after commits that made `changes` (nil: unknown, such as
     /// another process's commits), or nil when the observed data did not
     /// change.
-    mutating func update(in transaction: ReadTransaction, changes: ChangeSet?) throws -> Element?
+    mutating func update(in transaction: ReadTransaction, changes: CommittedChanges?) throws -> Element?
 }
 
 // @unchecked: `evaluator` and `hasInitial` are used only on the registry's serial queue, in `evaluate(in:)`; every other `var` only while holding `lock`.
@@ -115,7 +115,7 @@ final class Observer<Evaluator: ObservationEvaluator>: DatabaseObserver, @unchec
     func noteCommit(_ commit: CommitFeed.Commit) -> Bool {
         lock.withLock {
             guard case .running = state, commit.transactionID > seen else { return false }
-            if let changes = commit.changes as? ChangeSet, let watched, !changes.touches(watched) { return false }
+            if let changes = commit.changes, let watched, !changes.touches(watched) { return false }
             pending.append(commit)
             if pending.count > Self.pendingLimit { compactPending() }
             return waiter != nil
@@ -212,10 +212,10 @@ final class Observer<Evaluator: ObservationEvaluator>: DatabaseObserver, @unchec
 
     /// The changes of several commits together; nil when one of them is
     /// unknown.
-    private static func merged(_ commits: [CommitFeed.Commit]) -> ChangeSet? {
-        var merged = ChangeSet()
+    private static func merged(_ commits: [CommitFeed.Commit]) -> CommittedChanges? {
+        var merged = CommittedChanges()
         for commit in commits {
-            guard let changes = commit.changes as? ChangeSet else { return nil }
+            guard let changes = commit.changes else { return nil }
             merged.formUnion(changes)
         }
         return merged

@@ -38,7 +38,7 @@ struct QueryEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: Se
         return (change, query.observedTypeID)
     }
 
-    mutating func update(in transaction: ReadTransaction, changes: ChangeSet?) throws -> QueryChange<M>? {
+    mutating func update(in transaction: ReadTransaction, changes: CommittedChanges?) throws -> QueryChange<M>? {
         let query = try query(transaction)
         guard let type, query.observedTypeID == type else {
             throw StrataError(
@@ -46,10 +46,10 @@ struct QueryEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: Se
                 "The type observed as \(M.self) in \(transaction.context.path) was replaced while it was observed. Observe it again.",
                 path: transaction.context.path)
         }
-        guard let changes, !changes.emptied.contains(type) else {
+        guard let changes, !changes.emptied(type) else {
             return try rerun(query, touched: nil)
         }
-        guard let written = changes.keys[type], !written.isEmpty else { return nil }
+        guard let written = changes.keys(of: type), !written.isEmpty else { return nil }
         if query.isLimited { return try rerun(query, touched: written) }
         return try apply(written, query, transaction)
     }

@@ -8,8 +8,8 @@ import Foundation
 /// processes when asked to look, or on a timer while anyone listens.
 ///
 /// LMDB sends no notifications. A commit of this process is published by
-/// ``Environment/withWriteTransaction(_:)`` with what the committing layer
-/// said it changed. Another process's commits are noticed from the newest
+/// ``Environment/withWriteTransaction(_:)`` with what the committing transaction
+/// recorded that it changed. Another process's commits are noticed from the newest
 /// transaction id: a read transaction begins at the newest commit, and its
 /// id is that commit's. What those commits changed is unknown, so they are
 /// published without changes.
@@ -21,9 +21,9 @@ final class CommitFeed: @unchecked Sendable {
     struct Commit: Sendable {
         /// The LMDB transaction id of the (newest) commit.
         var transactionID: Int
-        /// What the committing transaction changed, as its layer recorded
-        /// it; nil when unknown (another process, or nothing recorded).
-        var changes: (any Sendable)?
+        /// What the committing transaction changed; nil when unknown
+        /// (another process's commit, or nothing recorded).
+        var changes: CommittedChanges?
     }
 
     typealias Listener = @Sendable (Commit) -> Void
@@ -107,7 +107,7 @@ final class CommitFeed: @unchecked Sendable {
     ///
     /// A transaction that recorded that it changed nothing is not
     /// published: the caller does not call this.
-    func committed(transactionID: Int, changes: (any Sendable)?) {
+    func committed(transactionID: Int, changes: CommittedChanges?) {
         guard changes != nil else {
             lookForOtherCommits(including: transactionID)
             return

@@ -40,7 +40,7 @@ final class LMDBTransaction {
 
     /// What a write transaction changed, as the layer above records it;
     /// handed to the environment's ``CommitFeed`` after the commit.
-    var committedChanges: (any Sendable)?
+    var committedChanges: CommittedChanges?
     /// Whether the commit is published to the environment's
     /// ``CommitFeed``: false when the layer above knows it changed nothing.
     var publishesCommit = true

@@ -1,0 +1,118 @@
+/// One object the engine inserted, replaced or deleted, as the subscribers
+/// of its transaction see it (``ChangeSubscriber``): which object, and its
+/// record before and after the write, from which the fields whose bytes
+/// changed follow.
+///
+/// Made only while a transaction has subscribers. Its views are valid only
+/// during the call that hands it over: the write that follows may move the
+/// stored bytes.
+struct ChangeRecord {
+    /// What happened to the object.
+    enum Kind: Sendable, Equatable {
+        /// A new object: there was no record with its key.
+        case inserted
+        /// An existing object's record was written again (an update, an
+        /// upsert of an existing key, a nullified link, a migration's
+        /// rewrite, `compact`'s repack).
+        case replaced
+        /// The object was deleted (by the app, a cascade or a migration).
+        case deleted
+    }
+
+    let kind: Kind
+    /// The object's table (its type and fields).
+    let table: ObjectTable
+    /// The object's record key.
+    let key: UnsafeRawBufferPointer
+    /// The record before the write; nil for an insert.
+    let before: RecordView?
+    /// The record after the write; nil for a delete.
+    let after: RecordView?
+
+    /// The ids of the fields whose encoded bytes differ between ``before``
+    /// and ``after``, ascending: a field in one record and not the other,
+    /// or stored with other bytes. Every field of the record for an insert
+    /// or a delete. Fields are compared at the top level: a change inside
+    /// an embedded object or a list names the property that holds it.
+    func changedFields() -> [PropertyID] {
+        var changed: [PropertyID] = []
+        switch (before, after) {
+        case (nil, let record?), (let record?, nil):
+            record.forEachEncodedField { id, _ in changed.append(id) }
+        case (let old?, let new?):
+            var oldFields: [(id: PropertyID, bytes: UnsafeRawBufferPointer)] = []
+            oldFields.reserveCapacity(old.fieldCount)
+            old.forEachEncodedField { oldFields.append(($0, $1)) }
+            var next = 0
+            new.forEachEncodedField { id, bytes in
+                while next < oldFields.count && oldFields[next].id < id {
+                    changed.append(oldFields[next].id)
+                    next += 1
+                }
+                if next < oldFields.count && oldFields[next].id == id {
+                    if !oldFields[next].bytes.elementsEqual(bytes) { changed.append(id) }
+                    next += 1
+                } else {
+                    changed.append(id)
+                }
+            }
+            changed.append(contentsOf: oldFields[next...].map(\.id))
+        case (nil, nil):
+            break
+        }
+        return changed
+    }
+}
+
+/// Told of every object a write transaction's ``TableEngine`` writes or
+/// deletes, inside the transaction, before the engine's next write: the
+/// one place where every mutation (insert, update, upsert, delete,
+/// cascade, nullify, a migration's rewrite, `compact`'s repack) can be
+/// seen. Observation's ``CommitFeedRecorder`` is one; a sync change log is
+/// another.
+///
+/// A subscriber that throws fails the write that called it; the caller's
+/// transaction then rolls everything back.
+protocol ChangeSubscriber: AnyObject {
+    /// An object was inserted, replaced or deleted.
+    func objectChanged(_ change: ChangeRecord) throws
+
+    /// Every object of `table` is about to be deleted at once, by a
+    /// `deleteAll` with no delete rule to apply or by a migration that
+    /// writes the type's objects again under new keys. The records are
+    /// still there to be read in `engine`'s transaction.
+    func tableWillEmpty(_ table: ObjectTable, in engine: TableEngine) throws
+}
+
+/// The subscriber behind observation: notes the key of every object a
+/// transaction writes or deletes, and the types it empties, for the file's
+/// ``CommitFeed`` to publish after the commit. A transaction has one only
+/// while someone in the process observes the file.
+final class CommitFeedRecorder: ChangeSubscriber {
+    private(set) var changes = CommittedChanges()
+
+    func objectChanged(_ change: ChangeRecord) {
+        changes.wrote(change.table.type.id.rawValue, key: change.key)
+    }
+
+    func tableWillEmpty(_ table: ObjectTable, in engine: TableEngine) {
+        changes.emptied(table.type.id.rawValue)
+    }
+}
+
+extension CommittedChanges {
+    /// Whether the transaction wrote or deleted anything of `type`.
+    func touches(_ type: TypeID) -> Bool {
+        emptied.contains(type.rawValue) || keys[type.rawValue] != nil
+    }
+
+    /// Whether the transaction deleted every object of `type` at once.
+    func emptied(_ type: TypeID) -> Bool {
+        emptied.contains(type.rawValue)
+    }
+
+    /// The keys of the objects of `type` written or deleted; nil when none.
+    func keys(of type: TypeID) -> Set<[UInt8]>? {
+        keys[type.rawValue]
+    }
+}
