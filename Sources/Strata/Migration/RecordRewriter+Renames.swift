@@ -13,8 +13,6 @@ extension RecordRewriter {
         guard let oldTable = scope.oldTables[type.id], let target = table.fields.firstIndex(where: { $0.id == source })
         else { return }
         let (reader, _) = try scope.snapshotContext()
-        let storedPositions = table.fields.map { field in written.fields.firstIndex { $0.name == field.name } ?? Int.max
-        }
         // Each field of the new table, as the written records hold it.
         let writtenFields = table.fields.map { field in written.fields.first { $0.name == field.name } }
         var renameEncoder = ObjectEncoder(fieldCapacity: table.fields.count)
@@ -44,9 +42,11 @@ extension RecordRewriter {
                 } else {
                     overrides[target] = given
                 }
-                try renameEncoder.encodeRewrite(
-                    table: table, schemaVersion: view.effectiveSchemaVersion, automaticKey: .keep, newKeys: false,
-                    base: nil, overrides: overrides, storedPositions: storedPositions)
+                try renameEncoder.encode(
+                    table: table, schemaVersion: view.effectiveSchemaVersion, automaticKey: .keep, base: nil
+                ) { field in
+                    .value(overrides[field.position] ?? field.valueWhenAbsent)
+                }
                 try renameEncoder.record.withUnsafeBytes {
                     try engine.replaceCurrent(table, key: copy.key, stored: copy.record, record: $0, cursor: cursor)
                 }

@@ -332,10 +332,14 @@ final class RecordRewriter: MigrationRecords {
             target.rekey && table.primaryKey == nil ? engine.newID(table) : .keep
         let keyEncoded: Bool
         do {
-            keyEncoded = try encoder.encodeRewrite(
+            let overrides = object.overrides
+            keyEncoded = try encoder.encode(
                 table: table, schemaVersion: object.stampedVersion ?? scope.newVersion, automaticKey: automaticKey,
-                newKeys: target.rekey, base: object.base, overrides: object.overrides,
-                storedPositions: target.storedPositions)
+                base: object.base, storedPositions: target.storedPositions, rekeys: target.rekey
+            ) { field in
+                overrides[field.position].map(ObjectEncoder.FieldSource.value)
+                    ?? (object.base == nil ? .value(field.valueWhenAbsent) : .stored)
+            }
         } catch {
             throw scope.failure(
                 error,

@@ -68,108 +68,93 @@ struct ObjectEncoder {
         slots.pointer[field.position].map { given[$0].value }
     }
 
-    /// Encodes the record and the key from the value `given` returns for
-    /// each field (nil: not given, so the default applies).
+    /// Where the value of one field of a record being encoded comes from.
+    enum FieldSource {
+        /// This value, checked against the field's type and coerced to it.
+        case value(Value)
+        /// Nothing was given: the field's default (an error for a required
+        /// property without one).
+        case absent
+        /// The base record's: its bytes copied as they are when their type
+        /// still fits the field (else the value of an absent field). An
+        /// embedded object, or a list of them, is decoded and encoded again
+        /// instead, so that each nesting level keeps the stored fields of
+        /// properties this schema does not declare and drops those of
+        /// removed ones, the rule of every other write.
+        case stored
+    }
+
+    /// Encodes a record of `table`, and its key, field by field from what
+    /// `source` says of each, over `base`, the stored record it replaces
+    /// (nil for a new object): the one encoder of every write, migrations
+    /// included.
+    ///
+    /// Every stored field of a property this app's schema does not declare
+    /// (synced mode's kept fields) is carried over from `base` byte for
+    /// byte, at every nesting level; a new object stores their empty values.
+    ///
+    /// The key: the primary key's value encodes it, unless its source is
+    /// `.stored`, its bytes are copied and `rekeys` is false (then ``key``
+    /// keeps what the caller put there; `rekeys`: a migration that gives
+    /// the type new keys). A type
+    /// without a primary key gets a new automatic id from `automaticKey`
+    /// `.new`.
+    ///
+    /// - Parameter storedPositions: Per field position, where `base`
+    ///   probably keeps the field (a guess that saves a walk of the record);
+    ///   by default the field's own position.
+    /// - Returns: Whether the key was encoded.
+    @discardableResult
     @inline(__always)
-    mutating func encodeFields(
-        table: ObjectTable, schemaVersion: UInt64, automaticKey: AutomaticKey,
-        preserving: RecordView?, _ given: (ObjectTable.Field) throws -> Value?
-    ) throws {
+    mutating func encode(
+        table: ObjectTable, schemaVersion: UInt64, automaticKey: AutomaticKey, base: RecordView?,
+        storedPositions: [Int]? = nil, rekeys: Bool = false, _ source: (ObjectTable.Field) throws -> FieldSource
+    ) throws -> Bool {
+        var keyEncoded = false
         record.removeAll()
-        if table.primaryKey != nil { key.removeAll() }
         let hidden = table.keptFields
         RecordCodec.beginRecord(
             &record, schemaVersion: schemaVersion,
-            fieldCount: table.fields.count + ObjectEncoder.keptCount(table, preserving: preserving))
+            fieldCount: table.fields.count + ObjectEncoder.keptCount(table, preserving: base))
         var next = 0
         for field in table.fields {
             while next < hidden.count && hidden[next].id < field.id {
-                appendKept(hidden[next], preserving: preserving)
+                appendKept(hidden[next], preserving: base)
                 next += 1
             }
-            let value = try ObjectEncoder.resolve(field, given: try given(field), table: table)
+            let given: Value?
+            switch try source(field) {
+            case .value(let value):
+                given = value
+            case .absent:
+                given = nil
+            case .stored:
+                let position = storedPositions?[field.position] ?? field.position
+                if let base, field.embedded == nil, let stored = base.encodedField(field.id, expectedAt: position),
+                    RecordCodec.tag(stored.tag, fits: field.type, optional: field.isOptional)
+                {
+                    record.append(contentsOf: stored.bytes)
+                    if field.isPrimaryKey && rekeys, let value = base.value(forField: field.id, expectedAt: position) {
+                        key.removeAll()
+                        _ = KeyCodec.appendPrimaryKey(value, type: field.type, to: &key)
+                        keyEncoded = true
+                    }
+                    continue
+                }
+                given = base.map { table.value(at: field.position, in: $0) } ?? field.valueWhenAbsent
+            }
+            let value = try ObjectEncoder.resolve(field, given: given, table: table)
             if field.type.isComposite {
                 try CompositeCodec.appendField(
                     &record, field, value, owner: table.name, path: table.path,
-                    replacing: preserving.flatMap {
+                    replacing: base.flatMap {
                         keepsStoredFields(field) ? CompositeCodec.Stored(field, in: $0) : nil
                     })
                 continue
             }
             RecordCodec.appendField(&record, id: field.id, value: value)
             if field.isPrimaryKey {
-                _ = KeyCodec.appendPrimaryKey(value, type: field.type, to: &key)
-                try checkKeySize(table: table)
-            }
-        }
-        while next < hidden.count {
-            appendKept(hidden[next], preserving: preserving)
-            next += 1
-        }
-        if table.primaryKey == nil, case .new(let nextID) = automaticKey {
-            key.removeAll()
-            KeyCodec.appendAutomaticID(try nextID(), to: &key)
-        }
-    }
-
-    /// Encodes an object that a migration rewrites: the values the closure
-    /// set, and the stored fields it left alone, copied byte for byte when
-    /// their stored type still fits (else the field's default). Kept fields
-    /// (synced mode) are carried over from `base`, at every nesting level:
-    /// synced mode refuses every change that makes a migration rewrite
-    /// records today, but a rewrite must never be what drops them.
-    /// `storedPositions` guesses, per field, where the base record keeps it.
-    /// The key is encoded from the values only when `newKeys` is set or the
-    /// primary key was set by the closure; returns whether it was.
-    @discardableResult
-    mutating func encodeRewrite(
-        table: ObjectTable, schemaVersion: UInt64, automaticKey: AutomaticKey, newKeys: Bool,
-        base: RecordView?, overrides: UnsafeMutableBufferPointer<Value?>, storedPositions: [Int]
-    ) throws -> Bool {
-        var keyEncoded = false
-        record.removeAll()
-        if table.primaryKey != nil { key.removeAll() }
-        let hidden = table.keptFields
-        RecordCodec.beginRecord(
-            &record, schemaVersion: schemaVersion,
-            fieldCount: table.fields.count + ObjectEncoder.keptCount(table, preserving: base))
-        var next = 0
-        let keyPosition = table.primaryKey?.position
-        for position in 0 ..< table.fields.count {
-            let info = table.readInfo[position]
-            while next < hidden.count && hidden[next].id < info.id {
-                appendKept(hidden[next], preserving: base)
-                next += 1
-            }
-            if overrides[position] == nil, let base,
-                let stored = base.encodedField(info.id, expectedAt: storedPositions[position]),
-                RecordCodec.tag(stored.tag, fits: info.type, optional: info.isOptional)
-            {
-                record.append(contentsOf: stored.bytes)
-                if newKeys && keyPosition == position,
-                    let value = base.value(forField: info.id, expectedAt: storedPositions[position])
-                {
-                    _ = KeyCodec.appendPrimaryKey(value, type: info.type, to: &key)
-                    keyEncoded = true
-                }
-                continue
-            }
-            if let value = overrides[position], keyPosition != position, !info.type.isComposite {
-                // Checked by the setter already.
-                RecordCodec.appendField(&record, id: info.id, value: value)
-                continue
-            }
-            let field = table.fields[position]
-            let value = try ObjectEncoder.resolve(
-                field, given: overrides[position] ?? field.valueWhenAbsent, table: table)
-            if field.type.isComposite {
-                try CompositeCodec.appendField(
-                    &record, field, value, owner: table.name, path: table.path,
-                    replacing: base.flatMap { keepsStoredFields(field) ? CompositeCodec.Stored(field, in: $0) : nil })
-                continue
-            }
-            RecordCodec.appendField(&record, id: field.id, value: value)
-            if field.isPrimaryKey {
+                key.removeAll()
                 _ = KeyCodec.appendPrimaryKey(value, type: field.type, to: &key)
                 try checkKeySize(table: table)
                 keyEncoded = true

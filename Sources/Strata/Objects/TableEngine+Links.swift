@@ -219,10 +219,9 @@ extension TableEngine {
         var encoder = self.encoder
         encoder.key.removeAll()
         encoder.key.append(contentsOf: key)
-        try encoder.encodeFields(
-            table: table, schemaVersion: writingSchemaVersion, automaticKey: .keep, preserving: stored
-        ) { other in
-            values[other.position] ?? table.value(at: other.position, in: stored)
+        try encoder.encode(table: table, schemaVersion: writingSchemaVersion, automaticKey: .keep, base: stored) {
+            other in
+            values[other.position].map(ObjectEncoder.FieldSource.value) ?? .stored
         }
         _ = try putRecord(table, encoder, noOverwrite: false, replacing: stored)
         return encoder

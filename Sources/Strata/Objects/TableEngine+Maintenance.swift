@@ -155,11 +155,9 @@ extension TableEngine {
                     if notifies { try announce(.replaced, table, key, before: view, after: record) }
                     _ = try lmdb.append(table.records, key, record)
                 } else {
-                    try encoder.encodeFields(
-                        table: table, schemaVersion: view.effectiveSchemaVersion, automaticKey: .keep, preserving: view
-                    ) { field in
-                        table.value(at: field.position, in: view)
-                    }
+                    try encoder.encode(
+                        table: table, schemaVersion: view.effectiveSchemaVersion, automaticKey: .keep, base: view
+                    ) { _ in .stored }
                     try encoder.record.withUnsafeBytes { record in
                         if notifies { try announce(.replaced, table, key, before: view, after: record) }
                         _ = try lmdb.append(table.records, key, record)

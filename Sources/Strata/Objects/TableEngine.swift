@@ -101,9 +101,9 @@ final class TableEngine {
         _ table: ObjectTable, schemaVersion: UInt64? = nil, _ given: (ObjectTable.Field) -> Value?
     ) throws {
         var encoder = self.encoder
-        try encoder.encodeFields(
-            table: table, schemaVersion: schemaVersion ?? writingSchemaVersion, automaticKey: newID(table),
-            preserving: nil, given)
+        try encoder.encode(
+            table: table, schemaVersion: schemaVersion ?? writingSchemaVersion, automaticKey: newID(table), base: nil
+        ) { given($0).map(ObjectEncoder.FieldSource.value) ?? .absent }
         if !table.linkFields.isEmpty { try checkLinkTargets(table, old: nil, encoder) }
         guard try putRecord(table, encoder, noOverwrite: true) else {
             let key = encoder.decodedKey(table)
@@ -162,8 +162,9 @@ final class TableEngine {
                         "There is no '\(table.name)' with key \(key) in \(path) to update. Use insert or upsert to create it.",
                         path: path)
                 }
-                try encoder.encodeFields(
-                    table: table, schemaVersion: writingSchemaVersion, automaticKey: .keep, preserving: stored, given)
+                try encoder.encode(
+                    table: table, schemaVersion: writingSchemaVersion, automaticKey: .keep, base: stored
+                ) { given($0).map(ObjectEncoder.FieldSource.value) ?? .absent }
                 // Read before the put, which may move the stored bytes.
                 let old = stored.map { indexedValues(table, $0) }
                 let oldLinks = table.linkFields.isEmpty ? nil : stored.map { linkKeys(table, $0) }
@@ -173,8 +174,9 @@ final class TableEngine {
                 if !table.linkFields.isEmpty { try relink(table, old: oldLinks, encoder) }
             }
         }
-        try encoder.encodeFields(
-            table: table, schemaVersion: writingSchemaVersion, automaticKey: .keep, preserving: nil, given)
+        try encoder.encode(table: table, schemaVersion: writingSchemaVersion, automaticKey: .keep, base: nil) {
+            given($0).map(ObjectEncoder.FieldSource.value) ?? .absent
+        }
         if !table.linkFields.isEmpty { try checkLinkTargets(table, old: nil, encoder) }
         _ = try putRecord(table, encoder, noOverwrite: false)
         try reindex(table, old: nil, &encoder) { ObjectEncoder.resolved($0, given: given($0)) }
@@ -218,10 +220,11 @@ final class TableEngine {
             let newIndexed = table.indexedFields.map {
                 matched.given($0, from: changes)?.coerced(to: $0.type) ?? table.value(at: $0.position, in: stored)
             }
-            try encoder.encodeFields(
-                table: table, schemaVersion: writingSchemaVersion, automaticKey: .keep, preserving: stored
-            ) { field in
-                matched.given(field, from: changes) ?? table.value(at: field.position, in: stored)
+            // The key is in the encoder already; the unchanged fields are
+            // copied byte for byte.
+            try encoder.encode(table: table, schemaVersion: writingSchemaVersion, automaticKey: .keep, base: stored) {
+                field in
+                matched.given(field, from: changes).map(ObjectEncoder.FieldSource.value) ?? .stored
             }
             if let oldLinks { try checkLinkTargets(table, old: oldLinks, encoder) }
             _ = try putRecord(table, encoder, noOverwrite: false, replacing: stored)

@@ -331,4 +331,32 @@ import Testing
         #expect(!holds(after, "Leeds") && !holds(after, "home"))
         #expect(holds(after, "1 Main St"))
     }
+
+    /// A migration's rewrite goes through the same encoder as an update: an
+    /// object the closure changes drops the removed embedded property too
+    /// (before, the rewrite copied the embedded bytes as stored), and keeps
+    /// its other embedded values.
+    @Test func aMigrationsRewriteDropsARemovedEmbeddedPropertyLikeAnUpdate() throws {
+        do {
+            var config = Database.Configuration(
+                path: folder.path(), schemaVersion: 1, models: [KeptPersonV2.self, KeptPet.self])
+            config.durability = .noSync
+            let db = try Database(configuration: config)
+            try db.write { tx in try tx.insert(KeptPersonV2(id: 1, name: "Ada", home: Self.home)) }
+        }
+        var config = Database.Configuration(
+            path: folder.path(), schemaVersion: 2, models: [KeptPersonV1.self, KeptPet.self])
+        config.durability = .noSync
+        config.migration = { migration, _ in
+            try migration.enumerateObjects(ofType: "Person") { _, new in new?["name"] = "Ada L." }
+        }
+        do {
+            let db = try Database(configuration: config)
+            #expect(try db.read { tx in try tx.object("Person", key: 1)?["home"]["street"] } == "1 Main St")
+        }
+        let after = try #require(try RawFile.record(folder.path(), type: "Person", id: 1))
+        let text = String(decoding: after, as: UTF8.self)
+        #expect(!text.contains("Leeds") && !text.contains("home"))
+        #expect(text.contains("1 Main St") && text.contains("Ada L."))
+    }
 }
