@@ -75,7 +75,8 @@ extension StrataError {
         -> StrataError
     {
         corruptFile(
-            path: path, "The record of '\(typeName)' with key \(key) in \(path) is damaged: \(problem) at byte \(offset).",
+            path: path,
+            "The record of '\(typeName)' with key \(key) in \(path) is damaged: \(problem) at byte \(offset).",
             typeName: typeName, key: key)
     }
 

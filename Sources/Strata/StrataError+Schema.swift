@@ -76,7 +76,8 @@ extension StrataError {
         StrataError(
             .modeMismatch,
             summary: "\(path) is a \(fileMode)-mode file, but the configuration opens it in \(configured) mode.",
-            remedy: "Set Configuration.mode to .\(fileMode): a file's mode is chosen when it is created and never changes.",
+            remedy:
+                "Set Configuration.mode to .\(fileMode): a file's mode is chosen when it is created and never changes.",
             path: path)
     }
 

@@ -69,7 +69,8 @@ extension StrataCommand {
             print(plan)
             if let error = plan.error {
                 // The whole refusal is printed above, with the plan.
-                throw CommandFailure(error.items.isEmpty ? error.summary : "\(error.summary) (listed above).")
+                throw CommandFailure(
+                    error.items.isEmpty ? StrataCommand.oneLine(error) : "\(error.summary) (listed above).")
             }
         }
 

@@ -126,7 +126,8 @@ extension Database {
         }
         let store = CatalogStore(meta: meta, path: path)
         guard let catalog = try store.catalog(txn) else {
-            throw StrataError.corruptFile(path: path, "\(path) has Strata's metadata but no catalog; the file is damaged.")
+            throw StrataError.corruptFile(
+                path: path, "\(path) has Strata's metadata but no catalog; the file is damaged.")
         }
         let existing = Existing(
             catalog: catalog, generation: try store.generation(txn),

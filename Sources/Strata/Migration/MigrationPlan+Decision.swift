@@ -131,7 +131,8 @@ extension MigrationPlan {
                         path: path,
                         "The schema of \(path) differs from the configured one at the same schema version \(version)",
                         items: list(steps),
-                        remedy: "Raise the schema version to \(version + 1) to migrate the file.\(conversionAdvice(steps))",
+                        remedy:
+                            "Raise the schema version to \(version + 1) to migrate the file.\(conversionAdvice(steps))",
                         from: fileVersion, to: version)
                 )
             }

@@ -54,7 +54,7 @@ final class MigrationRunner {
                 logger?.info(
                     "Migration closure of \(path) done: \(tally.recordWrites) records written, \(clock.milliseconds) ms"
                 )
-            } catch let error as StrataError {
+            } catch let error as StrataError where scope.isMigrationError(error) {
                 throw error
             } catch {
                 throw scope.failure(error, at: "outside enumerateObjects")

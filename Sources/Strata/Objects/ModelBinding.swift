@@ -164,7 +164,8 @@ final class ModelBinding: @unchecked Sendable {
         return .invalidValue(
             "The '\(table.name)' object \(described) in \(table.path) stores \(what) for '\(property.name)', which the model \(modelName) reads as \(V.self).",
             typeName: table.name, property: property.name, key: described,
-            remedy: "The file was written with another schema or edited by hand; read it with the model of its schema version.",
+            remedy:
+                "The file was written with another schema or edited by hand; read it with the model of its schema version.",
             path: table.path)
     }
 }

@@ -122,7 +122,8 @@ extension SchemaSnapshot {
         do {
             data = try Data(contentsOf: url)
         } catch {
-            throw StrataError.unreadableFile(path: url.path, reason: error.localizedDescription, what: "schema snapshot")
+            throw StrataError.unreadableFile(
+                path: url.path, reason: error.localizedDescription, what: "schema snapshot")
         }
         try self.init(jsonData: data)
     }
