@@ -69,6 +69,12 @@ extension StrataError {
             key: key, lmdbCode: lmdbCode)
     }
 
+    /// A file whose structure is damaged: `problem` says where and how (a
+    /// page, a meta page).
+    static func damagedFile(path: String, problem: String) -> StrataError {
+        corruptFile(path: path, "\(path) is damaged: \(problem).", remedy: "Restore it from a backup.")
+    }
+
     /// A record of `typeName` that does not decode: `problem` and the byte
     /// it was found at.
     static func corruptRecord(typeName: String, key: String, problem: String, offset: Int, path: String)

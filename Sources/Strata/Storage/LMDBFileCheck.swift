@@ -85,7 +85,7 @@ final class LMDBFileCheck {
     }
 
     static func damage(_ path: String, _ what: String) -> StrataError {
-        .corruptFile(path: path, "\(path) is damaged: \(what).", remedy: "Restore it from a backup.")
+        .damagedFile(path: path, problem: what)
     }
 
     /// Reads both meta pages and returns the one LMDB would use, after
