@@ -77,9 +77,9 @@ public struct StrataError: Error, Sendable, CustomStringConvertible {
 
     /// Creates an error from a message of your own: its ``summary``.
     ///
-    /// Strata's own errors are made by the factories of each family
-    /// (``objectNotFound(typeName:key:path:)`` and the others), which set
-    /// the fields as well.
+    /// Strata's own errors are made by one factory per family of errors,
+    /// which sets the fields as well; this initializer sets only the
+    /// ``summary`` and what you pass.
     ///
     /// - Parameters:
     ///   - code: The kind of failure.

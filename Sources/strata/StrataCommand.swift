@@ -86,9 +86,10 @@ struct StrataCommand: ParsableCommand {
         return text
     }
 
-    /// A message of several lines on one line: after a first line ending in
-    /// a colon, the listed items ("- " dropped) joined with "; "; otherwise
-    /// the lines joined with spaces.
+    /// ArgumentParser's message of several lines on one line: after a
+    /// first line ending in a colon, the listed items ("- " dropped) joined
+    /// with "; "; otherwise the lines joined with spaces. (A StrataError is
+    /// put on one line from its parts instead.)
     static func oneLine(_ message: String) -> String {
         let lines = message.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter {
             !$0.isEmpty

@@ -195,6 +195,50 @@ import Testing
         #expect(error?.message == "\(path) does not exist. Check the path.")
     }
 
+    /// The message of an error without a list: the summary, the remedy,
+    /// then the outcome.
+    private func expectRenderedInOrder(_ error: StrataError?, sourceLocation: SourceLocation = #_sourceLocation) {
+        guard let error else { return }
+        #expect(error.items.isEmpty, sourceLocation: sourceLocation)
+        let parts = [error.summary, error.remedy, error.outcome].compactMap { $0 }
+        #expect(error.message == parts.joined(separator: " "), sourceLocation: sourceLocation)
+    }
+
+    @Test func fileStateErrorsNameThePathAndWhatToDo() throws {
+        let db = try seeded()
+        db.close()
+        let closed = expectStrataError(.closed) { _ = try db.read { try $0.objects("Person").count } }
+        #expect(closed?.path == db.path && closed?.remedy == "Open it again to use it.")
+        expectRenderedInOrder(closed)
+
+        var readOnly = Fixtures.configuration(folder.path())
+        readOnly.readOnly = true
+        let reader = try Database(configuration: readOnly)
+        let write = expectStrataError(.readOnly) { try reader.write { tx in try tx.deleteAll("Person") } }
+        #expect(write?.path == reader.path && write?.remedy == "Open it without readOnly to write.")
+        expectRenderedInOrder(write)
+        reader.close()
+
+        var synced = Fixtures.configuration(folder.path(), mode: .synced)
+        let mode = expectStrataError(.modeMismatch) { _ = try Database(configuration: synced) }
+        #expect(mode?.remedy?.hasPrefix("Set Configuration.mode to .local") == true)
+        expectRenderedInOrder(mode)
+
+        synced.deleteIfMigrationNeeded = true
+        let options = expectStrataError(.invalidConfiguration) { _ = try Database(configuration: synced) }
+        #expect(options?.path == folder.path() && options?.remedy == "Turn it off.")
+        expectRenderedInOrder(options)
+
+        let empty = folder.path("empty.strata")
+        #expect(FileManager.default.createFile(atPath: empty, contents: Data()))
+        let notStrata = expectStrataError(.notAStrataFile) {
+            _ = try Database(configuration: Fixtures.configuration(empty))
+        }
+        #expect(notStrata?.path == empty)
+        #expect(notStrata?.summary == "\(empty) is not a Strata database: it is an empty file.")
+        expectRenderedInOrder(notStrata)
+    }
+
     // MARK: Migrations
 
     final class Marker: Error, @unchecked Sendable {}
