@@ -111,8 +111,8 @@ final class MigrationRunner {
             let key = (table.primaryKey?.name).flatMap { values[$0] }.map { "\($0)" } ?? "?"
             throw scope.refusal(
                 .duplicatePrimaryKey, call,
-                "a '\(type.name)' with primary key \(key) already exists. Give the new object another key, or change the existing one in enumerateObjects(ofType: \"\(type.name)\")."
-            )
+                "a '\(type.name)' with primary key \(key) already exists. Give the new object another key, or change the existing one in enumerateObjects(ofType: \"\(type.name)\").",
+                cause: error)
         } catch {
             throw scope.failure(error, at: "in \(call)")
         }

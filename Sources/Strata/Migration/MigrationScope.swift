@@ -73,7 +73,8 @@ final class MigrationScope {
     var step: String { StrataError.migrationStep(from: old.fileSchemaVersion, to: newVersion) }
 
     /// The error of a call of the ``Migration`` API that broke a rule:
-    /// `call` as the closure wrote it, the problem and what to do.
+    /// `call` as the closure wrote it, the problem and what to do; `cause`
+    /// is the error that showed it (a duplicate key), kept whole.
     func refusal(_ code: StrataError.Code, _ call: String, _ problem: String, cause: (any Error)? = nil)
         -> StrataError
     {

@@ -295,6 +295,17 @@ import Testing
         #expect(error.message.contains("The import file is out of date."))
     }
 
+    @Test func aRefusedCreateKeepsTheDuplicateAsItsCause() throws {
+        let error = try refusal(.duplicatePrimaryKey) { migration, _ in
+            _ = try migration.create("Person", value: ["id": 1, "fullName": "Ada King"])
+        }
+        let inner = try #require(error.cause as? StrataError)
+        #expect(inner.code == .duplicatePrimaryKey && inner.typeName == "Person" && inner.key == "1")
+        #expect(!error.restatesCause)
+        #expect(error.operation == "migration.create(\"Person\", value: ...)")
+        #expect(!error.message.contains("upsert"), "the advice of a plain insert does not work in a migration")
+    }
+
     @Test func aBrokenRuleNamesTheCall() throws {
         let error = try refusal(.migrationFailed) { migration, _ in
             try migration.deleteData(forType: "Person")
