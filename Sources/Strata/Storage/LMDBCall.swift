@@ -79,7 +79,7 @@ func lmdbError(_ rc: Int32, _ call: StaticString, path: String, context: LMDBCal
     let (kind, advice): (StrataError.Code, String)
     switch code {
     case .noSpace:
-        (kind, advice) = (.storage, "The disk is full; free some space and try again. Nothing was written.")
+        (kind, advice) = (.storage, diskFullAdvice)
     case .corrupted, .pageNotFound, .panic:
         (kind, advice) = (.corruptFile, "The file is damaged; restore it from a backup.")
     case .invalid:
@@ -103,7 +103,7 @@ func lmdbError(_ rc: Int32, _ call: StaticString, path: String, context: LMDBCal
         (kind, advice) = (
             .storage,
             diskIsFull(path)
-                ? "The disk is full; free some space and try again. Nothing was written."
+                ? diskFullAdvice
                 : "The disk reported an error; check it, then try again. Nothing was written."
         )
     case LMDBResultCode(rawValue: ENOMEM):
@@ -115,6 +115,9 @@ func lmdbError(_ rc: Int32, _ call: StaticString, path: String, context: LMDBCal
     }
     return .lmdbFailure(kind, call: "\(call)", path: path, lmdbCode: code, remedy: advice.isEmpty ? nil : advice)
 }
+
+/// What a write that found the disk full says to do.
+private let diskFullAdvice = "The disk is full; free some space and try again. Nothing was written."
 
 /// Whether the file system holding `path` has (almost) no free space left.
 private func diskIsFull(_ path: String) -> Bool {
