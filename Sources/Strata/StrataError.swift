@@ -1,36 +1,85 @@
 /// The one error type Strata throws.
 ///
-/// Every error carries a ``code`` that you can match on, and a ``message``
-/// written for a person: it names the file, object type, property and schema
-/// versions involved, and says what to do about it.
+/// Every error carries a ``code`` that you can match on, the context of the
+/// failure as fields (``path``, ``typeName``, ``property``, ``key``, the
+/// schema versions, the ``items`` of a list, the ``remedy``), and a
+/// ``message`` for a person, rendered from those parts: it names the file,
+/// object type, property and schema versions involved, and says what to do
+/// about it. Code reads the fields; the message is for people.
 ///
 /// ```swift
 /// do {
 ///     try db.write { tx in try tx.insert("Person", ["id": 1]) }
 /// } catch let error as StrataError where error.code == .duplicatePrimaryKey {
+///     print(error.typeName ?? "", error.key ?? "")  // Person 1
 ///     print(error.message)
 /// }
 /// ```
 public struct StrataError: Error, Sendable, CustomStringConvertible {
     /// What kind of failure this is.
     public var code: Code
-    /// A human-readable explanation: what happened, where, and what to do.
-    public var message: String
-    /// The LMDB result code behind this error, when LMDB reported one.
-    public var lmdbCode: LMDBResultCode?
+    /// What happened, in a sentence or two. When the error has ``items``,
+    /// this is the heading of that list, without its closing colon.
+    public var summary: String
+    /// The lines of a list the error reports, one entry each and without
+    /// a leading dash: the problems of a schema, the changes a migration
+    /// refuses, the objects that deny a delete. Empty when there is none.
+    public var items: [String]
+    /// What to do about it, when there is something to say beyond the
+    /// ``summary``.
+    public var remedy: String?
+    /// Whether the failed operation left the file as it was; the message
+    /// then ends by saying so (see ``outcome``).
+    public var nothingWritten: Bool
     /// The file the error concerns, when there is one.
     public var path: String?
-    /// The error that caused this one, when Strata reports an error of
-    /// yours: what a migration closure threw, for example. Match on its type:
+    /// The name of the object type (or embedded type) involved, when there
+    /// is one.
+    public var typeName: String?
+    /// The name of the property involved, when there is one.
+    public var property: String?
+    /// The key of the object involved, as a person reads it: the primary
+    /// key's value (`7`, `"ada"`) or an automatic id (`id 12`).
+    public var key: String?
+    /// The schema version the failure starts from: the file's version for
+    /// a migration or a version conflict.
+    public var fromVersion: UInt64?
+    /// The schema version the failure was heading to: the version a
+    /// configuration or a migration asks for.
+    public var toVersion: UInt64?
+    /// The stage of work the error happened in, when it is one Strata
+    /// names; ``Phase/migration`` for an error raised or restated by a
+    /// running migration.
+    public var phase: Phase?
+    /// Where within that stage it happened, as the message says it: the
+    /// call of the ``Migration`` API (`migration.rename(...)`) or the
+    /// object being migrated (`on the 'Person' object 2`).
+    public var operation: String?
+    /// The LMDB result code behind this error, when LMDB reported one.
+    public var lmdbCode: LMDBResultCode?
+    /// The error that caused this one, kept whole: what a migration closure
+    /// threw, for example, or the `StrataError` that a migration restates
+    /// with the step it happened in. Match on its type:
     ///
     /// ```swift
     /// } catch let error as StrataError where error.cause is ImportError {
     ///     // the migration closure threw an ImportError; nothing was written
     /// }
     /// ```
+    ///
+    /// When a migration restates a `StrataError` with the step it happened
+    /// in, the message repeats that error after the ``summary``.
     public var cause: (any Error)?
+    /// Whether the message repeats ``cause``, a `StrataError`, after the
+    /// ``summary``: true when a migration restates an error with the step
+    /// it happened in.
+    public internal(set) var restatesCause = false
 
-    /// Creates an error.
+    /// Creates an error from a message of your own: its ``summary``.
+    ///
+    /// Strata's own errors are made by one factory per family of errors,
+    /// which sets the fields as well; this initializer sets only the
+    /// ``summary`` and what you pass.
     ///
     /// - Parameters:
     ///   - code: The kind of failure.
@@ -42,15 +91,82 @@ public struct StrataError: Error, Sendable, CustomStringConvertible {
         _ code: Code, _ message: String, path: String? = nil, lmdbCode: LMDBResultCode? = nil,
         cause: (any Error)? = nil
     ) {
+        self.init(code, summary: message, path: path, lmdbCode: lmdbCode, cause: cause)
+    }
+
+    /// Creates an error from its parts; every factory goes through here.
+    init(
+        _ code: Code, summary: String, items: [String] = [], remedy: String? = nil, nothingWritten: Bool = false,
+        path: String?, typeName: String? = nil, property: String? = nil, key: String? = nil,
+        fromVersion: UInt64? = nil, toVersion: UInt64? = nil, phase: Phase? = nil, operation: String? = nil,
+        lmdbCode: LMDBResultCode? = nil, cause: (any Error)? = nil
+    ) {
         self.code = code
-        self.message = message
+        self.summary = summary
+        self.items = items
+        self.remedy = remedy
+        self.nothingWritten = nothingWritten
         self.path = path
+        self.typeName = typeName
+        self.property = property
+        self.key = key
+        self.fromVersion = fromVersion
+        self.toVersion = toVersion
+        self.phase = phase
+        self.operation = operation
         self.lmdbCode = lmdbCode
         self.cause = cause
     }
 
-    /// The message. (It already names the LMDB result code when there is one.)
+    /// What the failure left behind, as the message's last sentence:
+    /// "Nothing was written." (in a migration, with the version the file is
+    /// still at), or nil when ``nothingWritten`` is false.
+    public var outcome: String? {
+        guard nothingWritten else { return nil }
+        if phase == .migration, let fromVersion {
+            return "Nothing was written; the file is still at version \(fromVersion)."
+        }
+        return "Nothing was written."
+    }
+
+    /// The message for a person, rendered from the parts: the ``summary``,
+    /// a restated `StrataError` ``cause``, the ``items`` as a list of
+    /// "- " lines, the ``remedy`` and the ``outcome``.
+    public var message: String {
+        guard let outcome else { return body }
+        return body + (items.isEmpty || remedy != nil ? " " : "\n") + outcome
+    }
+
+    /// The message without its ``outcome``: what a restating error repeats.
+    var body: String {
+        var text = summary
+        if restatesCause, let inner = cause as? StrataError { text += " " + inner.body }
+        if !items.isEmpty { text += ":\n" + items.map { "- " + $0 }.joined(separator: "\n") }
+        if let remedy { text += (items.isEmpty ? " " : "\n") + remedy }
+        return text
+    }
+
+    /// The message.
     public var description: String { message }
+}
+
+extension StrataError {
+    /// The stage of work an error happened in.
+    ///
+    /// A struct rather than an enum, so that new phases can be added
+    /// without breaking an exhaustive `switch` in your code.
+    public struct Phase: Hashable, Sendable, CustomStringConvertible {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+
+        /// A migration run while opening the file: the error names the step
+        /// (``StrataError/fromVersion`` to ``StrataError/toVersion``) and,
+        /// in ``StrataError/operation``, where in the step it happened.
+        public static let migration = Phase("migration")
+
+        /// The phase's name, e.g. `migration`.
+        public var description: String { name }
+    }
 }
 
 extension StrataError {

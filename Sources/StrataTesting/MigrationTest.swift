@@ -64,7 +64,7 @@ public struct MigrationFixture: Sendable {
     ///   fit the snapshot's schema.
     public func write(to path: String) throws {
         guard !FileManager.default.fileExists(atPath: path) else {
-            throw StrataError(.fileSystem, "\(path) already exists; a fixture writes a new file.", path: path)
+            throw StrataError.fileExists(path: path, role: "a fixture")
         }
         var configuration = Database.Configuration(
             path: path, schemaVersion: snapshot.schemaVersion, schema: snapshot.schema)

@@ -249,7 +249,7 @@ extension StrataCommand {
                 print("Opened: unexpected.")
             } catch let error as StrataError {
                 print("Refused (\(error.code)), the file is untouched:")
-                print(error.message.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
+                print(StrataCommand.lines(of: error).map { "  " + $0 }.joined(separator: "\n"))
             } catch {
                 print("Failed: \(error)")
             }

@@ -13,7 +13,7 @@ struct FileOptions: ParsableArguments {
     /// otherwise treat a missing file as a new one.
     func requireExisting() throws {
         guard FileManager.default.fileExists(atPath: file) else {
-            throw StrataError(.fileSystem, "\(file) does not exist.", path: file)
+            throw StrataError.fileMissing(path: file)
         }
     }
 

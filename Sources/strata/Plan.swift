@@ -69,8 +69,8 @@ extension StrataCommand {
             print(plan)
             if let error = plan.error {
                 // The whole refusal is printed above, with the plan.
-                let first = error.message.prefix { $0 != "\n" }
-                throw CommandFailure(first.hasSuffix(":") ? "\(first.dropLast()) (listed above)." : String(first))
+                throw CommandFailure(
+                    error.items.isEmpty ? StrataCommand.oneLine(error) : "\(error.summary) (listed above).")
             }
         }
 
@@ -79,7 +79,8 @@ extension StrataCommand {
             do {
                 return try SchemaSnapshot(contentsOf: URL(fileURLWithPath: path))
             } catch var error as StrataError where error.code == .invalidSchema {
-                error.message = "\(path): \(error.message)"
+                error.summary = "\(path): \(error.summary)"
+                error.path = path
                 throw error
             }
         }

@@ -34,7 +34,7 @@ struct StrataCommand: ParsableCommand {
         guard code != .success else { exit(withError: error) }
         var line =
             switch error {
-            case let error as StrataError: oneLine(error.message)
+            case let error as StrataError: oneLine(error)
             default: oneLine(message(for: error))
             }
         if code == .validationFailure,
@@ -50,9 +50,46 @@ struct StrataCommand: ParsableCommand {
         Foundation.exit(code.rawValue)
     }
 
-    /// A message of several lines on one line: after a first line ending in
-    /// a colon, the listed items ("- " dropped) joined with "; "; otherwise
-    /// the lines joined with spaces.
+    /// A StrataError on one line, from its parts: the summary, a restated
+    /// cause, the items after a colon joined with "; ", the remedy and the
+    /// outcome.
+    static func oneLine(_ error: StrataError) -> String {
+        var text = body(of: error, itemSeparator: "; ")
+        if let outcome = error.outcome { text += " " + outcome }
+        return text
+    }
+
+    /// A StrataError as lines, from its parts: the summary (with a restated
+    /// cause), each item as a "- " line, then the remedy and the outcome.
+    static func lines(of error: StrataError) -> [String] {
+        var lines = [restated(error)]
+        if !error.items.isEmpty {
+            lines[0] += ":"
+            lines += error.items.map { "- " + $0 }
+        }
+        let ending = [error.remedy, error.outcome].compactMap { $0 }.joined(separator: " ")
+        if !ending.isEmpty { lines.append(ending) }
+        return lines
+    }
+
+    /// The summary, followed by the cause's parts when the error restates it.
+    private static func restated(_ error: StrataError) -> String {
+        guard error.restatesCause, let inner = error.cause as? StrataError else { return error.summary }
+        return error.summary + " " + body(of: inner, itemSeparator: "; ")
+    }
+
+    /// The parts of an error but its outcome, on one line.
+    private static func body(of error: StrataError, itemSeparator: String) -> String {
+        var text = restated(error)
+        if !error.items.isEmpty { text += ": " + error.items.joined(separator: itemSeparator) }
+        if let remedy = error.remedy { text += " " + remedy }
+        return text
+    }
+
+    /// ArgumentParser's message of several lines on one line: after a
+    /// first line ending in a colon, the listed items ("- " dropped) joined
+    /// with "; "; otherwise the lines joined with spaces. (A StrataError is
+    /// put on one line from its parts instead.)
     static func oneLine(_ message: String) -> String {
         let lines = message.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter {
             !$0.isEmpty

@@ -30,7 +30,7 @@ extension StrataCommand {
             defer { db.close() }
             let problems = try db.verify()
             guard problems.isEmpty else {
-                for problem in problems { print("- " + StrataCommand.oneLine(problem)) }
+                for problem in problems { print("- " + problem) }
                 throw CommandFailure(
                     "\(options.file) has \(problems.count == 1 ? "a problem" : "\(problems.count) problems") (listed above)."
                 )

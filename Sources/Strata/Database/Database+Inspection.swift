@@ -52,7 +52,7 @@ extension Database {
     ///   Strata database or is damaged.
     public convenience init(inspecting path: String, readOnly: Bool = true) throws {
         guard FileManager.default.fileExists(atPath: path) else {
-            throw StrataError(.fileSystem, "\(path) does not exist.", path: path)
+            throw StrataError.fileMissing(path: path)
         }
         // Another Database of this process may have the file open: share its
         // durability, which every Database of one file must.
@@ -73,7 +73,7 @@ extension Database {
         }
         environment.release()
         guard let catalog = existing?.catalog else {
-            throw StrataError(.notAStrataFile, "\(path) is an empty LMDB file with no Strata catalog.", path: path)
+            throw StrataError.notAStrataFile(path: path, because: "it is an empty LMDB file with no Strata catalog")
         }
         var configuration = Configuration(path: path, schemaVersion: catalog.fileSchemaVersion, schema: catalog.schema)
         configuration.mode = catalog.mode
@@ -186,7 +186,7 @@ extension Database {
     ///   or it is not a Strata database (``StrataError/Code/notAStrataFile``).
     public static func verify(path: String) throws -> [String] {
         guard FileManager.default.fileExists(atPath: path) else {
-            throw StrataError(.fileSystem, "\(path) does not exist; check the path.", path: path)
+            throw StrataError.fileMissing(path: path)
         }
         do {
             try verifyStructure(path: path)
@@ -267,10 +267,9 @@ extension Database {
             let db = try Database(inspecting: path, readOnly: false)
             defer { db.close() }
             guard db.environment.isExclusive else {
-                throw StrataError(
-                    .fileSystem,
-                    "\(path) is open elsewhere in this process; close every Database for it before compacting.",
-                    path: path)
+                throw StrataError.fileInUse(
+                    .fileSystem, path: path, "is open elsewhere in this process",
+                    remedy: "Close every Database for it before compacting.")
             }
             try db.repack()
             try? FileManager.default.removeItem(atPath: copy)
@@ -279,9 +278,9 @@ extension Database {
         guard rename(copy, path) == 0 else {
             let reason = String(cString: strerror(errno))
             try? FileManager.default.removeItem(atPath: copy)
-            throw StrataError(
-                .fileSystem, "Could not replace \(path) with its compacted copy: \(reason). The file is unchanged.",
-                path: path)
+            throw StrataError.fileSystem(
+                path: path, "Could not replace \(path) with its compacted copy: \(reason).",
+                remedy: "The file is unchanged.")
         }
         let after = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
         return (before, after)

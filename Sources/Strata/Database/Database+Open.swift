@@ -105,10 +105,10 @@ extension Database {
             }
             preconditionFailure("Migration plan \(plan.action) for \(configuration.path) has no catalog or no error")
         }
-        throw StrataError(
-            .storage,
-            "The catalog of \(configuration.path) kept changing while it was being opened (other processes opening it with other schemas). Try again.",
-            path: configuration.path)
+        throw StrataError.storage(
+            path: configuration.path,
+            "The catalog of \(configuration.path) kept changing while it was being opened (other processes opening it with other schemas).",
+            remedy: "Try again.")
     }
 
     /// The file's catalog and tables, or nil for a new or empty file.
@@ -120,19 +120,14 @@ extension Database {
         let main = try txn.openMainDatabase()
         guard let meta = try CatalogStore.openMeta(txn, create: false) else {
             if try txn.entryCount(main) > 0 {
-                throw StrataError(
-                    .notAStrataFile,
-                    "\(path) is an LMDB database without a Strata catalog, not a Strata database. Check the path; Strata leaves the file as it is.",
-                    path: path)
+                throw StrataError.notAStrataFile(path: path, because: "it is an LMDB database without a Strata catalog")
             }
             return nil
         }
         let store = CatalogStore(meta: meta, path: path)
         guard let catalog = try store.catalog(txn) else {
-            throw StrataError(
-                .corruptFile,
-                "\(path) has Strata's metadata but no catalog; the file is damaged. Restore it from a backup.",
-                path: path)
+            throw StrataError.corruptFile(
+                path: path, "\(path) has Strata's metadata but no catalog; the file is damaged.")
         }
         let existing = Existing(
             catalog: catalog, generation: try store.generation(txn),

@@ -59,9 +59,7 @@ public final class Database: Sendable {
         let path = configuration.path
         let problems = configuration.validationProblems
         guard problems.isEmpty else {
-            throw StrataError(
-                .invalidSchema,
-                "The schema for \(path) is invalid:\n" + problems.map { "- " + $0 }.joined(separator: "\n"), path: path)
+            throw StrataError.invalidSchema(problems, path: path)
         }
         // Checked before the file is opened, so that a refused new file is
         // not left behind.
@@ -96,9 +94,7 @@ public final class Database: Sendable {
         let path = configuration.path
         let problems = configuration.validationProblems
         guard problems.isEmpty else {
-            throw StrataError(
-                .invalidSchema,
-                "The schema for \(path) is invalid:\n" + problems.map { "- " + $0 }.joined(separator: "\n"), path: path)
+            throw StrataError.invalidSchema(problems, path: path)
         }
         guard FileManager.default.fileExists(atPath: path) else {
             return MigrationPlan(catalog: nil, settings: configuration.migrationSettings)
@@ -181,7 +177,7 @@ public final class Database: Sendable {
 
     func checkOpen() throws {
         if isClosed.value {
-            throw StrataError(.closed, "\(path) was closed. Open it again to use it.", path: path)
+            throw StrataError.closed(path: path)
         }
     }
 
@@ -218,7 +214,7 @@ public final class Database: Sendable {
     public func write<T>(_ body: (WriteTransaction) throws -> T) throws -> T {
         try checkOpen()
         guard !configuration.readOnly else {
-            throw StrataError(.readOnly, "\(path) was opened read-only; open it without readOnly to write.", path: path)
+            throw StrataError.readOnly(path: path)
         }
         let (result, tally) = try environment.withWriteTransaction { lmdb in
             try checkGeneration(lmdb)
@@ -275,14 +271,8 @@ public final class Database: Sendable {
     private func checkGeneration(_ lmdb: LMDBTransaction) throws {
         let current = try store.generation(lmdb)
         guard current != generation else { return }
-        var now = ""
-        if let catalog = try? store.catalog(lmdb) {
-            now = ", and it is now at schema version \(catalog.fileSchemaVersion)"
-        }
-        throw StrataError(
-            .schemaChanged,
-            "The schema of \(path) was changed by another Database or process after this one was opened (at schema version \(catalog.fileSchemaVersion))\(now). Open the file again.",
-            path: path)
+        let now = (try? store.catalog(lmdb))?.fileSchemaVersion
+        throw StrataError.schemaChanged(path: path, openedAt: catalog.fileSchemaVersion, now: now)
     }
 }
 

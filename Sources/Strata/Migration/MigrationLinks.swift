@@ -195,9 +195,10 @@ struct MigrationLinks {
                             return nil
                         }
                         guard existed else {
-                            throw StrataError(
-                                .invalidValue,
-                                "'\(source.name).\(field.name)' of the '\(source.name)' \(source.describeKey(key)) links to the '\(target.name)' \(linked), which does not exist. Link only to objects the new schema's data holds.",
+                            throw StrataError.danglingLink(
+                                typeName: source.name, property: field.name, key: source.describeKey(key),
+                                target: target.name, targetKey: "\(linked)",
+                                remedy: "Link only to objects the new schema's data holds.", nothingWritten: false,
                                 path: scope.path)
                         }
                         changed = true
@@ -235,12 +236,10 @@ struct MigrationLinks {
             }
         }
         if !denied.isEmpty {
-            let lines = denied.prefix(20).map { "- " + $0 }.joined(separator: "\n")
-            let more = denied.count > 20 ? "\n- and \(denied.count - 20) more" : ""
-            throw StrataError(
+            throw scope.problem(
                 .deleteDenied,
-                "The migration of \(scope.path) \(scope.step) deleted objects that others still link to under a deny rule:\n\(lines)\(more)\nDelete or relink those objects in the migration too. \(scope.nothingWritten)",
-                path: scope.path)
+                "The migration of \(scope.path) \(scope.step) deleted objects that others still link to under a deny rule",
+                items: StrataError.listed(denied), remedy: "Delete or relink those objects in the migration too.")
         }
         let doomed = Set(cascades)
         for rewrite in rewrites where !doomed.contains(rewrite.key) {

@@ -3,17 +3,19 @@ extension MigrationPlan {
     /// The error of a migration that would reset stored values with no
     /// code that says so: each property, its old and new type, and the two
     /// ways to proceed.
-    static func unconvertedValues(_ steps: [Step], others: [Step], path: String) -> StrataError {
+    static func unconvertedValues(_ steps: [Step], others: [Step], path: String, from: UInt64, to: UInt64)
+        -> StrataError
+    {
         let lines = steps.map { step in
             let name = step.change.propertyName ?? "?"
             let type = step.change.typeName
             return
-                "- \(step.change.description) Every stored value would be reset to the default, \(step.defaultText). Set the new values from the old ones in a migration closure (Configuration.migration) or in a typed step that maps \(step.mapper), or discard them with config.discardValues(of: \"\(name)\", onType: \"\(type)\")."
+                "\(step.change.description) Every stored value would be reset to the default, \(step.defaultText). Set the new values from the old ones in a migration closure (Configuration.migration) or in a typed step that maps \(step.mapper), or discard them with config.discardValues(of: \"\(name)\", onType: \"\(type)\")."
         }
-        return StrataError(
-            .migrationRequired,
-            "Migrating \(path) would discard stored values that no code converts:\n\(lines.joined(separator: "\n"))\n\(others.isEmpty ? "" : "These changes cannot be migrated either:\n\(others.map { "- \($0)" }.joined(separator: "\n"))\n")Nothing was written.",
-            path: path)
+        return .migrationRequired(
+            path: path, "Migrating \(path) would discard stored values that no code converts",
+            items: lines + others.map { "\($0) This change cannot be migrated either." }, nothingWritten: true,
+            from: from, to: to)
     }
 
     /// What a migration of `steps` at a raised version will also need:
@@ -41,26 +43,21 @@ extension MigrationPlan {
         let path = settings.path
         let version = settings.appSchemaVersion
         let fileVersion = catalog.fileSchemaVersion
-        let list = { (steps: [Step]) in steps.map { "- \($0.change.description)" }.joined(separator: "\n") }
+        let list = { (steps: [Step]) in steps.map(\.change.description) }
         if let problem = configurationProblem(settings) {
             return (.refuse, problem)
         }
         if catalog.mode != settings.mode {
             return (
                 .refuse,
-                StrataError(
-                    .modeMismatch,
-                    "\(path) is a \(catalog.mode.rawValue)-mode file, but the configuration opens it in \(settings.mode.rawValue) mode. Set Configuration.mode to .\(catalog.mode.rawValue): a file's mode is chosen when it is created and never changes.",
-                    path: path)
+                StrataError.modeMismatch(
+                    path: path, fileMode: catalog.mode.rawValue, configured: settings.mode.rawValue)
             )
         }
         if settings.mode == .local && version < fileVersion {
             return (
                 .refuse,
-                StrataError(
-                    .schemaVersionTooLow,
-                    "Schema version \(version) is lower than the file's version \(fileVersion) (\(path)). Open it with version \(fileVersion) or later.",
-                    path: path)
+                StrataError.schemaVersionTooLow(path: path, version: version, fileVersion: fileVersion)
             )
         }
         if settings.readOnly {
@@ -68,20 +65,23 @@ extension MigrationPlan {
             if version != fileVersion && settings.mode == .local {
                 return (
                     .refuse,
-                    StrataError(
-                        .migrationRequired,
-                        "\(path) is at schema version \(fileVersion), but the read-only open asks for version \(version). A read-only open needs the file's exact version, since it cannot migrate; open it once without readOnly.",
-                        path: path)
+                    StrataError.migrationRequired(
+                        path: path,
+                        "\(path) is at schema version \(fileVersion), but the read-only open asks for version \(version).",
+                        remedy:
+                            "A read-only open needs the file's exact version, since it cannot migrate; open it once without readOnly.",
+                        from: fileVersion, to: version)
                 )
             }
             let needsWrite = steps.filter { !readableWithoutWriting($0, mode: settings.mode) }
             if !needsWrite.isEmpty {
                 return (
                     .refuse,
-                    StrataError(
-                        .migrationRequired,
-                        "Opening \(path) read-only needs a schema that the file can serve without changes, but:\n\(list(needsWrite))\nOpen it once without readOnly to apply them.",
-                        path: path)
+                    StrataError.migrationRequired(
+                        path: path,
+                        "Opening \(path) read-only needs a schema that the file can serve without changes, but",
+                        items: list(needsWrite), remedy: "Open it once without readOnly to apply them.",
+                        from: fileVersion, to: version)
                 )
             }
             return (.open, nil)
@@ -92,10 +92,13 @@ extension MigrationPlan {
             if !forbidden.isEmpty {
                 return (
                     .refuse,
-                    StrataError(
-                        .migrationForbidden,
-                        "These changes to the schema of \(path) are not allowed in synced mode, where older app versions still read the data:\n\(forbidden.map { "- \($0.change.description)\($0.change.kind == .typeRemoved ? " \($0.effect)" : "")" }.joined(separator: "\n"))\nKeep existing properties and types as they are, and add new ones instead.",
-                        path: path)
+                    StrataError.migrationForbidden(
+                        path: path,
+                        "These changes to the schema of \(path) are not allowed in synced mode, where older app versions still read the data",
+                        items: forbidden.map {
+                            "\($0.change.description)\($0.change.kind == .typeRemoved ? " \($0.effect)" : "")"
+                        }, remedy: "Keep existing properties and types as they are, and add new ones instead.",
+                        from: fileVersion, to: version)
                 )
             }
         case .local:
@@ -105,16 +108,17 @@ extension MigrationPlan {
                 if !unconverted.isEmpty {
                     return (
                         .refuse,
-                        unconvertedValues(unconverted, others: forbidden.filter { !$0.lacksConversion }, path: path)
+                        unconvertedValues(
+                            unconverted, others: forbidden.filter { !$0.lacksConversion }, path: path,
+                            from: fileVersion, to: version)
                     )
                 }
                 if !forbidden.isEmpty {
                     return (
                         .refuse,
-                        StrataError(
-                            .migrationForbidden,
-                            "These changes to the schema of \(path) cannot be migrated:\n\(forbidden.map { "- \($0)" }.joined(separator: "\n"))\nNothing was written.",
-                            path: path)
+                        StrataError.migrationForbidden(
+                            path: path, "These changes to the schema of \(path) cannot be migrated",
+                            items: forbidden.map { "\($0)" }, nothingWritten: true, from: fileVersion, to: version)
                     )
                 }
                 return (.migrate, nil)
@@ -123,10 +127,13 @@ extension MigrationPlan {
                 if settings.deleteIfMigrationNeeded { return (.deleteAndRecreate, nil) }
                 return (
                     .refuse,
-                    StrataError(
-                        .migrationRequired,
-                        "The schema of \(path) differs from the configured one at the same schema version \(version):\n\(list(steps))\nRaise the schema version to \(version + 1) to migrate the file.\(conversionAdvice(steps))",
-                        path: path)
+                    StrataError.migrationRequired(
+                        path: path,
+                        "The schema of \(path) differs from the configured one at the same schema version \(version)",
+                        items: list(steps),
+                        remedy:
+                            "Raise the schema version to \(version + 1) to migrate the file.\(conversionAdvice(steps))",
+                        from: fileVersion, to: version)
                 )
             }
         }

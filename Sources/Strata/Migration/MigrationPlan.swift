@@ -171,8 +171,7 @@ extension MigrationPlan {
             evolved = nil
             if settings.readOnly {
                 action = .refuse
-                error = StrataError(
-                    .fileSystem, "\(path) does not exist; a database opened read-only must already exist.", path: path)
+                error = StrataError.fileMissing(path: path, readOnly: true)
             } else if let problem = MigrationPlan.configurationProblem(settings) {
                 action = .refuse
                 error = problem
@@ -241,29 +240,32 @@ extension MigrationPlan {
     static func configurationProblem(_ settings: MigrationSettings) -> StrataError? {
         let path = settings.path
         if settings.deleteIfMigrationNeeded && settings.mode == .synced {
-            return StrataError(
-                .invalidConfiguration,
-                "deleteIfMigrationNeeded cannot be used in synced mode (\(path)): deleting the file would lose data that older app versions share. Turn it off.",
-                path: path)
+            return .invalidConfiguration(
+                path: path,
+                "deleteIfMigrationNeeded cannot be used in synced mode (\(path)): deleting the file would lose data that older app versions share.",
+                remedy: "Turn it off.")
         }
         if settings.deleteIfMigrationNeeded && settings.readOnly {
-            return StrataError(
-                .invalidConfiguration,
-                "deleteIfMigrationNeeded cannot be combined with readOnly (\(path)): a read-only open never deletes the file. Turn one of them off.",
-                path: path)
+            return .invalidConfiguration(
+                path: path,
+                "deleteIfMigrationNeeded cannot be combined with readOnly (\(path)): a read-only open never deletes the file.",
+                remedy: "Turn one of them off.")
         }
         if settings.mode == .synced && settings.hasTypedSteps {
             let names = settings.typed?.steps.map(\.name).joined(separator: ", ") ?? ""
-            return StrataError(
-                .migrationForbidden,
-                "\(path) is opened in synced mode, where older app versions share the data, so typed migration steps (\(names)) cannot run. Remove them from Configuration.migrations: synced mode allows only additive changes, which need no step.",
-                path: path)
+            return .migrationForbidden(
+                path: path,
+                "\(path) is opened in synced mode, where older app versions share the data, so typed migration steps (\(names)) cannot run.",
+                remedy:
+                    "Remove them from Configuration.migrations: synced mode allows only additive changes, which need no step."
+            )
         }
         if settings.mode == .synced && settings.migration != nil {
-            return StrataError(
-                .migrationForbidden,
-                "\(path) is opened in synced mode, where older app versions share the data, so a migration closure cannot run. Remove Configuration.migration: synced mode allows only additive changes, which need no closure.",
-                path: path)
+            return .migrationForbidden(
+                path: path,
+                "\(path) is opened in synced mode, where older app versions share the data, so a migration closure cannot run.",
+                remedy:
+                    "Remove Configuration.migration: synced mode allows only additive changes, which need no closure.")
         }
         return nil
     }

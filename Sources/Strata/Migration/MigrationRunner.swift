@@ -54,7 +54,7 @@ final class MigrationRunner {
                 logger?.info(
                     "Migration closure of \(path) done: \(tally.recordWrites) records written, \(clock.milliseconds) ms"
                 )
-            } catch let error as StrataError {
+            } catch let error as StrataError where scope.isMigrationError(error) {
                 throw error
             } catch {
                 throw scope.failure(error, at: "outside enumerateObjects")
@@ -111,8 +111,8 @@ final class MigrationRunner {
             let key = (table.primaryKey?.name).flatMap { values[$0] }.map { "\($0)" } ?? "?"
             throw scope.refusal(
                 .duplicatePrimaryKey, call,
-                "a '\(type.name)' with primary key \(key) already exists. Give the new object another key, or change the existing one in enumerateObjects(ofType: \"\(type.name)\")."
-            )
+                "a '\(type.name)' with primary key \(key) already exists. Give the new object another key, or change the existing one in enumerateObjects(ofType: \"\(type.name)\").",
+                cause: error)
         } catch {
             throw scope.failure(error, at: "in \(call)")
         }

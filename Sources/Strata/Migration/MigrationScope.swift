@@ -71,45 +71,42 @@ final class MigrationScope {
     }
 
     /// "from schema version 1 to 3": the step a message is about.
-    var step: String { "from schema version \(old.fileSchemaVersion) to \(newVersion)" }
-
-    /// How every migration error ends: the file is as it was.
-    var nothingWritten: String { "Nothing was written; the file is still at version \(old.fileSchemaVersion)." }
+    var step: String { StrataError.migrationStep(from: old.fileSchemaVersion, to: newVersion) }
 
     /// The error of a call of the ``Migration`` API that broke a rule:
-    /// `call` as the closure wrote it, the migration step, the problem and
-    /// what to do.
-    func refusal(_ code: StrataError.Code, _ call: String, _ problem: String) -> StrataError {
-        StrataError(code, "\(call) in the migration of \(path) \(step): \(problem) \(nothingWritten)", path: path)
+    /// `call` as the closure wrote it, the problem and what to do; `cause`
+    /// is the error that showed it (a duplicate key), kept whole.
+    func refusal(_ code: StrataError.Code, _ call: String, _ problem: String, cause: (any Error)? = nil)
+        -> StrataError
+    {
+        .migrationRefused(
+            code, call: call, problem: problem, path: path, from: old.fileSchemaVersion, to: newVersion, cause: cause)
+    }
+
+    /// An error this migration finds itself: `summary` names the step
+    /// (with ``step``); the error ends saying that nothing was written.
+    func problem(
+        _ code: StrataError.Code, _ summary: String, items: [String] = [], remedy: String? = nil,
+        typeName: String? = nil, key: String? = nil
+    ) -> StrataError {
+        .inMigration(
+            code, path: path, from: old.fileSchemaVersion, to: newVersion, summary: summary, items: items,
+            remedy: remedy, typeName: typeName, key: key)
     }
 
     /// Whether `error` was raised or restated by this migration already:
     /// it then names the step and the place, and must not be restated again
     /// on its way out of the closure.
     func isMigrationError(_ error: StrataError) -> Bool {
-        error.path == path && error.message.hasSuffix(nothingWritten)
+        error.phase == .migration && error.path == path
     }
 
     /// An error raised while migrating one object or calling one operation,
     /// restated so that it names the file, the version step and where it
-    /// happened, says that nothing was written, and keeps the original as
-    /// its cause. A `StrataError` keeps its code.
+    /// happened, and says that nothing was written; the original is kept
+    /// whole as its cause. A `StrataError` keeps its code.
     func failure(_ error: any Error, at place: String, advice: String? = nil) -> StrataError {
-        guard let strata = error as? StrataError else {
-            return StrataError(
-                .migrationFailed,
-                "The migration closure threw an error \(place) in the migration of \(path) \(step): \(error). \(nothingWritten)",
-                path: path, cause: error)
-        }
-        var detail = strata.message
-        for ending in [" Nothing was written.", " (in \(path))", " in \(path)"] where detail.hasSuffix(ending) {
-            detail.removeLast(ending.count)
-        }
-        var message = "The migration of \(path) \(step) failed \(place): \(detail)"
-        if let advice { message += " " + advice }
-        return StrataError(
-            strata.code, message + " " + nothingWritten, path: path, lmdbCode: strata.lmdbCode,
-            cause: strata.cause)
+        .migrationFailed(error, place: place, advice: advice, path: path, from: old.fileSchemaVersion, to: newVersion)
     }
 
     /// A record key of `table` as a person reads it; `oldKey` when the key

@@ -175,10 +175,9 @@ public final class MutableObject {
         let coerced = value.coerced(to: field.type)
         guard coerced.fits(field.type, optional: field.isOptional) else {
             let expected = field.isOptional ? "\(field.type)?" : "\(field.type)"
-            throw StrataError(
-                .invalidValue,
-                "The migration set property '\(table.name).\(property)' (\(expected)) to \(value), which it cannot hold (in \(table.path)). Nothing was written.",
-                path: table.path)
+            throw StrataError.invalidValue(
+                "The migration set property '\(table.name).\(property)' (\(expected)) to \(value), which it cannot hold (in \(table.path)).",
+                typeName: table.name, property: property, nothingWritten: true, path: table.path)
         }
         overrides[field.position] = coerced
         state.pointee.isDirty = true

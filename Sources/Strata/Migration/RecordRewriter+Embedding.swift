@@ -108,8 +108,8 @@ extension RecordRewriter {
         } catch let error as StrataError where error.code == .duplicatePrimaryKey {
             throw scope.refusal(
                 .duplicatePrimaryKey, "Making the embedded type '\(conversion.target.name)' top-level",
-                "two of its objects have one primary key (\(error.message)) Give the type no primary key, so that its objects get automatic ids, or set distinct keys in the migration closure."
-            )
+                "two of its objects have one primary key (\(error.key ?? "?")). Give the type no primary key, so that its objects get automatic ids, or set distinct keys in the migration closure.",
+                cause: error)
         }
     }
 

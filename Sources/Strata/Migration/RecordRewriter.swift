@@ -348,10 +348,12 @@ final class RecordRewriter: MigrationRecords {
         }
         if target.rekey {
             guard try engine.putRecord(table, encoder, noOverwrite: true) else {
-                throw StrataError(
+                let key = "\(encoder.decodedKey(table))"
+                throw scope.problem(
                     .duplicatePrimaryKey,
-                    "After the migration of \(path) \(scope.step), two '\(table.name)' objects have the primary key \(encoder.decodedKey(table)). Give them distinct values in the migration closure, or delete one with migration.delete. \(scope.nothingWritten)",
-                    path: path)
+                    "After the migration of \(path) \(scope.step), two '\(table.name)' objects have the primary key \(key).",
+                    remedy: "Give them distinct values in the migration closure, or delete one with migration.delete.",
+                    typeName: table.name, key: key)
             }
             encoder.key.withUnsafeBytes { links.rekeyed(table.type.id, from: object.key, to: $0) }
             return
@@ -364,10 +366,11 @@ final class RecordRewriter: MigrationRecords {
                         object.stampedVersion != nil
                         ? "Return nil from the mapping to delete this object, and insert one with the new key through the mapping's context (context.insert) instead."
                         : "Create a new object with migration.create and delete this one with migration.delete instead."
-                    throw StrataError(
+                    let oldKey = scope.describeKey(object.key, of: table, oldKey: true)
+                    throw scope.problem(
                         .migrationFailed,
-                        "The migration of \(path) \(scope.step) changed the primary key of a '\(table.name)' object from \(scope.describeKey(object.key, of: table, oldKey: true)) to \(scope.describeKey(key, of: table, oldKey: false)), but the new schema keeps the primary key of '\(table.name)'. \(advice) \(scope.nothingWritten)",
-                        path: path)
+                        "The migration of \(path) \(scope.step) changed the primary key of a '\(table.name)' object from \(oldKey) to \(scope.describeKey(key, of: table, oldKey: false)), but the new schema keeps the primary key of '\(table.name)'.",
+                        remedy: advice, typeName: table.name, key: oldKey)
                 }
             }
         }

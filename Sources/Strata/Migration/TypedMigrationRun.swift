@@ -151,8 +151,8 @@ final class TypedMigrationRun {
             let key = table.primaryKey.map { "\(fields[$0.position])" } ?? "?"
             throw runner.scope.refusal(
                 .duplicatePrimaryKey, call,
-                "a '\(typeName)' with primary key \(key) already exists. Give the new object another key, or map the existing one instead."
-            )
+                "a '\(typeName)' with primary key \(key) already exists. Give the new object another key, or map the existing one instead.",
+                cause: error)
         }
     }
 }

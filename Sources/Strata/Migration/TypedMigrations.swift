@@ -124,12 +124,8 @@ struct TypedMigrations: Sendable {
         guard fileVersion < appVersion, let declared = declaration(at: fileVersion) else { return nil }
         let changes = schemaChanges(from: declared.schema, to: fileSchema)
         guard !changes.isEmpty else { return nil }
-        return StrataError(
-            .invalidSchema,
-            "\(declared.name) declares schema version \(fileVersion), but \(path), stored at that version, has another schema. From what \(declared.name)'s models declare to what the file stores:\n"
-                + changes.map { "- \($0.description)" }.joined(separator: "\n")
-                + "\nMake the models of \(declared.name) describe the schema that version shipped (`strata schema \(path)` prints the file's). Nothing was written.",
-            path: path)
+        return .releaseMismatch(
+            release: declared.name, version: fileVersion, changes: changes.map(\.description), path: path)
     }
 
     // MARK: Composition

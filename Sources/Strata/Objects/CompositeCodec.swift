@@ -129,10 +129,8 @@ enum CompositeCodec {
         }
         for name in properties.keys where layout.field(name) == nil {
             let known = layout.fields.map(\.name).sorted().joined(separator: ", ")
-            throw StrataError(
-                .unknownProperty,
-                "Embedded type '\(layout.name)' has no property '\(name)' (given for '\(owner)' in \(path)). Its properties are: \(known). Nothing was written.",
-                path: path)
+            throw StrataError.unknownProperty(
+                typeName: layout.name, property: name, known: known, embeddedIn: owner, path: path)
         }
         let storedFields = layout.keepsStoredFields ? stored.map(fields(of:)) ?? [:] : [:]
         let keptCount = stored == nil ? layout.kept.count : layout.kept.count(where: { storedFields[$0.id] != nil })
@@ -162,10 +160,8 @@ enum CompositeCodec {
                 } else if inner.isOptional || inner.type == .list || inner.type == .embedded {
                     value = inner.valueWhenAbsent
                 } else {
-                    throw StrataError(
-                        .missingValue,
-                        "Property '\(layout.name).\(inner.name)' is required and has no default, but no value was given for '\(owner)' (in \(path)). Nothing was written.",
-                        path: path)
+                    throw StrataError.missingValue(
+                        typeName: layout.name, property: inner.name, embeddedIn: owner, path: path)
                 }
                 guard value.fits(inner.type, optional: inner.isOptional) else {
                     throw invalid(
@@ -210,7 +206,7 @@ enum CompositeCodec {
     }
 
     private static func invalid(_ what: String, path: String) -> StrataError {
-        StrataError(.invalidValue, "Property \(what) (in \(path)). Nothing was written.", path: path)
+        .invalidValue("Property \(what) (in \(path)).", nothingWritten: true, path: path)
     }
 
     // MARK: Reading

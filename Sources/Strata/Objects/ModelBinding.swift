@@ -59,12 +59,8 @@ final class ModelBinding: @unchecked Sendable {
             toModel[field.position] = position
         }
         guard mismatches.isEmpty else {
-            throw StrataError(
-                .invalidSchema,
-                "The model \(M.self) does not match the object type '\(table.name)' of \(table.path):\n"
-                    + mismatches.map { "- " + $0 }.joined(separator: "\n")
-                    + "\nOpen the file with a configuration that lists this model, or read it with the model of the file's schema version.",
-                path: table.path)
+            throw StrataError.modelMismatch(
+                model: "\(M.self)", typeName: table.name, mismatches: mismatches, path: table.path)
         }
         tablePositions = .allocate(capacity: max(count, 1))
         _ = tablePositions.initialize(from: toTable)
@@ -164,9 +160,12 @@ final class ModelBinding: @unchecked Sendable {
     func misfit<V>(_ stored: Value, at position: Int, as type: V.Type, key: UnsafeRawBufferPointer) -> StrataError {
         let property = properties[position]
         let what = stored.propertyType.map { "\(stored) of type \($0)" } ?? "null"
-        return StrataError(
-            .invalidValue,
-            "The '\(table.name)' object \(table.describeKey(key)) in \(table.path) stores \(what) for '\(property.name)', which the model \(modelName) reads as \(V.self). The file was written with another schema or edited by hand; read it with the model of its schema version.",
+        let described = table.describeKey(key)
+        return .invalidValue(
+            "The '\(table.name)' object \(described) in \(table.path) stores \(what) for '\(property.name)', which the model \(modelName) reads as \(V.self).",
+            typeName: table.name, property: property.name, key: described,
+            remedy:
+                "The file was written with another schema or edited by hand; read it with the model of its schema version.",
             path: table.path)
     }
 }

@@ -90,17 +90,15 @@ extension ModelQuery {
             do {
                 return try KeyCodec.decodeKey(bytes, type: table.primaryKey?.type)
             } catch let failure as DecodingFailure {
-                throw StrataError(
-                    .corruptFile,
-                    "A key of '\(table.name)' in \(table.path) is damaged: \(failure.reason). Run `strata verify` on it.",
-                    path: table.path)
+                throw StrataError.corruptFile(
+                    path: table.path, "A key of '\(table.name)' in \(table.path) is damaged: \(failure.reason).",
+                    typeName: table.name, remedy: "Run `strata verify` on it.")
             }
         }
         guard let typed = M.Key(propertyValue: value) else {
-            throw StrataError(
-                .invalidValue,
+            throw StrataError.invalidValue(
                 "The key \(value) of '\(table.name)' in \(table.path) is not a \(M.Key.self), the key type of \(binding.modelName).",
-                path: table.path)
+                typeName: table.name, key: "\(value)", path: table.path)
         }
         return typed
     }

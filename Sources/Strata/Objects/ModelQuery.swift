@@ -312,9 +312,8 @@ public struct ModelQuery<M: Model> {
         let described = "\(keyPath)"
         let named =
             described.contains("<computed") ? "a key path to a computed \(type(of: keyPath).valueType)" : described
-        return StrataError(
-            .unknownProperty,
-            "\(operation) was given \(named), which is not a stored property of the model \(binding.modelName) (stored as '\(table.name)' in \(table.path)): it is computed or transient. Its stored properties are: \(known). Use filter(_:) to test a computed value.",
+        return .notAStoredProperty(
+            named, operation: operation, model: binding.modelName, typeName: table.name, known: known,
             path: table.path)
     }
 }

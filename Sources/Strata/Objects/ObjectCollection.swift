@@ -62,9 +62,9 @@ public struct ObjectCollection {
         let field = try table.field(named: property)
         let value = value.coerced(to: field.type)
         guard value.fits(field.type, optional: true) else {
-            throw StrataError(
-                .invalidValue,
-                "Property '\(table.name).\(property)' is \(field.type); it cannot equal \(value) (in \(context.path)). Compare it with a value of type \(field.type).",
+            throw StrataError.invalidValue(
+                "Property '\(table.name).\(property)' is \(field.type); it cannot equal \(value) (in \(context.path)).",
+                typeName: table.name, property: property, remedy: "Compare it with a value of type \(field.type).",
                 path: context.path)
         }
         var copy = self

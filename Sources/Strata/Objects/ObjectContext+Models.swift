@@ -16,10 +16,9 @@ extension ObjectContext {
         let binding = try binding(M.self)
         guard binding.table.primaryKey != nil else {
             if requireExisting {
-                throw StrataError(
-                    .invalidValue,
-                    "'\(binding.table.name)' has no primary key, so a \(binding.modelName) value does not say which object to update (in \(path)). Give the model a @PrimaryKey property.",
-                    path: path)
+                throw StrataError.noPrimaryKey(
+                    typeName: binding.table.name, model: binding.modelName, action: "update",
+                    remedy: "Give the model a @PrimaryKey property.", path: path)
             }
             return try insert(object)
         }
@@ -74,10 +73,9 @@ extension ObjectContext {
     func delete<M: Model>(_ object: M) throws -> Bool {
         let binding = try binding(M.self)
         guard let position = binding.primaryKeyPosition else {
-            throw StrataError(
-                .invalidValue,
-                "'\(binding.table.name)' has no primary key, so a \(binding.modelName) value does not say which object to delete (in \(path)). Delete it by its id with delete(\(binding.modelName).self, primaryKey:).",
-                path: path)
+            throw StrataError.noPrimaryKey(
+                typeName: binding.table.name, model: binding.modelName, action: "delete",
+                remedy: "Delete it by its id with delete(\(binding.modelName).self, primaryKey:).", path: path)
         }
         binding.encode(object)
         return try engine.delete(binding.table, key: binding.slots[position])
@@ -101,10 +99,9 @@ extension ObjectContext {
     func linkingObjects<M: Model>(_ model: M.Type, through keyPath: PartialKeyPath<M>, to key: Value) throws -> [M] {
         let binding = try binding(M.self)
         guard let property = M.schema.property(at: keyPath) else {
-            throw StrataError(
-                .invalidValue,
+            throw StrataError.invalidValue(
                 "The key path given for the backlinks of \(binding.modelName) is not one of its stored properties (in \(path)).",
-                path: path)
+                typeName: binding.table.name, path: path)
         }
         return try linkingRecords(binding.table, through: property.name, to: key) { key, record in
             try binding.decode(M.self, record: binding.table.validatedView(key: key, record: record), key: key)

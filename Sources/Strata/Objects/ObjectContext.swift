@@ -69,9 +69,7 @@ final class ObjectContext {
         if let lastTable, lastTable.name == name { return lastTable }
         guard let table = tables[name] else {
             let known = tables.keys.sorted().joined(separator: ", ")
-            throw StrataError(
-                .unknownObjectType, "The schema of \(path) has no object type '\(name)'. Its types are: \(known).",
-                path: path)
+            throw StrataError.unknownType(name, known: known, path: path)
         }
         lastTable = table
         return table
@@ -142,17 +140,13 @@ final class ObjectContext {
     ) throws -> [T] {
         let field = try source.field(named: property)
         guard field.isLink, let targetName = field.target else {
-            throw StrataError(
-                .invalidValue,
-                "'\(source.name).\(property)' is not a link or a list of links (in \(path)); only links have backlinks.",
-                path: path)
+            throw StrataError.notALink(typeName: source.name, property: property, toOne: false, path: path)
         }
         let target = try table(targetName)
         guard let targetKey = engine.recordKey(key.linkKey ?? key, of: target) else {
-            throw StrataError(
-                .invalidValue,
+            throw StrataError.invalidValue(
                 "\(key) cannot be the key of a '\(targetName)' (in \(path)): its key is \(target.primaryKey.map { "\($0.type)" } ?? "a positive int (automatic id)").",
-                path: path)
+                typeName: targetName, key: "\(key)", path: path)
         }
         return try engine.linkingKeys(field, to: targetKey).map { sourceKey in
             try sourceKey.withUnsafeBytes { sourceKey in
@@ -171,10 +165,7 @@ final class ObjectContext {
     func linkedObject(_ object: DynamicObject, _ property: String) throws -> DynamicObject? {
         let field = try object.table.field(named: property)
         guard field.type == .link, let target = field.target else {
-            throw StrataError(
-                .invalidValue,
-                "'\(object.table.name).\(property)' is not a to-one link (in \(path)); read a list's elements with their keys.",
-                path: path)
+            throw StrataError.notALink(typeName: object.table.name, property: property, toOne: true, path: path)
         }
         guard let key = object[property].linkKey else { return nil }
         return try self.object(target, key: key)

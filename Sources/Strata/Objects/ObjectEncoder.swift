@@ -215,17 +215,15 @@ struct ObjectEncoder {
         if let field = table.primaryKey {
             let value = value.coerced(to: field.type)
             guard KeyCodec.appendPrimaryKey(value, type: field.type, to: &key) else {
-                throw StrataError(
-                    .invalidValue,
-                    "The primary key of '\(table.name)' is \(field.type), but \(value) was given (in \(path)).",
-                    path: path)
+                throw StrataError.primaryKeyDoesNotFit(
+                    typeName: table.name, property: field.name, expected: "\(field.type)", given: "\(value)",
+                    nothingWritten: false, path: path)
             }
         } else {
             guard case .int(let id) = value, id > 0 else {
-                throw StrataError(
-                    .invalidValue,
+                throw StrataError.invalidValue(
                     "'\(table.name)' has no primary key; its objects are identified by positive integer ids, but \(value) was given (in \(path)).",
-                    path: path)
+                    typeName: table.name, key: "\(value)", path: path)
             }
             KeyCodec.appendAutomaticID(UInt64(id), to: &key)
         }
@@ -246,10 +244,8 @@ struct ObjectEncoder {
     private func checkKeySize(table: ObjectTable) throws {
         let path = table.path
         guard key.count <= KeyCodec.maxKeySize else {
-            throw StrataError(
-                .keyTooLarge,
-                "The primary key of this '\(table.name)' encodes to \(key.count) bytes; LMDB allows at most \(KeyCodec.maxKeySize) (in \(path)). Use a shorter key. Nothing was written.",
-                path: path)
+            throw StrataError.keyTooLarge(
+                typeName: table.name, size: key.count, limit: KeyCodec.maxKeySize, path: path)
         }
     }
 
@@ -271,10 +267,7 @@ struct ObjectEncoder {
             // checked when it is encoded).
             value = field.type.emptyValue
         } else {
-            throw StrataError(
-                .missingValue,
-                "Property '\(table.name).\(field.name)' is required and has no default, but no value was given (in \(path)). Nothing was written.",
-                path: path)
+            throw StrataError.missingValue(typeName: table.name, property: field.name, path: path)
         }
         guard value.fits(field.type, optional: field.isOptional) else {
             throw invalidValue(value, for: field, table: table)
@@ -286,14 +279,11 @@ struct ObjectEncoder {
         let path = table.path
         let expected = field.isOptional ? "\(field.type)?" : "\(field.type)"
         guard let type = value.propertyType else {
-            return StrataError(
-                .invalidValue,
-                "Property '\(table.name).\(field.name)' is required (\(expected)) but null was given (in \(path)). Nothing was written.",
-                path: path)
+            return .valueDoesNotFit(
+                typeName: table.name, property: field.name, expected: expected, given: nil, path: path)
         }
-        return StrataError(
-            .invalidValue,
-            "Property '\(table.name).\(field.name)' is \(expected), but \(value) of type \(type) was given (in \(path)). Nothing was written.",
+        return .valueDoesNotFit(
+            typeName: table.name, property: field.name, expected: expected, given: "\(value) of type \(type)",
             path: path)
     }
 }

@@ -223,10 +223,7 @@ final class ObjectTable: @unchecked Sendable {
 
     func unknownProperty(_ name: String) -> StrataError {
         let known = type.properties.map(\.property.name).joined(separator: ", ")
-        return StrataError(
-            .unknownProperty,
-            "Object type '\(self.name)' has no property '\(name)' (in \(path)). Its properties are: \(known).",
-            path: path)
+        return .unknownProperty(typeName: self.name, property: name, known: known, path: path)
     }
 
     /// Checks a key and its record, and returns a view of the record: the
@@ -244,26 +241,18 @@ final class ObjectTable: @unchecked Sendable {
     /// The error for bytes of this type's records that do not decode.
     func corruptRecord(_ failure: DecodingFailure, key: UnsafeRawBufferPointer) -> StrataError {
         let keyText = describeKey(key)
-        return StrataError(
-            .corruptFile,
-            "The record of '\(name)' with key \(keyText) in \(path) is damaged: \(failure.reason) at byte \(failure.offset). Restore the file from a backup.",
-            path: path)
+        return .corruptRecord(
+            typeName: name, key: keyText, problem: failure.reason, offset: failure.offset, path: path)
     }
 
     /// The error for an index entry of this type that names no object.
     func missingIndexedObject(indexed property: String) -> StrataError {
-        StrataError(
-            .corruptFile,
-            "The index on '\(name).\(property)' in \(path) names an object that does not exist; the file is damaged. Restore it from a backup, or run compact, which rebuilds every index.",
-            path: path)
+        .danglingEntry(.index, typeName: name, property: property, path: path)
     }
 
     /// The error for a backlink of this type that names no object.
     func missingLinkingObject(_ property: String) -> StrataError {
-        StrataError(
-            .corruptFile,
-            "The backlinks of '\(name).\(property)' in \(path) name an object that does not exist; the file is damaged. Restore it from a backup, or run compact, which rebuilds them.",
-            path: path)
+        .danglingEntry(.backlinks, typeName: name, property: property, path: path)
     }
 
     /// A record key of this type as a person reads it: the primary key or
@@ -294,28 +283,21 @@ final class ObjectTable: @unchecked Sendable {
         path: String
     ) throws -> ObjectTable {
         guard let records = try txn.openDatabase(type.recordsDatabase, create: create) else {
-            throw StrataError(
-                .corruptFile,
-                "The records of '\(type.name)' are missing from \(path); the file is damaged. Restore it from a backup.",
-                path: path)
+            throw StrataError.missingDatabase(.records, typeName: type.name, path: path)
         }
         var indexes: [PropertyID: DatabaseHandle] = [:]
         for property in type.properties where withIndexes && property.hasIndex(in: type) {
             guard let index = try txn.openDatabase(type.indexDatabase(property), create: create) else {
-                throw StrataError(
-                    .corruptFile,
-                    "The index on '\(type.name).\(property.property.name)' is missing from \(path); the file is damaged. Restore it from a backup.",
-                    path: path)
+                throw StrataError.missingDatabase(
+                    .index, typeName: type.name, property: property.property.name, path: path)
             }
             indexes[property.id] = index
         }
         var backlinks: [PropertyID: DatabaseHandle] = [:]
         for property in type.properties where withIndexes && property.property.isLink {
             guard let database = try txn.openDatabase(type.backlinksDatabase(property), create: create) else {
-                throw StrataError(
-                    .corruptFile,
-                    "The backlinks of '\(type.name).\(property.property.name)' are missing from \(path); the file is damaged. Restore it from a backup.",
-                    path: path)
+                throw StrataError.missingDatabase(
+                    .backlinks, typeName: type.name, property: property.property.name, path: path)
             }
             backlinks[property.id] = database
         }

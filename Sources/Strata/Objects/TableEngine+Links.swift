@@ -67,10 +67,9 @@ extension TableEngine {
                 if target === table && added == source { continue }
                 guard try added.withUnsafeBytes({ try lmdb.get(target.records, $0) }) == nil else { continue }
                 let key = added.withUnsafeBytes { target.describeKey($0) }
-                throw StrataError(
-                    .invalidValue,
-                    "'\(table.name).\(field.name)' of the '\(table.name)' \(source.withUnsafeBytes { table.describeKey($0) }) links to the '\(target.name)' \(key), which does not exist (in \(path)). Insert it first. Nothing was written.",
-                    path: path)
+                throw StrataError.danglingLink(
+                    typeName: table.name, property: field.name, key: source.withUnsafeBytes { table.describeKey($0) },
+                    target: target.name, targetKey: key, remedy: "Insert it first.", nothingWritten: true, path: path)
             }
         }
     }
@@ -158,13 +157,10 @@ extension TableEngine {
                     "'\(entry.table.name)' \(entry.table.describeKey($0)) (through '\(entry.table.name).\(entry.field.name)', delete rule deny)"
                 }
             }
-            let more = refusing.count > 20 ? "\n- and \(refusing.count - 20) more" : ""
-            throw StrataError(
-                .deleteDenied,
-                "The '\(table.name)' \(key.withUnsafeBytes { table.describeKey($0) }) cannot be deleted from \(path): objects link to \(doomed.count > 1 ? "it or to objects its delete cascades to" : "it") under a deny rule:\n"
-                    + lines.map { "- " + $0 }.joined(separator: "\n") + more
-                    + "\nUnlink or delete them first. Nothing was written.",
-                path: path)
+            let more = refusing.count > 20 ? ["and \(refusing.count - 20) more"] : []
+            throw StrataError.deleteDenied(
+                typeName: table.name, key: key.withUnsafeBytes { table.describeKey($0) }, cascades: doomed.count > 1,
+                linking: lines + more, path: path)
         }
         for entry in nullified where !seen.contains(Doomed(type: entry.table.type.id, key: entry.source)) {
             try unlink(entry.table, entry.field, source: entry.source, target: entry.target)

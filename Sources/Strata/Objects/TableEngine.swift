@@ -108,15 +108,10 @@ final class TableEngine {
         guard try putRecord(table, encoder, noOverwrite: true) else {
             let key = encoder.decodedKey(table)
             if table.primaryKey == nil {
-                throw StrataError(
-                    .corruptFile,
-                    "The automatic-id counter of '\(table.name)' in \(path) is behind its objects: id \(key) is taken. Restore the file from a backup.",
-                    path: path)
+                throw StrataError.corruptCounter(
+                    typeName: table.name, path: path, problem: "behind its objects: id \(key) is taken")
             }
-            throw StrataError(
-                .duplicatePrimaryKey,
-                "An object of type '\(table.name)' with primary key \(key) already exists in \(path). Use upsert to replace it or update to change it.",
-                path: path)
+            throw StrataError.duplicatePrimaryKey(typeName: table.name, key: "\(key)", path: path)
         }
         for field in table.indexedFields {
             try indexEntry(field, value: ObjectEncoder.resolved(field, given: given(field)), &encoder, add: true)
@@ -157,10 +152,7 @@ final class TableEngine {
             return try keyBytes.withUnsafeBytes { keyBytes in
                 let stored = try storedView(table, key: keyBytes)
                 if requireExisting && stored == nil {
-                    throw StrataError(
-                        .objectNotFound,
-                        "There is no '\(table.name)' with key \(key) in \(path) to update. Use insert or upsert to create it.",
-                        path: path)
+                    throw StrataError.objectNotFound(typeName: table.name, key: "\(key)", path: path)
                 }
                 try encoder.encode(
                     table: table, schemaVersion: writingSchemaVersion, automaticKey: .keep, base: stored
@@ -191,10 +183,7 @@ final class TableEngine {
         let keyBytes = encoder.key.bytes
         try keyBytes.withUnsafeBytes { keyBytes in
             guard let stored = try storedView(table, key: keyBytes) else {
-                throw StrataError(
-                    .objectNotFound,
-                    "There is no '\(table.name)' with key \(key) in \(path) to update. Use insert or upsert to create it.",
-                    path: path)
+                throw StrataError.objectNotFound(typeName: table.name, key: "\(key)", path: path)
             }
             if let primaryKey = table.primaryKey, let value = encoder.given(primaryKey, from: changes),
                 !value.coerced(to: primaryKey.type).isStored(
@@ -202,15 +191,14 @@ final class TableEngine {
             {
                 let name = primaryKey.name
                 guard value.coerced(to: primaryKey.type).fits(primaryKey.type, optional: false) else {
-                    throw StrataError(
-                        .invalidValue,
-                        "The primary key '\(table.name).\(name)' is \(primaryKey.type), but \(value) was given (in \(path)). Nothing was written.",
+                    throw StrataError.primaryKeyDoesNotFit(
+                        typeName: table.name, property: name, expected: "\(primaryKey.type)", given: "\(value)",
                         path: path)
                 }
-                throw StrataError(
-                    .invalidValue,
-                    "The primary key '\(table.name).\(name)' cannot be changed by an update (in \(path)); delete the object and insert it with the new key.",
-                    path: path)
+                throw StrataError.invalidValue(
+                    "The primary key '\(table.name).\(name)' cannot be changed by an update (in \(path)).",
+                    typeName: table.name, property: name, key: "\(key)",
+                    remedy: "Delete the object and insert it with the new key.", path: path)
             }
             // Every value is read before the put, which may move the stored bytes.
             let oldIndexed = indexedValues(table, stored)
@@ -274,11 +262,8 @@ final class TableEngine {
                     return names
                 }
                 guard linking.isEmpty else {
-                    throw StrataError(
-                        .deleteDenied,
-                        "The objects of '\(table.name)' cannot all be deleted from \(path): objects link to them through '\(source.name).\(field.name)' under a deny rule:\n"
-                            + linking.map { "- " + $0 }.joined(separator: "\n")
-                            + "\nUnlink or delete them first. Nothing was written.",
+                    throw StrataError.deleteDenied(
+                        typeName: table.name, key: nil, through: "\(source.name).\(field.name)", linking: linking,
                         path: path)
                 }
             }
@@ -454,10 +439,8 @@ final class TableEngine {
         if last == nil {
             if let bytes = try lmdb.get(meta, table.sequenceKey) {
                 guard let stored = FileLayout.counter(bytes) else {
-                    throw StrataError(
-                        .corruptFile,
-                        "The automatic-id counter of '\(table.name)' in \(path) is damaged (\(bytes.count) bytes instead of 8). Restore the file from a backup.",
-                        path: path)
+                    throw StrataError.corruptCounter(
+                        typeName: table.name, path: path, problem: "damaged (\(bytes.count) bytes instead of 8)")
                 }
                 last = stored
             } else {
@@ -465,10 +448,8 @@ final class TableEngine {
             }
         }
         guard let current = last, current < UInt64(Int64.max) else {
-            throw StrataError(
-                .corruptFile,
-                "The automatic-id counter of '\(table.name)' in \(path) is damaged (it is at its maximum). Restore the file from a backup.",
-                path: path)
+            throw StrataError.corruptCounter(
+                typeName: table.name, path: path, problem: "damaged (it is at its maximum)")
         }
         sequences[table.type.id] = (table, current + 1)
         return current + 1

@@ -24,10 +24,7 @@ struct ObjectEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: S
     mutating func update(in transaction: ReadTransaction, changes: CommittedChanges?) throws -> ObjectChange<M>? {
         let query = try transaction.objects(M.self)
         guard let type, query.observedTypeID == type else {
-            throw StrataError(
-                .schemaChanged,
-                "The type observed as \(M.self) in \(transaction.context.path) was replaced while it was observed. Observe it again.",
-                path: transaction.context.path)
+            throw StrataError.observedTypeReplaced("\(M.self)", path: transaction.context.path)
         }
         if let changes, !changes.emptied(type), changes.keys(of: type)?.contains(key) != true { return nil }
         let now = try query.matchingObject(key: key)

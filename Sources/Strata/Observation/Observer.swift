@@ -56,8 +56,7 @@ final class Observer<Evaluator: ObservationEvaluator>: DatabaseObserver, @unchec
         self.evaluator = evaluator
         if !database.observers.add(self, to: database) {
             state = .failed(
-                StrataError(
-                    .closed, "\(database.path) was closed. Open it again to observe it.", path: database.path))
+                StrataError.closed(path: database.path, to: "observe it"))
         }
     }
 

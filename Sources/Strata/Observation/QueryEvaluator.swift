@@ -41,10 +41,7 @@ struct QueryEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: Se
     mutating func update(in transaction: ReadTransaction, changes: CommittedChanges?) throws -> QueryChange<M>? {
         let query = try query(transaction)
         guard let type, query.observedTypeID == type else {
-            throw StrataError(
-                .schemaChanged,
-                "The type observed as \(M.self) in \(transaction.context.path) was replaced while it was observed. Observe it again.",
-                path: transaction.context.path)
+            throw StrataError.observedTypeReplaced("\(M.self)", path: transaction.context.path)
         }
         guard let changes, !changes.emptied(type) else {
             return try rerun(query, touched: nil)

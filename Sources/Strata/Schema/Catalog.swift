@@ -123,28 +123,19 @@ struct Catalog: Codable, Equatable, Sendable {
         guard let probe = try? JSONDecoder().decode(Probe.self, from: data), probe.magic == magic,
             let format = probe.formatVersion
         else {
-            throw StrataError(
-                .corruptFile, "The catalog of \(path) is damaged and cannot be read. Restore the file from a backup.",
-                path: path)
+            throw StrataError.corruptFile(path: path, "The catalog of \(path) is damaged and cannot be read.")
         }
         guard format <= currentFormatVersion else {
-            throw StrataError(
-                .unsupportedFormatVersion,
-                "\(path) uses Strata file format \(format), newer than the format \(currentFormatVersion) this version of Strata reads. Update Strata to open it.",
-                path: path)
+            throw StrataError.unsupportedFormat(path: path, format: format, supported: currentFormatVersion)
         }
         let catalog: Catalog
         do {
             catalog = try JSONDecoder().decode(Catalog.self, from: data)
         } catch {
-            throw StrataError(
-                .corruptFile, "The catalog of \(path) is damaged (\(error)). Restore the file from a backup.",
-                path: path)
+            throw StrataError.corruptFile(path: path, "The catalog of \(path) is damaged (\(error)).")
         }
         if let problem = catalog.consistencyProblem() {
-            throw StrataError(
-                .corruptFile, "The catalog of \(path) is inconsistent: \(problem). Restore the file from a backup.",
-                path: path)
+            throw StrataError.corruptFile(path: path, "The catalog of \(path) is inconsistent: \(problem).")
         }
         return catalog
     }

@@ -34,10 +34,8 @@ struct CatalogStore {
     func generation(_ txn: LMDBTransaction) throws -> UInt64 {
         guard let bytes = try txn.get(meta, FileLayout.MetaKey.generation) else { return 0 }
         guard let generation = FileLayout.counter(bytes) else {
-            throw StrataError(
-                .corruptFile,
-                "The catalog generation of \(path) is damaged (\(bytes.count) bytes instead of 8). Restore the file from a backup.",
-                path: path)
+            throw StrataError.corruptFile(
+                path: path, "The catalog generation of \(path) is damaged (\(bytes.count) bytes instead of 8).")
         }
         return generation
     }

@@ -49,8 +49,7 @@ public struct Schema: Hashable, Sendable, Codable {
     public func validate() throws {
         let problems = validationProblems()
         guard problems.isEmpty else {
-            throw StrataError(
-                .invalidSchema, "The schema is invalid:\n" + problems.map { "- " + $0 }.joined(separator: "\n"))
+            throw StrataError.invalidSchema(problems)
         }
     }
 

@@ -76,19 +76,13 @@ public struct SchemaSnapshot: Hashable, Sendable, Codable {
         do {
             self = try JSONDecoder().decode(SchemaSnapshot.self, from: jsonData)
         } catch let error as DecodingError {
-            throw StrataError(
-                .invalidSchema,
-                "This is not a Strata schema snapshot: \(SchemaSnapshot.describe(error)). Write snapshots with SchemaSnapshot.jsonData() or `strata schema FILE --json`."
-            )
+            throw StrataError.notASnapshot(SchemaSnapshot.describe(error))
         } catch {
-            throw StrataError(.invalidSchema, "This is not a Strata schema snapshot: \(error).")
+            throw StrataError.notASnapshot("\(error)")
         }
         let problems = schema.validationProblems()
         guard problems.isEmpty else {
-            throw StrataError(
-                .invalidSchema,
-                "The schema in this snapshot (schema version \(schemaVersion)) is invalid:\n"
-                    + problems.map { "- " + $0 }.joined(separator: "\n"))
+            throw StrataError.invalidSchema(problems, snapshotVersion: schemaVersion)
         }
     }
 
@@ -128,9 +122,8 @@ extension SchemaSnapshot {
         do {
             data = try Data(contentsOf: url)
         } catch {
-            throw StrataError(
-                .fileSystem, "Cannot read the schema snapshot \(url.path): \(error.localizedDescription)",
-                path: url.path)
+            throw StrataError.unreadableFile(
+                path: url.path, reason: error.localizedDescription, what: "schema snapshot")
         }
         try self.init(jsonData: data)
     }

@@ -74,22 +74,19 @@ final class Environment: @unchecked Sendable {
         let existed = stat(resolvedPath, &existing) == 0
         if existed {
             if (existing.st_mode & S_IFMT) == S_IFDIR {
-                throw StrataError(
-                    .fileSystem,
-                    "\(path) is a folder; give the path of a database file (for example \(path)/data.strata).",
-                    path: path)
+                throw StrataError.fileSystem(
+                    path: path, "\(path) is a folder.",
+                    remedy: "Give the path of a database file (for example \(path)/data.strata).")
             }
             if existing.st_size == 0 {
-                throw StrataError(
-                    .notAStrataFile,
-                    "\(path) is an empty file, not a Strata database. Delete it or choose another path.", path: path)
+                throw StrataError.notAStrataFile(
+                    path: path, because: "it is an empty file", remedy: "Delete it or choose another path.")
             }
             if options.checksFileStructure {
                 try LMDBFileCheck.run(path: path)
             }
         } else if options.readOnly {
-            throw StrataError(
-                .fileSystem, "\(path) does not exist; a database opened read-only must already exist.", path: path)
+            throw StrataError.fileMissing(path: path, readOnly: true)
         }
         let lockPath = resolvedPath + "-lock"
         let lockExisted = fileManager.fileExists(atPath: lockPath)
@@ -98,7 +95,7 @@ final class Environment: @unchecked Sendable {
         var env: OpaquePointer?
         try check(mdb_env_create(&env), "mdb_env_create", path: path)
         guard let env else {
-            throw StrataError(.storage, "mdb_env_create returned no environment for \(path).", path: path)
+            throw StrataError.storage(path: path, "mdb_env_create returned no environment for \(path).")
         }
         do {
             try check(mdb_env_set_maxdbs(env, options.maxNamedDatabases), "mdb_env_set_maxdbs", path: path)
@@ -113,16 +110,16 @@ final class Environment: @unchecked Sendable {
             if existed {
                 let usage = Environment.usage(env)
                 if usage.fileSize < usage.usedSize {
-                    throw StrataError(
-                        .corruptFile,
-                        "\(path) is truncated: it is \(usage.fileSize) bytes long but its pages reach \(usage.usedSize) bytes. Restore it from a backup.",
-                        path: path)
+                    throw StrataError.corruptFile(
+                        path: path,
+                        "\(path) is truncated: it is \(usage.fileSize) bytes long but its pages reach \(usage.usedSize) bytes."
+                    )
                 }
             }
             var dead: Int32 = 0
             try check(mdb_reader_check(env, &dead), "mdb_reader_check", path: path)
             guard let id = EnvironmentRegistry.FileID(path: resolvedPath) else {
-                throw StrataError(.fileSystem, "\(path) disappeared while it was being opened.", path: path)
+                throw StrataError.fileSystem(path: path, "\(path) disappeared while it was being opened.")
             }
             self.fileID = id
         } catch {
@@ -300,14 +297,13 @@ final class Environment: @unchecked Sendable {
             gate.enter(reentrant: thread.hasAny(on: id))
             if closedLock.withLock({ closed }) {
                 gate.leave()
-                throw StrataError(.closed, "\(path) was closed. Open it again to use it.", path: path)
+                throw StrataError.closed(path: path)
             }
             if map.isUnusable {
                 gate.leave()
-                throw StrataError(
-                    .storage,
-                    "The memory map of \(path) could not be restored after a failed resize. Release every Database for this file and open it again.",
-                    path: path)
+                throw StrataError.storage(
+                    path: path, "The memory map of \(path) could not be restored after a failed resize.",
+                    remedy: "Release every Database for this file and open it again.")
             }
             if !readOnly && deadReaders.isDue() { clearDeadReaders() }
             var txn: OpaquePointer?

@@ -48,25 +48,23 @@ final class EnvironmentRegistry: @unchecked Sendable {
         if let id, let entry = entries[id] {
             let open = entry.environment.options
             if open.readOnly && !options.readOnly {
-                throw StrataError(
-                    .readOnly,
-                    "\(path) is already open read-only in this process; release every read-only Database for it before opening it for writing.",
-                    path: path)
+                throw StrataError.fileInUse(
+                    .readOnly, path: path, "is already open read-only in this process",
+                    remedy: "Release every read-only Database for it before opening it for writing.")
             }
             if open.noSync != options.noSync || open.noMetaSync != options.noMetaSync {
-                throw StrataError(
-                    .storage,
-                    "\(path) is already open in this process with another durability, which every Database of one file shares. Open it with the same durability, or release the other Database first.",
-                    path: path)
+                throw StrataError.fileInUse(
+                    .storage, path: path,
+                    "is already open in this process with another durability, which every Database of one file shares",
+                    remedy: "Open it with the same durability, or release the other Database first.")
             }
             entries[id] = (entry.environment, entry.leases + 1)
             return entry.environment
         }
         if let previous = openPaths[resolved], previous != id, entries[previous] != nil {
-            throw StrataError(
-                .fileSystem,
-                "\(path) was replaced or deleted while a Database still has it open in this process. Release every Database for it before opening it again.",
-                path: path)
+            throw StrataError.fileInUse(
+                .fileSystem, path: path, "was replaced or deleted while a Database still has it open in this process",
+                remedy: "Release every Database for it before opening it again.")
         }
         let environment = try Environment(path: path, resolvedPath: resolved, options: options)
         entries[environment.fileID] = (environment, 1)
@@ -113,15 +111,14 @@ final class EnvironmentRegistry: @unchecked Sendable {
         defer { lock.unlock() }
         let resolved = EnvironmentRegistry.resolvedPath(path)
         if let id = FileID(path: resolved), entries[id] != nil {
-            throw StrataError(
-                .fileSystem,
-                "\(path) needs a migration and deleteIfMigrationNeeded is set, but another Database in this process has the file open, so it cannot be deleted. Release that Database first.",
-                path: path)
+            throw StrataError.fileInUse(
+                .fileSystem, path: path,
+                "needs a migration and deleteIfMigrationNeeded is set, but another Database in this process has the file open, so it cannot be deleted",
+                remedy: "Release that Database first.")
         }
         for file in [resolved, resolved + "-lock"] where unlink(file) != 0 && errno != ENOENT {
-            throw StrataError(
-                .fileSystem, "Could not delete \(file) (deleteIfMigrationNeeded): \(String(cString: strerror(errno))).",
-                path: path)
+            throw StrataError.fileSystem(
+                path: path, "Could not delete \(file) (deleteIfMigrationNeeded): \(String(cString: strerror(errno))).")
         }
     }
 

@@ -50,37 +50,36 @@ func lmdbError(_ rc: Int32, _ call: StaticString, path: String, context: LMDBCal
     case (.openingFile, LMDBResultCode(rawValue: ENOENT)), (.openingFile, LMDBResultCode(rawValue: EACCES)),
         (.openingFile, LMDBResultCode(rawValue: EROFS)), (.openingFile, LMDBResultCode(rawValue: ENOTDIR)),
         (.openingFile, LMDBResultCode(rawValue: EISDIR)):
-        return StrataError(
-            .fileSystem,
-            "Cannot open \(path): \(String(cString: strerror(rc))). Check that the folder exists and is writable.",
-            path: path, lmdbCode: code)
+        return .fileSystem(
+            path: path, "Cannot open \(path): \(String(cString: strerror(rc))).",
+            remedy: "Check that the folder exists and is writable.", lmdbCode: code)
     case (.openingFile, .invalid), (.openingFile, .versionMismatch):
-        return StrataError(
-            .notAStrataFile,
-            "\(path) is not a Strata database (it is not an LMDB file of a supported version). Check the path; Strata leaves the file as it is.",
-            path: path, lmdbCode: code)
+        return .notAStrataFile(
+            path: path, because: "it is not an LMDB file of a supported version", lmdbCode: code)
     case (.growingMap(let from, let to), _):
-        return StrataError(
-            .storage,
-            "Could not grow the memory map of \(path) from \(from) to \(to) bytes: \(code). Nothing was written and the file is intact; free memory or address space, then release every Database for this file and open it again.",
-            path: path, lmdbCode: code)
+        return .storage(
+            path: path, "Could not grow the memory map of \(path) from \(from) to \(to) bytes: \(code).",
+            remedy:
+                "Nothing was written and the file is intact; free memory or address space, then release every Database for this file and open it again.",
+            lmdbCode: code)
     case (.reservingLockFile, .noSpace):
-        return StrataError(
-            .storage,
-            "Cannot create \(path): the disk is full (there is no room for its lock file). Free some space and try again. Nothing was written.",
-            path: path, lmdbCode: code)
+        var error = StrataError.storage(
+            path: path, "Cannot create \(path): the disk is full (there is no room for its lock file).",
+            remedy: "Free some space and try again.", lmdbCode: code)
+        error.nothingWritten = true
+        return error
     case (.openingNamedDatabase(let name), .incompatible):
-        return StrataError(
-            .corruptFile,
+        return .corruptFile(
+            path: path,
             "The named database '\(name)' in \(path) has unexpected flags; the file was not written by this version of Strata.",
-            path: path, lmdbCode: code)
+            remedy: nil, lmdbCode: code)
     default:
         break
     }
     let (kind, advice): (StrataError.Code, String)
     switch code {
     case .noSpace:
-        (kind, advice) = (.storage, "The disk is full; free some space and try again. Nothing was written.")
+        (kind, advice) = (.storage, diskFullAdvice)
     case .corrupted, .pageNotFound, .panic:
         (kind, advice) = (.corruptFile, "The file is damaged; restore it from a backup.")
     case .invalid:
@@ -104,7 +103,7 @@ func lmdbError(_ rc: Int32, _ call: StaticString, path: String, context: LMDBCal
         (kind, advice) = (
             .storage,
             diskIsFull(path)
-                ? "The disk is full; free some space and try again. Nothing was written."
+                ? diskFullAdvice
                 : "The disk reported an error; check it, then try again. Nothing was written."
         )
     case LMDBResultCode(rawValue: ENOMEM):
@@ -114,10 +113,11 @@ func lmdbError(_ rc: Int32, _ call: StaticString, path: String, context: LMDBCal
     default:
         (kind, advice) = (.storage, "")
     }
-    var message = "\(call) failed on \(path): \(code)."
-    if !advice.isEmpty { message += " " + advice }
-    return StrataError(kind, message, path: path, lmdbCode: code)
+    return .lmdbFailure(kind, call: "\(call)", path: path, lmdbCode: code, remedy: advice.isEmpty ? nil : advice)
 }
+
+/// What a write that found the disk full says to do.
+private let diskFullAdvice = "The disk is full; free some space and try again. Nothing was written."
 
 /// Whether the file system holding `path` has (almost) no free space left.
 private func diskIsFull(_ path: String) -> Bool {

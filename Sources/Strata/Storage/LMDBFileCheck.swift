@@ -59,7 +59,8 @@ final class LMDBFileCheck {
     static func run(path: String) throws -> Summary {
         let file = try LMDBPageFile(path: path)
         guard file.size > 0 else {
-            throw StrataError(.notAStrataFile, "\(path) is empty: it is not a Strata database.", path: path)
+            throw StrataError.notAStrataFile(
+                path: path, because: "it is an empty file", remedy: "Delete it or choose another path.")
         }
         let meta = try newestMeta(file)
         let check = LMDBFileCheck(file: file, meta: meta)
@@ -84,7 +85,7 @@ final class LMDBFileCheck {
     }
 
     static func damage(_ path: String, _ what: String) -> StrataError {
-        StrataError(.corruptFile, "\(path) is damaged: \(what). Restore it from a backup.", path: path)
+        .damagedFile(path: path, problem: what)
     }
 
     /// Reads both meta pages and returns the one LMDB would use, after
@@ -100,8 +101,7 @@ final class LMDBFileCheck {
                 (try? file.read(at: size, length: LMDBPageLayout.metaEnd)).map { isMetaPage(LMDBMeta($0)) } ?? false
             }
             guard second != nil else {
-                throw StrataError(
-                    .notAStrataFile, "\(path) is not a Strata database: it has no LMDB meta page.", path: path)
+                throw StrataError.notAStrataFile(path: path, because: "it has no LMDB meta page")
             }
             throw damage(path, "meta page 0 \(metaProblem(first, page: 0))")
         }

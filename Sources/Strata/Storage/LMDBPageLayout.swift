@@ -155,15 +155,13 @@ final class LMDBPageFile {
         descriptor = open(path, O_RDONLY)
         guard descriptor >= 0 else {
             let code = errno
-            throw StrataError(
-                .fileSystem, "\(path) cannot be read: \(String(cString: strerror(code))).", path: path)
+            throw StrataError.unreadableFile(path: path, reason: String(cString: strerror(code)))
         }
         var status = stat()
         guard fstat(descriptor, &status) == 0 else {
             let code = errno
             close(descriptor)
-            throw StrataError(
-                .fileSystem, "\(path) cannot be read: \(String(cString: strerror(code))).", path: path)
+            throw StrataError.unreadableFile(path: path, reason: String(cString: strerror(code)))
         }
         self.path = path
         size = Int(status.st_size)
@@ -184,8 +182,7 @@ final class LMDBPageFile {
             if got < 0 && errno == EINTR { continue }
             guard got >= 0 else {
                 let code = errno
-                throw StrataError(
-                    .fileSystem, "\(path) cannot be read: \(String(cString: strerror(code))).", path: path)
+                throw StrataError.unreadableFile(path: path, reason: String(cString: strerror(code)))
             }
             if got == 0 { break }
             done += got

@@ -101,10 +101,9 @@ final class MemoryMap: @unchecked Sendable {
 
     private func resizeExclusively(reason: String, _ body: () throws -> Void) throws {
         if gate.isHeldByCurrentThread {
-            throw StrataError(
-                .storage,
-                "The memory map of \(path) \(reason) while this thread holds another transaction on it. Finish the outer transaction first.",
-                path: path)
+            throw StrataError.storage(
+                path: path, "The memory map of \(path) \(reason) while this thread holds another transaction on it.",
+                remedy: "Finish the outer transaction first.")
         }
         try gate.exclusively {
             try body()

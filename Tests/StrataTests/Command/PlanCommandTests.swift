@@ -182,8 +182,9 @@ import Testing
                 _ = try Database(configuration: configuration)
                 Issue.record("plan refused, but opening succeeded")
             } catch let error as StrataError {
-                let first = String(error.message.prefix { $0 != "\n" })
-                #expect(message == (first.hasSuffix(":") ? "\(first.dropLast()) (listed above)." : first))
+                // A list is on stdout and named by its heading; anything else
+                // is said whole.
+                #expect(message == (error.items.isEmpty ? error.message : "\(error.summary) (listed above)."))
                 #expect(result.output.contains(error.message), "the whole refusal is on stdout")
             }
             #expect(try RawFile.contents(path) == before)

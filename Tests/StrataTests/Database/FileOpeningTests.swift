@@ -298,8 +298,9 @@ struct SchemaChangeCase: Sendable, CustomTestStringConvertible {
             _ = try Database(configuration: Fixtures.configuration(path, schema: change.schema))
         }
         let message = error?.message ?? ""
-        let listed = message.split(separator: "\n").filter { $0.hasPrefix("- ") }.map { String($0.dropFirst(2)) }
-        #expect(listed == change.lines, "\(message)")
+        #expect(error?.items == change.lines, "\(message)")
+        #expect(change.lines.allSatisfy { message.contains("\n- \($0)") }, "\(message)")
+        #expect(error?.fromVersion == 1 && error?.toVersion == 1)
         #expect(message.contains(path), "\(message)")
         #expect(message.contains("at the same schema version 1"), "\(message)")
         #expect(message.contains("Raise the schema version to 2 to migrate the file."), "\(message)")

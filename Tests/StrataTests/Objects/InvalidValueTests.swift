@@ -54,7 +54,7 @@ extension Refusal where Subject == WriteTransaction {
                 try tx.update("Person", key: 42, ["age": 1])
             },
             .init(
-                "lookup key of another type", .invalidValue, "The primary key of 'Person' is int, but \"1\" was given"
+                "lookup key of another type", .invalidValue, "The primary key 'Person.id' is int, but \"1\" was given"
             ) { tx in
                 _ = try tx.object("Person", key: "1")
             },

@@ -132,8 +132,15 @@ struct InvalidSchemaCase: Sendable, CustomTestStringConvertible {
     let folder = TemporaryFolder.current
 
     /// The problem lines of an invalid-schema message (each starts with "- ").
-    static func problemLines(_ message: String) -> [String] {
-        message.split(separator: "\n").filter { $0.hasPrefix("- ") }.map { String($0.dropFirst(2)) }
+    /// The problems an error lists, each also a "- " line of its message.
+    static func problemLines(_ error: StrataError?, sourceLocation: SourceLocation = #_sourceLocation) throws
+        -> [String]
+    {
+        let error = try #require(error, sourceLocation: sourceLocation)
+        for item in error.items {
+            #expect(error.message.contains("\n- \(item)"), "\(error.message)", sourceLocation: sourceLocation)
+        }
+        return error.items
     }
 
     @Test(arguments: InvalidSchemaCase.all)
@@ -141,7 +148,7 @@ struct InvalidSchemaCase: Sendable, CustomTestStringConvertible {
         let error = expectStrataError(.invalidSchema) { try invalid.schema.validate() }
         let message = try #require(error?.message)
         #expect(message.hasPrefix("The schema is invalid:\n"))
-        #expect(Self.problemLines(message) == [invalid.fragment], "\(message)")
+        #expect(try Self.problemLines(error) == [invalid.fragment], "\(message)")
     }
 
     @Test(arguments: InvalidSchemaCase.all, Fixtures.modes)
@@ -180,14 +187,14 @@ struct InvalidSchemaCase: Sendable, CustomTestStringConvertible {
             "Object type 'T' is declared more than once.",
         ]
         let error = expectStrataError(.invalidSchema) { try schema.validate() }
-        let lines = Self.problemLines(try #require(error?.message))
+        let lines = try Self.problemLines(error)
         #expect(lines.count == expected.count, "\(lines)")
         #expect(Set(lines) == Set(expected), "\(lines)")
 
         let openError = expectStrataError(.invalidSchema) {
             _ = try Database(configuration: Fixtures.configuration(folder.path(), schema: schema))
         }
-        #expect(Set(Self.problemLines(try #require(openError?.message))) == Set(expected))
+        #expect(Set(try Self.problemLines(openError)) == Set(expected))
     }
 
     /// Every property type, required and optional, indexed where allowed,
