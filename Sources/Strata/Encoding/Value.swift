@@ -100,16 +100,10 @@ public enum Value: Hashable, Sendable {
     public var propertyType: PropertyType? {
         switch self {
         case .null: nil
-        case .bool: .bool
-        case .int: .int
-        case .double: .double
-        case .string: .string
-        case .data: .data
-        case .date: .date
-        case .uuid: .uuid
         case .link: .link
         case .list: .list
         case .object: .embedded
+        default: StoredKind(of: self)?.propertyType
         }
     }
 }
@@ -209,21 +203,15 @@ extension Value: Codable {
 }
 
 extension Value {
-    /// Whether two values are stored as the same bytes, which is how keys
+    /// Whether two values are stored as the same key, which is how keys
     /// and indexes compare them: strings by their exact UTF-8 bytes (so a
     /// precomposed "é" and "e" followed by a combining accent differ, unlike
     /// with `==`), doubles and dates with -0.0 equal to 0.0 and every NaN
     /// equal to NaN. Every equality test Strata makes uses this, so a lookup
     /// gives the same answer with and without an index.
     public func isStored(identicallyTo other: Value) -> Bool {
+        if let identical = StoredKind.identical(self, other) { return identical }
         switch (self, other) {
-        case (.string(let a), .string(let b)):
-            return a.utf8.elementsEqual(b.utf8)
-        case (.double(let a), .double(let b)):
-            return KeyCodec.orderPreservingBits(a) == KeyCodec.orderPreservingBits(b)
-        case (.date(let a), .date(let b)):
-            return KeyCodec.orderPreservingBits(a.timeIntervalSinceReferenceDate)
-                == KeyCodec.orderPreservingBits(b.timeIntervalSinceReferenceDate)
         case (.link(let a), .link(let b)):
             return a.isStored(identicallyTo: b)
         case (.list(let a), .list(let b)):

@@ -306,6 +306,13 @@ struct ObjectEncoder {
                 "Property '\(table.name).\(field.name)' is required (\(expected)) but null was given (in \(path)). Nothing was written.",
                 path: path)
         }
+        if type == field.type {
+            // Of the type, but a value its kind does not admit (StoredKind.admits).
+            return StrataError(
+                .invalidValue,
+                "Property '\(table.name).\(field.name)' is \(expected), but \(value) was given, which a \(type) property cannot store (in \(path)). Nothing was written.",
+                path: path)
+        }
         return StrataError(
             .invalidValue,
             "Property '\(table.name).\(field.name)' is \(expected), but \(value) of type \(type) was given (in \(path)). Nothing was written.",

@@ -229,7 +229,7 @@ extension ObjectSchema {
             }
             if property.isIndexed && !property.type.canBeIndexed {
                 problems.append(
-                    "Property '\(qualified)' of type \(property.shapeDescription) cannot be indexed; only bool, int, string, date and uuid properties can."
+                    "Property '\(qualified)' of type \(property.shapeDescription) cannot be indexed; only \(PropertyType.sentence(PropertyType.primitives.filter(\.canBeIndexed), "and")) properties can."
                 )
             }
         }
@@ -237,7 +237,7 @@ extension ObjectSchema {
             if let property = self[property: key] {
                 if !property.type.canBePrimaryKey {
                     problems.append(
-                        "Primary key '\(name).\(key)' is of type \(property.type); a primary key must be int, string or uuid."
+                        "Primary key '\(name).\(key)' is of type \(property.type); a primary key must be \(PropertyType.sentence(PropertyType.primitives.filter(\.canBePrimaryKey), "or"))."
                     )
                 }
                 if property.isOptional {
