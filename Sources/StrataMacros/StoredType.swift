@@ -7,18 +7,18 @@ enum StoredType {
     /// of stored kinds (`StoredKind`: `swiftTypeNames`, `canBePrimaryKey`,
     /// `canBeIndexed`); `StoredKindTableTests` reads this file and fails
     /// when they differ.
-    static let supported = ["Bool", "Int", "Int64", "Double", "String", "Data", "Date", "UUID"]
+    static let supported = ["Bool", "Int", "Int64", "Double", "String", "Data", "Date", "UUID", "Decimal"]
     /// The types a primary key can have.
     static let keys: Set<String> = ["Int", "Int64", "String", "UUID"]
     /// The types that can be indexed.
-    static let indexable: Set<String> = ["Bool", "Int", "Int64", "String", "Date", "UUID"]
+    static let indexable: Set<String> = ["Bool", "Int", "Int64", "String", "Date", "UUID", "Decimal"]
     /// What ``classify(_:)`` calls a link, and a list.
     static let link = "Link"
     static let list = "Array"
     /// Standard types that are not stored, so that a property of one gets
     /// the macro's message instead of being taken for an embedded struct.
     static let unsupportedNames: Set<String> = [
-        "Float", "Float16", "Float80", "CGFloat", "Decimal", "Int8", "Int16", "Int32", "Int128", "UInt", "UInt8",
+        "Float", "Float16", "Float80", "CGFloat", "Int8", "Int16", "Int32", "Int128", "UInt", "UInt8",
         "UInt16", "UInt32", "UInt64", "UInt128", "Character", "Substring", "URL", "Set", "Dictionary", "Array",
         "Optional", "Any", "AnyObject", "Void", "Never", "Result",
     ]

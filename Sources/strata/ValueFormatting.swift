@@ -6,7 +6,8 @@ extension Value {
     /// The value as a plain JSON value: a primitive value as its kind writes
     /// it (a string, number or boolean; data as base64, a date as ISO-8601
     /// in UTC with milliseconds, a UUID as its string, a NaN or infinite
-    /// double as "NaN", "Infinity" or "-Infinity"), null as null; a link as `{"link":{"key":...}}`, a list as an array and
+    /// double as "NaN", "Infinity" or "-Infinity", a decimal as a string of
+    /// its exact digits), null as null; a link as `{"link":{"key":...}}`, a list as an array and
     /// an embedded object as a nested object with its properties in name
     /// order. ``json(as:in:)`` knows the property: it names a link's target
     /// type and writes an embedded object's properties in schema order.

@@ -93,7 +93,7 @@ enum KeyCodec {
     /// Compares two values in the order of their index keys, without
     /// cutting long strings and data: values of different types by their
     /// tag (null first), values of one kind as ``StoredKind`` orders them
-    /// (numbers and dates numerically, -0.0 equal to 0.0, NaN
+    /// (numbers, dates and decimals numerically, -0.0 equal to 0.0, NaN
     /// after infinity; strings and data by their bytes, for strings
     /// Unicode scalar order), links by their target's key. Where two keys
     /// differ, their values compare the same way.

@@ -23,6 +23,9 @@ public enum PropertyType: String, Sendable, Hashable, Codable, CaseIterable, Cus
     case date
     /// A universally unique identifier (`UUID`).
     case uuid
+    /// A base-10 number (`Decimal`): up to 38 digits and an exponent from
+    /// -128 to 127, stored exactly. NaN cannot be stored.
+    case decimal
     /// A to-one link to an object of a top-level type, stored as the
     /// target's primary key (or automatic id).
     case link
@@ -31,7 +34,7 @@ public enum PropertyType: String, Sendable, Hashable, Codable, CaseIterable, Cus
     /// An object of an embedded type, stored inside its parent's record.
     case embedded
 
-    /// The types whose values stand on their own, `bool` through `uuid`:
+    /// The types whose values stand on their own, `bool` through `decimal`:
     /// every type but the relationship types. Each is a ``StoredKind``.
     public static let primitives: [PropertyType] = StoredKind.allCases.map(\.propertyType)
 
@@ -53,8 +56,8 @@ public enum PropertyType: String, Sendable, Hashable, Codable, CaseIterable, Cus
 
     /// The value a required property of this type reads as when a record has
     /// no value for it and the schema gives no default: `false`, `0`, `0.0`,
-    /// `""`, empty data, the reference date (2001-01-01) or the all-zero
-    /// UUID; for a link, null (no target); for a list, the
+    /// `""`, empty data, the reference date (2001-01-01), the all-zero UUID
+    /// or a decimal zero; for a link, null (no target); for a list, the
     /// empty list; for an embedded object, an object whose every property
     /// has its default.
     public var emptyValue: Value {

@@ -10,6 +10,9 @@ import Foundation
 ///         | 8 bytes little-endian       double, date (seconds since 2001, bit pattern)
 ///         | length:varint bytes         string (UTF-8), data
 ///         | 16 bytes                    uuid
+///         | length:varint exponent:i8 sign:u8 mantissa
+///                                       decimal (mantissa little-endian,
+///                                       high zero bytes dropped)
 ///         | key                         link: the target's key as a tagged
 ///                                       int, string or uuid value
 ///         | length:varint count:varint (tag payload)*
@@ -41,6 +44,7 @@ enum RecordCodec {
         case link = 9
         case list = 10
         case object = 11
+        case decimal = 12
 
         /// Whether `tag` starts a link, a list or an embedded object, whose
         /// payload holds other tagged values: what the record walks treat

@@ -22,7 +22,7 @@ import Foundation
 /// macro's name list (`StoredType.swift`, which a test checks against
 /// ``swiftTypeNames``). `docs/FileFormat.md` documents the bytes.
 enum StoredKind: CaseIterable, Sendable {
-    case bool, int, double, string, data, date, uuid
+    case bool, int, double, string, data, date, uuid, decimal
 
     /// The kind of `type`, or nil for a relationship type.
     @inline(__always)
@@ -35,6 +35,7 @@ enum StoredKind: CaseIterable, Sendable {
         case .data: self = .data
         case .date: self = .date
         case .uuid: self = .uuid
+        case .decimal: self = .decimal
         case .link, .list, .embedded: return nil
         }
     }
@@ -51,6 +52,7 @@ enum StoredKind: CaseIterable, Sendable {
         case .data: self = .data
         case .date: self = .date
         case .uuid: self = .uuid
+        case .decimal: self = .decimal
         case .null, .link, .list, .object: return nil
         }
     }
@@ -67,6 +69,7 @@ enum StoredKind: CaseIterable, Sendable {
         case .data?: self = .data
         case .date?: self = .date
         case .uuid?: self = .uuid
+        case .decimal?: self = .decimal
         case .null?, .link?, .list?, .object?, nil: return nil
         }
     }
@@ -80,6 +83,7 @@ enum StoredKind: CaseIterable, Sendable {
         case .data: .data
         case .date: .date
         case .uuid: .uuid
+        case .decimal: .decimal
         }
     }
 
@@ -95,6 +99,7 @@ enum StoredKind: CaseIterable, Sendable {
         case .data: .data
         case .date: .date
         case .uuid: .uuid
+        case .decimal: .decimal
         }
     }
 
@@ -108,6 +113,7 @@ enum StoredKind: CaseIterable, Sendable {
         case .data: [.data]
         case .date: [.date]
         case .uuid: [.uuid]
+        case .decimal: [.decimal]
         }
     }
 
@@ -130,7 +136,7 @@ enum StoredKind: CaseIterable, Sendable {
         case .int: .varint
         case .double, .date: .fixed(8)
         case .uuid: .fixed(16)
-        case .string, .data: .sized
+        case .string, .data, .decimal: .sized
         }
     }
 
@@ -138,14 +144,14 @@ enum StoredKind: CaseIterable, Sendable {
     var canBePrimaryKey: Bool {
         switch self {
         case .int, .string, .uuid: true
-        case .bool, .double, .data, .date: false
+        case .bool, .double, .data, .date, .decimal: false
         }
     }
 
     /// Whether a property of the kind can be indexed.
     var canBeIndexed: Bool {
         switch self {
-        case .bool, .int, .string, .date, .uuid: true
+        case .bool, .int, .string, .date, .uuid, .decimal: true
         case .double, .data: false
         }
     }
@@ -161,6 +167,7 @@ enum StoredKind: CaseIterable, Sendable {
         case .data: .data(Data())
         case .date: .date(Date(timeIntervalSinceReferenceDate: 0))
         case .uuid: .uuid(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
+        case .decimal: .decimal(0)
         }
     }
 
@@ -176,10 +183,11 @@ enum StoredKind: CaseIterable, Sendable {
         case .data: ["Data"]
         case .date: ["Date"]
         case .uuid: ["UUID"]
+        case .decimal: ["Decimal"]
         }
     }
 
-    /// The kind in a sentence about a stored value: "an int", "a uuid".
+    /// The kind in a sentence about a stored value: "an int", "a decimal".
     var noun: String {
         switch self {
         case .bool: "a bool"
@@ -189,32 +197,42 @@ enum StoredKind: CaseIterable, Sendable {
         case .data: "data"
         case .date: "a date"
         case .uuid: "a uuid"
+        case .decimal: "a decimal"
         }
     }
 
     // MARK: Values
 
-    /// Whether `value`, of this kind, may be stored: every value of every
-    /// kind, for now (a kind whose values are not all storable refuses
-    /// them here, before anything is written).
+    /// Whether `value`, of this kind, may be stored: every value but a
+    /// decimal NaN, which has no order and no stored form.
     @inline(__always)
     static func admits(_ value: Value) -> Bool {
-        true
+        if case .decimal(let v) = value { return DecimalStorage.isStorable(v) }
+        return true
     }
 
     /// `value` converted to `type` where that loses nothing: an integer to
-    /// a double; else nil.
+    /// a double or a decimal, a double literal to the decimal its shortest
+    /// text spells (9.99 is 9.99); else nil.
     @inline(__always)
     static func coerce(_ value: Value, to type: PropertyType) -> Value? {
         switch (type, value) {
         case (.double, .int(let v)): Double(exactly: v).map { .double($0) }
+        case (.decimal, .int(let v)): .decimal(Decimal(v))
+        case (.decimal, .double(let v)): decimal(fromLiteral: v)
         default: nil
         }
     }
 
+    @inline(never)
+    private static func decimal(fromLiteral value: Double) -> Value? {
+        guard value.isFinite else { return nil }
+        return Decimal(string: "\(value)", locale: Locale(identifier: "en_US_POSIX")).map { .decimal($0) }
+    }
+
     /// Whether two values of one kind are stored as the same key: strings
     /// by their exact UTF-8 bytes, doubles and dates with -0.0 equal to 0.0
-    /// and every NaN equal to NaN.
+    /// and every NaN equal to NaN, decimals numerically (1.0 and 1.00).
     /// False for values of different kinds, and nil when neither is a
     /// primitive value.
     static func identical(_ a: Value, _ b: Value) -> Bool? {
@@ -226,7 +244,9 @@ enum StoredKind: CaseIterable, Sendable {
         case (.date(let x), .date(let y)):
             KeyCodec.orderPreservingBits(x.timeIntervalSinceReferenceDate)
                 == KeyCodec.orderPreservingBits(y.timeIntervalSinceReferenceDate)
-        case (.bool, _), (.int, _), (.double, _), (.string, _), (.data, _), (.date, _), (.uuid, _):
+        case (.decimal(let x), .decimal(let y)):
+            DecimalStorage.compare(x, y) == 0
+        case (.bool, _), (.int, _), (.double, _), (.string, _), (.data, _), (.date, _), (.uuid, _), (.decimal, _):
             a == b
         default:
             nil
@@ -264,6 +284,9 @@ enum StoredKind: CaseIterable, Sendable {
         case .uuid(let v):
             writer.append(RecordCodec.Tag.uuid.rawValue)
             writer.append(v)
+        case .decimal(let v):
+            writer.append(RecordCodec.Tag.decimal.rawValue)
+            DecimalStorage.appendPayload(v, to: &writer)
         case .null, .link, .list, .object:
             return false
         }
@@ -300,9 +323,18 @@ enum StoredKind: CaseIterable, Sendable {
         case RecordCodec.Tag.uuid.rawValue:
             defer { p += 16 }
             return .uuid(UUID(uuid: base.loadUnaligned(fromByteOffset: p, as: uuid_t.self)))
+        case RecordCodec.Tag.decimal.rawValue:
+            return readDecimal(base, &p, end)
         default:
             return nil
         }
+    }
+
+    @inline(never)
+    private static func readDecimal(_ base: UnsafeRawPointer, _ p: inout Int, _ end: Int) -> Value? {
+        guard let length = RecordView.varint(base, &p, end), length <= UInt64(end - p) else { return nil }
+        defer { p += Int(length) }
+        return DecimalStorage.readPayload(base, p, length: Int(length)).map { .decimal($0) }
     }
 
     /// Skips the payload of a value of `kind`, whose tag `tag` was just
@@ -332,10 +364,10 @@ enum StoredKind: CaseIterable, Sendable {
 
     /// Whether the sized payload of `length` bytes at `p`, after a tag of
     /// this shape, holds what its kind writes: any bytes for a string or
-    /// data.
+    /// data, a well-formed decimal.
     @inline(__always)
     static func isValidSizedPayload(tag: UInt8, _ base: UnsafeRawPointer, _ p: Int, length: Int) -> Bool {
-        true
+        tag != RecordCodec.Tag.decimal.rawValue || DecimalStorage.isValidPayload(base, p, length: length)
     }
 
     // MARK: Keys
@@ -367,7 +399,7 @@ enum StoredKind: CaseIterable, Sendable {
         case .int: bytes.count == 8
         case .uuid: bytes.count == 16
         case .string: bytes.first == KeyCodec.stringMarker
-        case .bool, .double, .data, .date: false
+        case .bool, .double, .data, .date, .decimal: false
         }
     }
 
@@ -390,7 +422,7 @@ enum StoredKind: CaseIterable, Sendable {
                 throw DecodingFailure(reason: "a UUID key must be 16 bytes, found \(bytes.count)", offset: 0)
             }
             return .uuid(UUID(uuid: bytes.loadUnaligned(as: uuid_t.self)))
-        case .bool, .double, .data, .date:
+        case .bool, .double, .data, .date, .decimal:
             throw DecodingFailure(reason: "\(propertyType) cannot be a key", offset: 0)
         }
     }
@@ -400,7 +432,7 @@ enum StoredKind: CaseIterable, Sendable {
     /// relationships. Returns true when the key reaches that size (so it
     /// may have been cut). Integers big-endian with the sign bit flipped;
     /// doubles and dates by ``KeyCodec/orderPreservingBits(_:)``; strings
-    /// and data as their bytes.
+    /// and data as their bytes; decimals by ``DecimalStorage/appendKey(_:to:)``.
     @inline(__always)
     static func appendIndexKey(_ value: Value, to writer: inout ByteWriter) -> Bool? {
         let limit = KeyCodec.maxKeySize - 1
@@ -427,6 +459,9 @@ enum StoredKind: CaseIterable, Sendable {
             writer.append(RecordCodec.Tag.data.rawValue)
             writer.append(contentsOf: v.prefix(limit))
             return v.count >= limit
+        case .decimal(let v):
+            writer.append(RecordCodec.Tag.decimal.rawValue)
+            DecimalStorage.appendKey(v, to: &writer)
         case .null, .link, .list, .object:
             return nil
         }
@@ -455,6 +490,8 @@ enum StoredKind: CaseIterable, Sendable {
             x.withUnsafeBytes { x in y.withUnsafeBytes { y in KeyCodec.compare(x, y) } }
         case (.uuid(let x), .uuid(let y)):
             withUnsafeBytes(of: x.uuid) { x in withUnsafeBytes(of: y.uuid) { y in KeyCodec.compare(x, y) } }
+        case (.decimal(let x), .decimal(let y)):
+            DecimalStorage.compare(x, y)
         default:
             nil
         }
@@ -469,8 +506,10 @@ enum StoredKind: CaseIterable, Sendable {
     /// A primitive value as plain JSON, as `strata dump` writes it: a
     /// number, a boolean, or a string; data as base64, a date as ISO-8601
     /// in UTC with milliseconds, a UUID as its string, a NaN or infinite
-    /// double as "NaN", "Infinity" or "-Infinity"; nil for null and the
-    /// relationships.
+    /// double as "NaN", "Infinity" or "-Infinity", a decimal as a string of
+    /// its exact digits ("12.50" reads back as 12.5, its number, where a
+    /// JSON number would lose digits past a double's); nil for null and
+    /// the relationships.
     static func json(_ value: Value) -> String? {
         switch value {
         case .bool(let v): v ? "true" : "false"
@@ -483,6 +522,7 @@ enum StoredKind: CaseIterable, Sendable {
         case .data(let v): v.base64EncodedString().jsonQuoted
         case .date(let v): isoDate.format(v).jsonQuoted
         case .uuid(let v): v.uuidString.jsonQuoted
+        case .decimal(let v): v.description.jsonQuoted
         case .null, .link, .list, .object: nil
         }
     }

@@ -200,8 +200,8 @@ public enum DeleteRule: String, Sendable, Hashable, Codable, CaseIterable {
 
 extension Value {
     /// Whether the value may be stored in a property of `type`: null when
-    /// optional, else a value of the type that its kind admits (see
-    /// ``StoredKind/admits(_:)``).
+    /// optional, else a value of the type that its kind admits (not a
+    /// decimal NaN; see ``StoredKind/admits(_:)``).
     @inline(__always)
     func fits(_ type: PropertyType, optional: Bool) -> Bool {
         if case .null = self { return optional }
@@ -209,7 +209,7 @@ extension Value {
     }
 
     /// The value converted to `type` where that loses nothing (an integer
-    /// literal given for a double property, see
+    /// literal given for a double or decimal property, see
     /// ``StoredKind/coerce(_:to:)``; a bare key given for a link), else the
     /// value itself.
     @inline(__always)

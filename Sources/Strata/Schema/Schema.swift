@@ -42,7 +42,7 @@ public struct Schema: Hashable, Sendable, Codable {
     /// one property; a primary key names one of its type's properties, is
     /// an `int`, `string` or `uuid`, and is not optional; a default value
     /// has the property's type and is null only for an optional property;
-    /// only `bool`, `int`, `string`, `date` and `uuid` properties can be indexed.
+    /// only `bool`, `int`, `string`, `date`, `uuid` and `decimal` properties can be indexed.
     ///
     /// - Throws: ``StrataError`` with code ``StrataError/Code/invalidSchema``,
     ///   whose message lists each problem on a line of its own.

@@ -52,6 +52,7 @@ import Testing
         case "Data": Data.self
         case "Date": Date.self
         case "UUID": UUID.self
+        case "Decimal": Decimal.self
         default: nil
         }
     }
