@@ -276,7 +276,8 @@ struct ModelDeclaration {
             } else if !StoredType.keys.contains(storedType.name) {
                 problem(
                     typeNode, id: "primaryKeyType",
-                    "Primary key '\(name)' is of type '\(typeText)'; a primary key must be Int, Int64, String or UUID.")
+                    "Primary key '\(name)' is of type '\(typeText)'; a primary key must be \(StoredType.sentence(StoredType.supported.filter(StoredType.keys.contains), "or"))."
+                )
                 problemFound = true
             }
             if !problemFound { primaryKey = (name, typeText) }
@@ -284,7 +285,7 @@ struct ModelDeclaration {
         if let indexed = markers.indexed, !StoredType.indexable.contains(storedType.name) {
             problem(
                 indexed, id: "notIndexable",
-                "Property '\(name)' of type '\(typeText)' cannot be @Indexed; only Bool, Int, Int64, String, Date and UUID properties (and their optionals) can."
+                "Property '\(name)' of type '\(typeText)' cannot be @Indexed; only \(StoredType.sentence(StoredType.supported.filter(StoredType.indexable.contains), "and")) properties (and their optionals) can."
             )
             problemFound = true
         }

@@ -2,26 +2,37 @@ import SwiftSyntax
 
 /// The Swift types a stored property can have, and what each allows.
 enum StoredType {
-    /// Every supported primitive type, by its name without a module.
-    static let supported = ["Bool", "Int", "Int64", "Double", "String", "Data", "Date", "UUID"]
+    /// Every supported primitive type, by its name without a module. The
+    /// plug-in cannot import Strata, so these three lists restate its table
+    /// of stored kinds (`StoredKind`: `swiftTypeNames`, `canBePrimaryKey`,
+    /// `canBeIndexed`); `StoredKindTableTests` reads this file and fails
+    /// when they differ.
+    static let supported = ["Bool", "Int", "Int64", "Double", "String", "Data", "Date", "UUID", "Decimal"]
     /// The types a primary key can have.
     static let keys: Set<String> = ["Int", "Int64", "String", "UUID"]
     /// The types that can be indexed.
-    static let indexable: Set<String> = ["Bool", "Int", "Int64", "String", "Date", "UUID"]
+    static let indexable: Set<String> = ["Bool", "Int", "Int64", "String", "Date", "UUID", "Decimal"]
     /// What ``classify(_:)`` calls a link, and a list.
     static let link = "Link"
     static let list = "Array"
     /// Standard types that are not stored, so that a property of one gets
     /// the macro's message instead of being taken for an embedded struct.
     static let unsupportedNames: Set<String> = [
-        "Float", "Float16", "Float80", "CGFloat", "Decimal", "Int8", "Int16", "Int32", "Int128", "UInt", "UInt8",
+        "Float", "Float16", "Float80", "CGFloat", "Int8", "Int16", "Int32", "Int128", "UInt", "UInt8",
         "UInt16", "UInt32", "UInt64", "UInt128", "Character", "Substring", "URL", "Set", "Dictionary", "Array",
         "Optional", "Any", "AnyObject", "Void", "Never", "Result",
     ]
 
+    /// The names in a sentence: "Int, Int64, String or UUID".
+    static func sentence(_ names: [String], _ conjunction: String) -> String {
+        guard names.count > 1 else { return names.first ?? "" }
+        return names.dropLast().joined(separator: ", ") + " \(conjunction) " + names.last!
+    }
+
     /// The sentence that lists what is supported, for messages.
     static let supportedList =
-        "Bool, Int, Int64, Double, String, Data, Date, UUID, Link<Model>, an @Embedded struct, the optional of each (String? or Optional<String>), and arrays of them but optionals ([String], [Link<Dog>], [Address])"
+        supported.joined(separator: ", ")
+        + ", Link<Model>, an @Embedded struct, the optional of each (String? or Optional<String>), and arrays of them but optionals ([String], [Link<Dog>], [Address])"
 
     /// The supported type that `type` spells, unwrapped once from an
     /// optional, or nil when `type` is not supported: a primitive's name,

@@ -16,8 +16,9 @@ extension StrataCommand {
                 With --json, each object is one line of JSON: its properties by name, then \
                 "_schemaVersion". Values are plain JSON: strings, numbers, true/false and null; \
                 data is a base64 string, a date an ISO-8601 string in UTC with milliseconds \
-                (2024-05-01T12:00:00.000Z), a UUID its string, and a double that is NaN or \
-                infinite the string "NaN", "Infinity" or "-Infinity". A link names its target \
+                (2024-05-01T12:00:00.000Z), a UUID its string, a double that is NaN or \
+                infinite the string "NaN", "Infinity" or "-Infinity", and a decimal the string \
+                of its exact digits ("12.5"). A link names its target \
                 type and key, {"link":{"type":"Person","key":1}}; a list is an array; an \
                 embedded object is a nested object with its type's properties.
                 """

@@ -3,7 +3,7 @@ import Testing
 
 @Suite struct ModelMacroDiagnosticTests {
     static let supported =
-        "Supported types: Bool, Int, Int64, Double, String, Data, Date, UUID, Link<Model>, an @Embedded struct, the optional of each (String? or Optional<String>), and arrays of them but optionals ([String], [Link<Dog>], [Address]). Mark it @Transient if it is not stored."
+        "Supported types: Bool, Int, Int64, Double, String, Data, Date, UUID, Decimal, Link<Model>, an @Embedded struct, the optional of each (String? or Optional<String>), and arrays of them but optionals ([String], [Link<Dog>], [Address]). Mark it @Transient if it is not stored."
 
     @Test(arguments: [("class", "a class"), ("enum", "an enum"), ("actor", "an actor")])
     func modelAppliesToStructsOnly(keyword: String, kind: String) {
@@ -115,11 +115,11 @@ import Testing
             diagnostics: [
                 DiagnosticSpec(
                     message:
-                        "Property 'score' of type 'Double' cannot be @Indexed; only Bool, Int, Int64, String, Date and UUID properties (and their optionals) can.",
+                        "Property 'score' of type 'Double' cannot be @Indexed; only Bool, Int, Int64, String, Date, UUID and Decimal properties (and their optionals) can.",
                     line: 3, column: 5),
                 DiagnosticSpec(
                     message:
-                        "Property 'blob' of type 'Data?' cannot be @Indexed; only Bool, Int, Int64, String, Date and UUID properties (and their optionals) can.",
+                        "Property 'blob' of type 'Data?' cannot be @Indexed; only Bool, Int, Int64, String, Date, UUID and Decimal properties (and their optionals) can.",
                     line: 4, column: 5),
             ])
     }

@@ -23,6 +23,9 @@ public enum PropertyType: String, Sendable, Hashable, Codable, CaseIterable, Cus
     case date
     /// A universally unique identifier (`UUID`).
     case uuid
+    /// A base-10 number (`Decimal`): up to 38 digits and an exponent from
+    /// -128 to 127, stored exactly. NaN cannot be stored.
+    case decimal
     /// A to-one link to an object of a top-level type, stored as the
     /// target's primary key (or automatic id).
     case link
@@ -31,15 +34,15 @@ public enum PropertyType: String, Sendable, Hashable, Codable, CaseIterable, Cus
     /// An object of an embedded type, stored inside its parent's record.
     case embedded
 
-    /// The types whose values stand on their own, `bool` through `uuid`:
-    /// every type but the relationship types.
-    public static let primitives: [PropertyType] = [.bool, .int, .double, .string, .data, .date, .uuid]
+    /// The types whose values stand on their own, `bool` through `decimal`:
+    /// every type but the relationship types. Each is a ``StoredKind``.
+    public static let primitives: [PropertyType] = StoredKind.allCases.map(\.propertyType)
 
     /// Whether a property of this type can be an object type's primary key.
-    public var canBePrimaryKey: Bool { self == .int || self == .string || self == .uuid }
+    public var canBePrimaryKey: Bool { StoredKind(self)?.canBePrimaryKey ?? false }
 
     /// Whether a property of this type can be indexed.
-    public var canBeIndexed: Bool { !isComposite && self != .double && self != .data }
+    public var canBeIndexed: Bool { StoredKind(self)?.canBeIndexed ?? false }
 
     /// Whether this is one of the relationship types (``link``, ``list``,
     /// ``embedded``), whose values are read and written through their
@@ -53,22 +56,24 @@ public enum PropertyType: String, Sendable, Hashable, Codable, CaseIterable, Cus
 
     /// The value a required property of this type reads as when a record has
     /// no value for it and the schema gives no default: `false`, `0`, `0.0`,
-    /// `""`, empty data, the reference date (2001-01-01) or the all-zero UUID;
-    /// for a link, null (no target); for a list, the empty list; for an
-    /// embedded object, an object whose every property has its default.
+    /// `""`, empty data, the reference date (2001-01-01), the all-zero UUID
+    /// or a decimal zero; for a link, null (no target); for a list, the
+    /// empty list; for an embedded object, an object whose every property
+    /// has its default.
     public var emptyValue: Value {
         switch self {
-        case .bool: .bool(false)
-        case .int: .int(0)
-        case .double: .double(0)
-        case .string: .string("")
-        case .data: .data(Data())
-        case .date: .date(Date(timeIntervalSinceReferenceDate: 0))
-        case .uuid: .uuid(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
         case .link: .null
         case .list: .list([])
         case .embedded: .object([:])
+        default: StoredKind(self)!.emptyValue
         }
+    }
+
+    /// The names of `types` in a sentence: "int, string or uuid".
+    static func sentence(_ types: [PropertyType], _ conjunction: String) -> String {
+        let names = types.map(\.rawValue)
+        guard names.count > 1 else { return names.first ?? "" }
+        return names.dropLast().joined(separator: ", ") + " \(conjunction) " + names.last!
     }
 
     /// The type's name as written in schemas, e.g. `int`.

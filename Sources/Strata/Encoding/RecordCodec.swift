@@ -10,6 +10,9 @@ import Foundation
 ///         | 8 bytes little-endian       double, date (seconds since 2001, bit pattern)
 ///         | length:varint bytes         string (UTF-8), data
 ///         | 16 bytes                    uuid
+///         | length:varint exponent:i8 sign:u8 mantissa
+///                                       decimal (mantissa little-endian,
+///                                       high zero bytes dropped)
 ///         | key                         link: the target's key as a tagged
 ///                                       int, string or uuid value
 ///         | length:varint count:varint (tag payload)*
@@ -27,6 +30,7 @@ enum RecordCodec {
     static let layoutVersion: UInt8 = 1
 
     /// The tag byte of a field: stored on disk, so a value never changes.
+    /// Which kind each primitive tag stores is ``StoredKind``'s.
     enum Tag: UInt8 {
         case null = 0
         case falseValue = 1
@@ -40,6 +44,16 @@ enum RecordCodec {
         case link = 9
         case list = 10
         case object = 11
+        case decimal = 12
+
+        /// Whether `tag` starts a link, a list or an embedded object, whose
+        /// payload holds other tagged values: what the record walks treat
+        /// apart. Named, not a range, so that a new primitive tag is never
+        /// taken for one.
+        @inline(__always)
+        static func isComposite(_ tag: UInt8) -> Bool {
+            tag == Tag.link.rawValue || tag == Tag.list.rawValue || tag == Tag.object.rawValue
+        }
     }
 
     /// How deep lists and embedded objects may nest in a record: deeper
@@ -52,17 +66,10 @@ enum RecordCodec {
     static func tag(_ tag: UInt8, fits type: PropertyType, optional: Bool) -> Bool {
         switch tag {
         case Tag.null.rawValue: optional
-        case Tag.falseValue.rawValue, Tag.trueValue.rawValue: type == .bool
-        case Tag.int.rawValue: type == .int
-        case Tag.double.rawValue: type == .double
-        case Tag.string.rawValue: type == .string
-        case Tag.data.rawValue: type == .data
-        case Tag.date.rawValue: type == .date
-        case Tag.uuid.rawValue: type == .uuid
         case Tag.link.rawValue: type == .link
         case Tag.list.rawValue: type == .list
         case Tag.object.rawValue: type == .embedded
-        default: false
+        default: StoredKind(tag: tag).map { $0.propertyType == type } ?? false
         }
     }
 
@@ -85,33 +92,8 @@ enum RecordCodec {
     /// element, or a link's key.
     @inline(__always)
     static func appendTagged(_ writer: inout ByteWriter, _ value: Value) {
+        if StoredKind.appendTagged(value, to: &writer) { return }
         switch value {
-        case .null:
-            writer.append(Tag.null.rawValue)
-        case .bool(let v):
-            writer.append(v ? Tag.trueValue.rawValue : Tag.falseValue.rawValue)
-        case .int(let v):
-            writer.append(Tag.int.rawValue)
-            writer.appendVarint(UInt64(bitPattern: (v << 1) ^ (v >> 63)))
-        case .double(let v):
-            writer.append(Tag.double.rawValue)
-            writer.appendLittleEndian(v.bitPattern)
-        case .string(var v):
-            writer.append(Tag.string.rawValue)
-            v.withUTF8 { utf8 in
-                writer.appendVarint(UInt64(utf8.count))
-                writer.append(contentsOf: utf8)
-            }
-        case .data(let v):
-            writer.append(Tag.data.rawValue)
-            writer.appendVarint(UInt64(v.count))
-            writer.append(contentsOf: v)
-        case .date(let v):
-            writer.append(Tag.date.rawValue)
-            writer.appendLittleEndian(v.timeIntervalSinceReferenceDate.bitPattern)
-        case .uuid(let v):
-            writer.append(Tag.uuid.rawValue)
-            writer.append(v)
         case .link(let key):
             writer.append(Tag.link.rawValue)
             appendTagged(&writer, key)
@@ -121,6 +103,8 @@ enum RecordCodec {
             }
         case .object:
             preconditionFailure("An embedded object is encoded through its type's layout")
+        default:
+            writer.append(Tag.null.rawValue)
         }
     }
 

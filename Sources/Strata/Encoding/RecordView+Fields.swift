@@ -135,34 +135,10 @@ extension RecordView {
         p += 1
         switch tag {
         case RecordCodec.Tag.null.rawValue: return .null
-        case RecordCodec.Tag.falseValue.rawValue: return .bool(false)
-        case RecordCodec.Tag.trueValue.rawValue: return .bool(true)
-        case RecordCodec.Tag.int.rawValue:
-            guard let raw = varint(base, &p, end) else { return nil }
-            return .int(Int64(bitPattern: raw >> 1) ^ -Int64(bitPattern: raw & 1))
-        case RecordCodec.Tag.double.rawValue:
-            defer { p += 8 }
-            return .double(
-                Double(bitPattern: UInt64(littleEndian: base.loadUnaligned(fromByteOffset: p, as: UInt64.self))))
-        case RecordCodec.Tag.date.rawValue:
-            defer { p += 8 }
-            return .date(
-                Date(
-                    timeIntervalSinceReferenceDate: Double(
-                        bitPattern: UInt64(littleEndian: base.loadUnaligned(fromByteOffset: p, as: UInt64.self)))))
-        case RecordCodec.Tag.string.rawValue, RecordCodec.Tag.data.rawValue:
-            guard let length = varint(base, &p, end) else { return nil }
-            let payload = UnsafeRawBufferPointer(start: base + p, count: Int(length))
-            p += Int(length)
-            return tag == RecordCodec.Tag.string.rawValue
-                ? .string(String(decoding: payload, as: UTF8.self)) : .data(Data(payload))
-        case RecordCodec.Tag.uuid.rawValue:
-            defer { p += 16 }
-            return .uuid(UUID(uuid: base.loadUnaligned(fromByteOffset: p, as: uuid_t.self)))
         case RecordCodec.Tag.link.rawValue, RecordCodec.Tag.list.rawValue:
             return readComposite(tag, base, &p, end)
         default:
-            return nil
+            return StoredKind.read(tag: tag, base, &p, end)
         }
     }
 

@@ -91,7 +91,7 @@ struct RecordView {
                 length <= end - p - 2
             {
                 p += 2 + length
-            } else if tag >= RecordCodec.Tag.link.rawValue {
+            } else if RecordCodec.Tag.isComposite(tag) {
                 guard RecordView.skipComposite(base, &p, end, deep: true, depth: 0) else {
                     throw DecodingFailure(reason: "damaged value of field \(id)", offset: fieldStart)
                 }
@@ -164,8 +164,11 @@ struct RecordView {
     }
 
     /// Skips the tag and payload at `p`; false when they are damaged.
-    /// Written as a chain of comparisons, most frequent tags first, rather
-    /// than a `switch`, whose jump table mispredicts on mixed records.
+    /// The tags of the first kinds are tested first, as a chain of
+    /// comparisons, most frequent first, rather than a `switch`, whose jump
+    /// table mispredicts on mixed records; any other kind is skipped by its
+    /// ``StoredKind/payload`` shape (a test checks the chain against every
+    /// kind), and the relationships by ``skipComposite(_:_:_:deep:depth:)``.
     @inline(__always)
     static func skip(_ base: UnsafeRawPointer, _ p: inout Int, _ end: Int) -> Bool {
         let tag = base.load(fromByteOffset: p, as: UInt8.self)
@@ -199,6 +202,7 @@ struct RecordView {
             p += 16
             return p <= end
         }
+        if let kind = StoredKind(tag: tag) { return StoredKind.skipPayload(kind, tag: tag, base, &p, end) }
         p -= 1
         return skipComposite(base, &p, end, deep: false, depth: 0)
     }
@@ -217,10 +221,7 @@ struct RecordView {
             p += 1
             guard p < end else { return false }
             let keyTag = base.load(fromByteOffset: p, as: UInt8.self)
-            guard
-                keyTag == RecordCodec.Tag.int.rawValue || keyTag == RecordCodec.Tag.string.rawValue
-                    || keyTag == RecordCodec.Tag.uuid.rawValue
-            else { return false }
+            guard StoredKind(tag: keyTag)?.canBePrimaryKey == true else { return false }
             return skip(base, &p, end)
         case RecordCodec.Tag.list.rawValue, RecordCodec.Tag.object.rawValue:
             p += 1
@@ -240,7 +241,7 @@ struct RecordView {
                 }
                 guard p < contentEnd else { return false }
                 let inner = base.load(fromByteOffset: p, as: UInt8.self)
-                if inner >= RecordCodec.Tag.link.rawValue {
+                if RecordCodec.Tag.isComposite(inner) {
                     guard skipComposite(base, &p, contentEnd, deep: true, depth: depth + 1) else { return false }
                 } else if !skip(base, &p, contentEnd) {
                     return false

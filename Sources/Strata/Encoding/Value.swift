@@ -44,6 +44,9 @@ public enum Value: Hashable, Sendable {
     case date(Date)
     /// A universally unique identifier.
     case uuid(UUID)
+    /// A base-10 number, stored exactly. Keys, indexes and every equality
+    /// test compare decimals by number, so 1.0 and 1.00 are one key.
+    case decimal(Decimal)
     /// A link to one object of the property's target type, by that object's
     /// primary key (or automatic id): `.link(1)`, `.link("ada")`. Writing a
     /// bare key to a link property means the same.
@@ -81,6 +84,8 @@ public enum Value: Hashable, Sendable {
     public var date: Date? { if case .date(let v) = self { v } else { nil } }
     /// The UUID, or nil for another type.
     public var uuid: UUID? { if case .uuid(let v) = self { v } else { nil } }
+    /// The decimal, or nil for another type.
+    public var decimal: Decimal? { if case .decimal(let v) = self { v } else { nil } }
     /// The primary key (or automatic id) a link points to, or nil for
     /// another type.
     public var linkKey: Value? { if case .link(let v) = self { v } else { nil } }
@@ -100,16 +105,10 @@ public enum Value: Hashable, Sendable {
     public var propertyType: PropertyType? {
         switch self {
         case .null: nil
-        case .bool: .bool
-        case .int: .int
-        case .double: .double
-        case .string: .string
-        case .data: .data
-        case .date: .date
-        case .uuid: .uuid
         case .link: .link
         case .list: .list
         case .object: .embedded
+        default: StoredKind(of: self)?.propertyType
         }
     }
 }
@@ -147,6 +146,7 @@ extension Value: CustomStringConvertible {
         case .data(let v): "<\(v.count) bytes>"
         case .date(let v): v.formatted(.iso8601)
         case .uuid(let v): v.uuidString
+        case .decimal(let v): v.description
         case .link(let key): "link(\(key))"
         case .list(let elements): "[" + elements.map(\.description).joined(separator: ", ") + "]"
         case .object(let properties):
@@ -157,7 +157,7 @@ extension Value: CustomStringConvertible {
 
 extension Value: Codable {
     private enum CodingKeys: String, CodingKey {
-        case null, bool, int, double, string, data, date, uuid, link, list, object
+        case null, bool, int, double, string, data, date, uuid, decimal, link, list, object
     }
 
     /// Decodes the one-key JSON form written by ``encode(to:)``.
@@ -181,6 +181,14 @@ extension Value: Codable {
                 Date(timeIntervalSinceReferenceDate: Double(bitPattern: try container.decode(UInt64.self, forKey: key)))
             )
         case .uuid: self = .uuid(try container.decode(UUID.self, forKey: key))
+        case .decimal:
+            let text = try container.decode(String.self, forKey: key)
+            guard let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")), !decimal.isNaN
+            else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: key, in: container, debugDescription: "'\(text)' is not a decimal number.")
+            }
+            self = .decimal(decimal)
         case .link: self = .link(try container.decode(Value.self, forKey: key))
         case .list: self = .list(try container.decode([Value].self, forKey: key))
         case .object: self = .object(try container.decode([String: Value].self, forKey: key))
@@ -189,7 +197,8 @@ extension Value: Codable {
 
     /// Encodes the value as a JSON object with one key naming its type.
     /// Doubles and dates are stored as their bit patterns, so that NaN,
-    /// infinities and every fraction of a second survive exactly.
+    /// infinities and every fraction of a second survive exactly; a
+    /// decimal as the string of its exact digits.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         switch self {
@@ -201,6 +210,7 @@ extension Value: Codable {
         case .data(let v): try container.encode(v, forKey: .data)
         case .date(let v): try container.encode(v.timeIntervalSinceReferenceDate.bitPattern, forKey: .date)
         case .uuid(let v): try container.encode(v, forKey: .uuid)
+        case .decimal(let v): try container.encode(v.description, forKey: .decimal)
         case .link(let v): try container.encode(v, forKey: .link)
         case .list(let v): try container.encode(v, forKey: .list)
         case .object(let v): try container.encode(v, forKey: .object)
@@ -209,21 +219,15 @@ extension Value: Codable {
 }
 
 extension Value {
-    /// Whether two values are stored as the same bytes, which is how keys
+    /// Whether two values are stored as the same key, which is how keys
     /// and indexes compare them: strings by their exact UTF-8 bytes (so a
     /// precomposed "é" and "e" followed by a combining accent differ, unlike
     /// with `==`), doubles and dates with -0.0 equal to 0.0 and every NaN
-    /// equal to NaN. Every equality test Strata makes uses this, so a lookup
+    /// equal to NaN, decimals by number (1.0 and 1.00). Every equality test Strata makes uses this, so a lookup
     /// gives the same answer with and without an index.
     public func isStored(identicallyTo other: Value) -> Bool {
+        if let identical = StoredKind.identical(self, other) { return identical }
         switch (self, other) {
-        case (.string(let a), .string(let b)):
-            return a.utf8.elementsEqual(b.utf8)
-        case (.double(let a), .double(let b)):
-            return KeyCodec.orderPreservingBits(a) == KeyCodec.orderPreservingBits(b)
-        case (.date(let a), .date(let b)):
-            return KeyCodec.orderPreservingBits(a.timeIntervalSinceReferenceDate)
-                == KeyCodec.orderPreservingBits(b.timeIntervalSinceReferenceDate)
         case (.link(let a), .link(let b)):
             return a.isStored(identicallyTo: b)
         case (.list(let a), .list(let b)):

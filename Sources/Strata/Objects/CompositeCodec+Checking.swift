@@ -116,19 +116,13 @@ extension CompositeCodec {
 
     /// A stored tag as a person reads it: "an int", "a list".
     private static func stored(_ tag: UInt8) -> String {
+        if let kind = StoredKind(tag: tag) { return kind.noun }
         switch RecordCodec.Tag(rawValue: tag) {
-        case .null?: "null"
-        case .falseValue?, .trueValue?: "a bool"
-        case .int?: "an int"
-        case .double?: "a double"
-        case .string?: "a string"
-        case .data?: "data"
-        case .date?: "a date"
-        case .uuid?: "a uuid"
-        case .link?: "a link"
-        case .list?: "a list"
-        case .object?: "an embedded object"
-        case nil: "an unknown tag \(tag)"
+        case .null?: return "null"
+        case .link?: return "a link"
+        case .list?: return "a list"
+        case .object?: return "an embedded object"
+        default: return "an unknown tag \(tag)"
         }
     }
 }

@@ -182,11 +182,10 @@ enum CompositeCodec {
     private static func checkLinkKey(_ key: Value, _ field: ObjectTable.Field, owner: String, path: String) throws {
         let expected = field.linkKeyType ?? .int
         let fits: Bool
-        switch key {
-        case .int(let id): fits = expected == .int && (field.linkKeyType != nil || id > 0)
-        case .string: fits = expected == .string
-        case .uuid: fits = expected == .uuid
-        default: fits = false
+        if case .int(let id) = key, field.linkKeyType == nil {
+            fits = id > 0
+        } else {
+            fits = key.propertyType == expected && StoredKind(expected)?.canBePrimaryKey == true
         }
         guard fits else {
             let what = field.linkKeyType.map { "its primary key, of type \($0)" } ?? "its automatic id, a positive int"

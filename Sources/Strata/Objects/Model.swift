@@ -161,6 +161,13 @@ public struct ModelEncoder: ~Copyable {
     /// Stores the next property's value.
     @inline(__always)
     public mutating func encode(_ value: UUID?) { append(value.propertyValue) }
+
+    /// Stores the next property's value.
+    @inline(__always)
+    public mutating func encode(_ value: Decimal) { append(value.propertyValue) }
+    /// Stores the next property's value.
+    @inline(__always)
+    public mutating func encode(_ value: Decimal?) { append(value.propertyValue) }
 }
 
 /// Hands the stored properties of one object to a ``Model``'s
@@ -272,6 +279,13 @@ public struct ModelDecoder: ~Copyable {
     /// The next property's value, as the generic `decode(_:)` reads it.
     @inline(__always)
     public mutating func decode(_ type: UUID?.Type) throws -> UUID? { try decode(as: UUID?.self) }
+
+    /// The next property's value, as the generic `decode(_:)` reads it.
+    @inline(__always)
+    public mutating func decode(_ type: Decimal.Type) throws -> Decimal { try decode(as: Decimal.self) }
+    /// The next property's value, as the generic `decode(_:)` reads it.
+    @inline(__always)
+    public mutating func decode(_ type: Decimal?.Type) throws -> Decimal? { try decode(as: Decimal?.self) }
 
     @inline(__always)
     private mutating func decode<V: PropertyValue>(as type: V.Type) throws -> V {

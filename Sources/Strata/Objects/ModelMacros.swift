@@ -20,7 +20,7 @@
 /// ```
 ///
 /// A property's type is one of `Bool`, `Int`, `Int64`, `Double`, `String`,
-/// `Data`, `Date`, `UUID`, a ``Link`` to a model, an ``Embedded()`` struct,
+/// `Data`, `Date`, `UUID`, `Decimal`, a ``Link`` to a model, an ``Embedded()`` struct,
 /// the optional of one (`String?`, `Optional<String>`), or an array of any
 /// of them but optionals; any other type is a compile-time error that
 /// names the property and lists these types. The macro sees syntax only,

@@ -45,8 +45,8 @@
 /// Without ``sorted(by:ascending:)``, values come in primary-key order,
 /// or in index order (by value, then primary key) when an indexed `where`
 /// chooses the walk. `where` and `sorted` compare stored values as the
-/// index orders them: numbers and dates numerically (`-0.0` equals `0.0`,
-/// NaN sorts after infinity), strings by their UTF-8 bytes (Unicode
+/// index orders them: numbers, decimals and dates numerically (`-0.0`
+/// equals `0.0`, `2.5` equals `2.50`, NaN sorts after infinity), strings by their UTF-8 bytes (Unicode
 /// scalar order, which agrees with Swift's `<` on NFC-normalized text),
 /// `false` before `true`, links by their target's primary key, and `nil`
 /// before every value. Equal values are ordered by primary key (in its

@@ -282,6 +282,12 @@ struct ObjectEncoder {
             return .valueDoesNotFit(
                 typeName: table.name, property: field.name, expected: expected, given: nil, path: path)
         }
+        if type == field.type {
+            // Of the type, but a value its kind does not admit (StoredKind.admits).
+            return .valueDoesNotFit(
+                typeName: table.name, property: field.name, expected: expected,
+                given: "\(value) (a value no \(type) property can store)", path: path)
+        }
         return .valueDoesNotFit(
             typeName: table.name, property: field.name, expected: expected, given: "\(value) of type \(type)",
             path: path)

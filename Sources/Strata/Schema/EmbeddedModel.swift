@@ -2,7 +2,7 @@ import Foundation
 
 /// A type whose values can be the elements of a list property: the
 /// primitive types (`Bool`, `Int`, `Int64`, `Double`, `String`, `Data`,
-/// `Date`, `UUID`), a ``Link`` and an ``EmbeddedModel``. An array of any
+/// `Date`, `UUID`, `Decimal`), a ``Link`` and an ``EmbeddedModel``. An array of any
 /// of them is a ``PropertyType/list`` property.
 public protocol ListElement: PropertyValue {
     /// The stored list property named `name` whose elements are of this
@@ -25,6 +25,7 @@ extension String: ListElement {}
 extension Data: ListElement {}
 extension Date: ListElement {}
 extension UUID: ListElement {}
+extension Decimal: ListElement {}
 
 extension Array: PropertyValue where Element: ListElement {
     /// ``PropertyType/list``.

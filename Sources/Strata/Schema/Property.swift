@@ -82,7 +82,7 @@ public struct Property: Hashable, Sendable, Codable {
         Property(name, .link, optional: true, target: target, deleteRule: onDelete)
     }
 
-    /// An ordered list of primitive values (`bool` through `uuid`).
+    /// An ordered list of primitive values (``PropertyType/primitives``).
     public static func list(_ name: String, of elementType: PropertyType) -> Property {
         Property(name, .list, elementType: elementType)
     }
@@ -199,23 +199,24 @@ public enum DeleteRule: String, Sendable, Hashable, Codable, CaseIterable {
 }
 
 extension Value {
-    /// Whether the value may be stored in a property of `type`.
+    /// Whether the value may be stored in a property of `type`: null when
+    /// optional, else a value of the type that its kind admits (not a
+    /// decimal NaN; see ``StoredKind/admits(_:)``).
     @inline(__always)
     func fits(_ type: PropertyType, optional: Bool) -> Bool {
         if case .null = self { return optional }
-        return propertyType == type
+        return propertyType == type && StoredKind.admits(self)
     }
 
     /// The value converted to `type` where that loses nothing (an integer
-    /// literal given for a double property), else the value itself.
+    /// literal given for a double or decimal property, see
+    /// ``StoredKind/coerce(_:to:)``; a bare key given for a link), else the
+    /// value itself.
+    @inline(__always)
     func coerced(to type: PropertyType) -> Value {
-        if type == .double, case .int(let v) = self, let d = Double(exactly: v) { return .double(d) }
         if type == .link {
-            switch self {
-            case .int, .string, .uuid: return .link(self)
-            default: return self
-            }
+            return StoredKind(of: self)?.canBePrimaryKey == true ? .link(self) : self
         }
-        return self
+        return StoredKind.coerce(self, to: type) ?? self
     }
 }

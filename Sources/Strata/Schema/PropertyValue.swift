@@ -1,7 +1,7 @@
 import Foundation
 
 /// A Swift type that a model property can have: `Bool`, `Int`, `Int64`,
-/// `Double`, `String`, `Data`, `Date`, `UUID`, a ``Link`` to a model, an
+/// `Double`, `String`, `Data`, `Date`, `UUID`, `Decimal`, a ``Link`` to a model, an
 /// ``EmbeddedModel`` (a struct declared `@Embedded`), the optional of
 /// each, and an array of any of them but optionals and arrays.
 ///
@@ -141,6 +141,19 @@ extension UUID: PrimaryKeyValue {
     @inline(__always)
     public init?(propertyValue value: Value) {
         guard case .uuid(let v) = value else { return nil }
+        self = v
+    }
+}
+
+extension Decimal: PropertyValue {
+    /// ``PropertyType/decimal``.
+    public static var propertyType: PropertyType { .decimal }
+    /// ``Value/decimal(_:)``.
+    public var propertyValue: Value { .decimal(self) }
+    /// The number of a ``Value/decimal(_:)``.
+    @inline(__always)
+    public init?(propertyValue value: Value) {
+        guard case .decimal(let v) = value else { return nil }
         self = v
     }
 }

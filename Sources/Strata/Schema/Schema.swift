@@ -42,7 +42,7 @@ public struct Schema: Hashable, Sendable, Codable {
     /// one property; a primary key names one of its type's properties, is
     /// an `int`, `string` or `uuid`, and is not optional; a default value
     /// has the property's type and is null only for an optional property;
-    /// only `bool`, `int`, `string`, `date` and `uuid` properties can be indexed.
+    /// only `bool`, `int`, `string`, `date`, `uuid` and `decimal` properties can be indexed.
     ///
     /// - Throws: ``StrataError`` with code ``StrataError/Code/invalidSchema``,
     ///   whose message lists each problem on a line of its own.
@@ -228,7 +228,7 @@ extension ObjectSchema {
             }
             if property.isIndexed && !property.type.canBeIndexed {
                 problems.append(
-                    "Property '\(qualified)' of type \(property.shapeDescription) cannot be indexed; only bool, int, string, date and uuid properties can."
+                    "Property '\(qualified)' of type \(property.shapeDescription) cannot be indexed; only \(PropertyType.sentence(PropertyType.primitives.filter(\.canBeIndexed), "and")) properties can."
                 )
             }
         }
@@ -236,7 +236,7 @@ extension ObjectSchema {
             if let property = self[property: key] {
                 if !property.type.canBePrimaryKey {
                     problems.append(
-                        "Primary key '\(name).\(key)' is of type \(property.type); a primary key must be int, string or uuid."
+                        "Primary key '\(name).\(key)' is of type \(property.type); a primary key must be \(PropertyType.sentence(PropertyType.primitives.filter(\.canBePrimaryKey), "or"))."
                     )
                 }
                 if property.isOptional {

@@ -42,7 +42,7 @@ import Testing
         let result = try StrataBinary.run(["dump", "--help"])
         #expect(result.status == 0)
         let text = result.output.replacingOccurrences(of: "\n", with: " ").split(separator: " ").joined(separator: " ")
-        for fragment in ["\"_schemaVersion\"", "base64", "ISO-8601", "UUID", "\"NaN\""] {
+        for fragment in ["\"_schemaVersion\"", "base64", "ISO-8601", "UUID", "\"NaN\"", "decimal"] {
             #expect(text.contains(fragment), "\(result.output)")
         }
     }

@@ -50,6 +50,8 @@ import Testing
             ]
         case .uuid:
             [.uuid(Fixtures.zeroUUID), .uuid(maxUUID), .uuid(UUID()), .uuid(UUID())]
+        case .decimal:
+            DecimalStorageTests.edgeDecimals.map { .decimal($0) }
         case .link, .list, .embedded:
             []
         }
@@ -64,6 +66,8 @@ import Testing
         case (.string(let x), .string(let y)): Array(x.utf8) == Array(y.utf8)
         case (.date(let x), .date(let y)):
             x.timeIntervalSinceReferenceDate.bitPattern == y.timeIntervalSinceReferenceDate.bitPattern
+        case (.decimal(let x), .decimal(let y)):
+            x == y && x.exponent == y.exponent && x.significand == y.significand && x.sign == y.sign
         default: a == b
         }
     }

@@ -36,6 +36,10 @@ import Testing
     @Indexed var indexedTag: UUID = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
     var optionalTag: UUID?
     @Indexed var indexedOptionalTag: UUID?
+    var amount: Decimal = 0
+    @Indexed var indexedAmount: Decimal = 0
+    var optionalAmount: Decimal?
+    @Indexed var indexedOptionalAmount: Decimal?
     var project: Link<OracleProject>?
     var owner: Link<OracleOwner>?
 
@@ -50,8 +54,8 @@ import Testing
 }
 
 /// The order the documentation promises (ModelQuery, "Order and
-/// comparison"), written without the library's comparison: numbers and
-/// dates numerically with -0.0 equal to 0.0 and NaN after infinity,
+/// comparison"), written without the library's comparison: numbers,
+/// decimals (by `Decimal`'s own `<`) and dates numerically with -0.0 equal to 0.0 and NaN after infinity,
 /// strings by their UTF-8 bytes, `false` before `true`, `nil` first,
 /// links by their target's key. Each returns a negative number, zero or a
 /// positive number.
@@ -212,6 +216,13 @@ struct QueryOracle {
             "FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF",
         ].map { UUID(uuidString: $0)! }
         let absentUUID = UUID(uuidString: "12345678-9ABC-DEF0-1234-56789ABCDEF0")!
+        let decimals = ["-1e30", "-10", "-2.5", "-2", "-0.001", "0", "1e-20", "1", "1.5", "1.52", "10", "1e20"].map {
+            Decimal(string: $0)!
+        }
+        // 1.50 is stored 1.5: asked as written, it must find 1.5.
+        let absentDecimals = ["3", "-1.5", "0.5", "1.50", "99999999999999999999999999999999999999"].map {
+            Decimal(string: $0)!
+        }
         let projects: [Link<OracleProject>?] = [nil] + QueryOracle.projects.map { Link($0) }
         let owners: [Link<OracleOwner>?] = [nil] + QueryOracle.owners.map { Link($0) }
         typealias O = DocumentedOrder
@@ -264,6 +275,16 @@ struct QueryOracle {
             .equatable(
                 "indexedOptionalTag", \.indexedOptionalTag, indexed: true, stored: optional(uuids),
                 absent: [absentUUID], order: O.optional(O.uuid)),
+            .comparable("amount", \.amount, stored: decimals, absent: absentDecimals, order: O.of),
+            .comparable(
+                "indexedAmount", \.indexedAmount, indexed: true, stored: decimals, absent: absentDecimals,
+                order: O.of),
+            .equatable(
+                "optionalAmount", \.optionalAmount, stored: optional(decimals), absent: absentDecimals,
+                order: O.optional(O.of)),
+            .equatable(
+                "indexedOptionalAmount", \.indexedOptionalAmount, indexed: true, stored: optional(decimals),
+                absent: absentDecimals, order: O.optional(O.of)),
             .equatable(
                 "project", \.project, stored: projects, absent: [Link(999)],
                 order: O.optional(O.link(O.of))),

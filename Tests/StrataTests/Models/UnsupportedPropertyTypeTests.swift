@@ -43,7 +43,7 @@ import Testing
         #expect(result.status != 0)
         #expect(result.errors.count == 3, "\(result.errors)")
         let supported =
-            "Supported types: Bool, Int, Int64, Double, String, Data, Date, UUID, Link<Model>, an @Embedded struct"
+            "Supported types: Bool, Int, Int64, Double, String, Data, Date, UUID, Decimal, Link<Model>, an @Embedded struct"
         for (property, model, type) in [
             ("status", "Person", "Status"), ("pet", "Person", "Dog?"), ("vets", "Visit", "[Dog]"),
         ] {

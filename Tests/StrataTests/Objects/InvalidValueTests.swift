@@ -200,9 +200,10 @@ extension Refusal where Subject == WriteTransaction {
                 }
             }
         }
-        // 7 types × 2 × 8 values × 3 writes; fits: the value's own type, an
-        // int into a double, null into an optional.
-        #expect(accepted == (7 + 1) * 2 * 3 + 7 * 3, "\(accepted) accepted")
-        #expect(refused == 7 * 2 * 8 * 3 - accepted, "\(refused) refused")
+        // 8 types × 2 × 9 values × 3 writes; fits: the value's own type, an
+        // int into a double or a decimal, a double into a decimal, null
+        // into an optional.
+        #expect(accepted == (8 + 3) * 2 * 3 + 8 * 3, "\(accepted) accepted")
+        #expect(refused == 8 * 2 * 9 * 3 - accepted, "\(refused) refused")
     }
 }

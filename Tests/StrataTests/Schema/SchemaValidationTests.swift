@@ -98,11 +98,11 @@ struct InvalidSchemaCase: Sendable, CustomTestStringConvertible {
                 [ObjectSchema("T") { Property("n", .int, default: .null) }]),
             .init(
                 "index on double",
-                "Property 'T.score' of type double cannot be indexed; only bool, int, string, date and uuid properties can.",
+                "Property 'T.score' of type double cannot be indexed; only bool, int, string, date, uuid and decimal properties can.",
                 [ObjectSchema("T") { Property("score", .double, indexed: true) }]),
             .init(
                 "index on data",
-                "Property 'T.blob' of type data cannot be indexed; only bool, int, string, date and uuid properties can.",
+                "Property 'T.blob' of type data cannot be indexed; only bool, int, string, date, uuid and decimal properties can.",
                 [ObjectSchema("T") { Property("blob", .data, indexed: true) }]),
             .init(
                 "property name over 255 UTF-8 bytes in 128 characters",
@@ -111,11 +111,15 @@ struct InvalidSchemaCase: Sendable, CustomTestStringConvertible {
         ] + wrongDefaults
 
     /// Every property type with a default of every other type (an integer
-    /// default of a double property excepted: it is converted), and with a
-    /// null default while required.
+    /// default of a double or decimal property, and a double default of a
+    /// decimal property, excepted: they are converted), and with a null
+    /// default while required.
     static let wrongDefaults: [InvalidSchemaCase] = PropertyType.primitives.flatMap { type in
         let wrong =
-            Fixtures.valueOfEachType.filter { $0.propertyType != type && !(type == .double && $0.propertyType == .int) }
+            Fixtures.valueOfEachType.filter {
+                $0.propertyType != type && !(type == .double && $0.propertyType == .int)
+                    && !(type == .decimal && ($0.propertyType == .int || $0.propertyType == .double))
+            }
             + [.null]
         return wrong.map { value in
             let found = value.propertyType.map { "\($0)" } ?? "null"
@@ -179,7 +183,7 @@ struct InvalidSchemaCase: Sendable, CustomTestStringConvertible {
         let expected = [
             "Object type '__Internal' starts with '__', which is reserved for Strata.",
             "Object type 'Empty' has no properties.",
-            "Property 'T.score' of type double cannot be indexed; only bool, int, string, date and uuid properties can.",
+            "Property 'T.score' of type double cannot be indexed; only bool, int, string, date, uuid and decimal properties can.",
             "Property 'T.n' has a default value \"x\" of type string; it must be int.",
             "Property 'T.n' is declared more than once.",
             "Primary key 'T.id' is of type double; a primary key must be int, string or uuid.",

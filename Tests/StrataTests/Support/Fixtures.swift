@@ -70,7 +70,7 @@ enum Fixtures {
     static let valueOfEachType: [Value] = [
         .bool(true), .int(7), .double(1.5), .string("seven"), .data(Data([1, 2, 3])),
         .date(Date(timeIntervalSinceReferenceDate: 86_400)),
-        .uuid(UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!),
+        .uuid(UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!), .decimal(Decimal(string: "7.25")!),
     ]
 }
 
