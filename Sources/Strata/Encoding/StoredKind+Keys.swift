@@ -1,0 +1,134 @@
+import Foundation
+
+/// The order-preserving keys and the comparison of each stored kind.
+extension StoredKind {
+
+    /// Appends the primary key of a value of the kind; false when the kind
+    /// cannot be a primary key or the value is of another kind. Integers
+    /// big-endian with the sign bit flipped, strings as UTF-8 after a
+    /// marker byte (so that the empty string is a valid key), UUIDs as
+    /// their 16 bytes.
+    static func appendPrimaryKey(_ value: Value, kind: StoredKind, to writer: inout ByteWriter) -> Bool {
+        switch (kind, value) {
+        case (.int, .int(let v)):
+            writer.appendBigEndian(UInt64(bitPattern: v) ^ (1 << 63))
+        case (.string, .string(var v)):
+            writer.append(KeyCodec.stringMarker)
+            v.withUTF8 { writer.append(contentsOf: $0) }
+        case (.uuid, .uuid(let v)):
+            writer.append(v)
+        default:
+            return false
+        }
+        return true
+    }
+
+    /// Whether `bytes` can be a primary key of the kind.
+    @inline(__always)
+    func isValidPrimaryKey(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        switch self {
+        case .int: bytes.count == 8
+        case .uuid: bytes.count == 16
+        case .string: bytes.first == KeyCodec.stringMarker
+        case .bool, .double, .data, .date, .decimal: false
+        }
+    }
+
+    /// Decodes a primary key of the kind written by
+    /// ``appendPrimaryKey(_:kind:to:)``.
+    func decodePrimaryKey(_ bytes: UnsafeRawBufferPointer) throws(DecodingFailure) -> Value {
+        switch self {
+        case .int:
+            guard bytes.count == 8 else {
+                throw DecodingFailure(reason: "an integer key must be 8 bytes, found \(bytes.count)", offset: 0)
+            }
+            return .int(Int64(bitPattern: UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self)) ^ (1 << 63)))
+        case .string:
+            guard bytes.first == KeyCodec.stringMarker else {
+                throw DecodingFailure(reason: "a string key must start with its marker byte", offset: 0)
+            }
+            return .string(String(decoding: UnsafeRawBufferPointer(rebasing: bytes.dropFirst()), as: UTF8.self))
+        case .uuid:
+            guard bytes.count == 16 else {
+                throw DecodingFailure(reason: "a UUID key must be 16 bytes, found \(bytes.count)", offset: 0)
+            }
+            return .uuid(UUID(uuid: bytes.loadUnaligned(as: uuid_t.self)))
+        case .bool, .double, .data, .date, .decimal:
+            throw DecodingFailure(reason: "\(propertyType) cannot be a key", offset: 0)
+        }
+    }
+
+    /// Appends the index key of a primitive value, its tag first, cut at
+    /// `KeyCodec.maxKeySize` bytes; nil, writing nothing, for null and the
+    /// relationships. Returns true when the key reaches that size (so it
+    /// may have been cut). Integers big-endian with the sign bit flipped;
+    /// doubles and dates by ``KeyCodec/orderPreservingBits(_:)``; strings
+    /// and data as their bytes; decimals by ``DecimalStorage/appendKey(_:to:)``.
+    @inline(__always)
+    static func appendIndexKey(_ value: Value, to writer: inout ByteWriter) -> Bool? {
+        let limit = KeyCodec.maxKeySize - 1
+        switch value {
+        case .bool(let v):
+            writer.append(v ? RecordCodec.Tag.trueValue.rawValue : RecordCodec.Tag.falseValue.rawValue)
+        case .int(let v):
+            writer.append(RecordCodec.Tag.int.rawValue)
+            writer.appendBigEndian(UInt64(bitPattern: v) ^ (1 << 63))
+        case .double(let v):
+            writer.append(RecordCodec.Tag.double.rawValue)
+            writer.appendBigEndian(KeyCodec.orderPreservingBits(v))
+        case .date(let v):
+            writer.append(RecordCodec.Tag.date.rawValue)
+            writer.appendBigEndian(KeyCodec.orderPreservingBits(v.timeIntervalSinceReferenceDate))
+        case .uuid(let v):
+            writer.append(RecordCodec.Tag.uuid.rawValue)
+            writer.append(v)
+        case .string(var v):
+            writer.append(RecordCodec.Tag.string.rawValue)
+            v.withUTF8 { writer.append(contentsOf: $0.prefix(limit)) }
+            return v.utf8.count >= limit
+        case .data(let v):
+            writer.append(RecordCodec.Tag.data.rawValue)
+            writer.append(contentsOf: v.prefix(limit))
+            return v.count >= limit
+        case .decimal(let v):
+            writer.append(RecordCodec.Tag.decimal.rawValue)
+            DecimalStorage.appendKey(v, to: &writer)
+        case .null, .link, .list, .object:
+            return nil
+        }
+        return false
+    }
+
+    /// Compares two primitive values of one kind in the order of their
+    /// index keys, without cutting long strings and data; nil when they
+    /// are not two values of one kind.
+    @inline(__always)
+    static func compare(_ a: Value, _ b: Value) -> Int? {
+        switch (a, b) {
+        case (.int(let x), .int(let y)):
+            x < y ? -1 : (x == y ? 0 : 1)
+        case (.double(let x), .double(let y)):
+            compareBits(KeyCodec.orderPreservingBits(x), KeyCodec.orderPreservingBits(y))
+        case (.date(let x), .date(let y)):
+            compareBits(
+                KeyCodec.orderPreservingBits(x.timeIntervalSinceReferenceDate),
+                KeyCodec.orderPreservingBits(y.timeIntervalSinceReferenceDate))
+        case (.string(var x), .string(var y)):
+            x.withUTF8 { x in
+                y.withUTF8 { y in KeyCodec.compare(UnsafeRawBufferPointer(x), UnsafeRawBufferPointer(y)) }
+            }
+        case (.data(let x), .data(let y)):
+            x.withUnsafeBytes { x in y.withUnsafeBytes { y in KeyCodec.compare(x, y) } }
+        case (.uuid(let x), .uuid(let y)):
+            withUnsafeBytes(of: x.uuid) { x in withUnsafeBytes(of: y.uuid) { y in KeyCodec.compare(x, y) } }
+        case (.decimal(let x), .decimal(let y)):
+            DecimalStorage.compare(x, y)
+        default:
+            nil
+        }
+    }
+
+    private static func compareBits(_ x: UInt64, _ y: UInt64) -> Int {
+        x < y ? -1 : (x == y ? 0 : 1)
+    }
+}
