@@ -44,8 +44,8 @@ extension RecordRewriter {
                 }
                 try renameEncoder.encode(
                     table: table, schemaVersion: view.effectiveSchemaVersion, automaticKey: .keep, base: nil
-                ) { field in
-                    .value(overrides[field.position] ?? field.valueWhenAbsent)
+                ) { position in
+                    .value(overrides[position] ?? table.fields[position].valueWhenAbsent)
                 }
                 try renameEncoder.record.withUnsafeBytes {
                     try engine.replaceCurrent(table, key: copy.key, stored: copy.record, record: $0, cursor: cursor)

@@ -336,9 +336,11 @@ final class RecordRewriter: MigrationRecords {
             keyEncoded = try encoder.encode(
                 table: table, schemaVersion: object.stampedVersion ?? scope.newVersion, automaticKey: automaticKey,
                 base: object.base, storedPositions: target.storedPositions, rekeys: target.rekey
-            ) { field in
-                overrides[field.position].map(ObjectEncoder.FieldSource.value)
-                    ?? (object.base == nil ? .value(field.valueWhenAbsent) : .stored)
+            ) { position in
+                // What the closure or a typed step set was coerced and
+                // checked when it was set.
+                overrides[position].map(ObjectEncoder.FieldSource.checked)
+                    ?? (object.base == nil ? .value(table.fields[position].valueWhenAbsent) : .stored)
             }
         } catch {
             throw scope.failure(

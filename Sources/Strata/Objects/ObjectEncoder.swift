@@ -72,6 +72,10 @@ struct ObjectEncoder {
     enum FieldSource {
         /// This value, checked against the field's type and coerced to it.
         case value(Value)
+        /// A value already coerced to the field's type and checked against
+        /// it (a migration's setter does both): written as it is, unless it
+        /// is a key or a relationship, which are checked again.
+        case checked(Value)
         /// Nothing was given: the field's default (an error for a required
         /// property without one).
         case absent
@@ -85,7 +89,7 @@ struct ObjectEncoder {
     }
 
     /// Encodes a record of `table`, and its key, field by field from what
-    /// `source` says of each, over `base`, the stored record it replaces
+    /// `source` says of each (by field position), over `base`, the stored record it replaces
     /// (nil for a new object): the one encoder of every write, migrations
     /// included.
     ///
@@ -108,7 +112,7 @@ struct ObjectEncoder {
     @inline(__always)
     mutating func encode(
         table: ObjectTable, schemaVersion: UInt64, automaticKey: AutomaticKey, base: RecordView?,
-        storedPositions: [Int]? = nil, rekeys: Bool = false, _ source: (ObjectTable.Field) throws -> FieldSource
+        storedPositions: [Int]? = nil, rekeys: Bool = false, _ source: (Int) throws -> FieldSource
     ) throws -> Bool {
         var keyEncoded = false
         record.removeAll()
@@ -117,32 +121,40 @@ struct ObjectEncoder {
             &record, schemaVersion: schemaVersion,
             fieldCount: table.fields.count + ObjectEncoder.keptCount(table, preserving: base))
         var next = 0
-        for field in table.fields {
-            while next < hidden.count && hidden[next].id < field.id {
+        // By position, reading the table's compact per-field facts: the
+        // full field description is copied only for a value to check or a
+        // composite value to encode.
+        for position in 0 ..< table.fields.count {
+            let info = table.readInfo[position]
+            while next < hidden.count && hidden[next].id < info.id {
                 appendKept(hidden[next], preserving: base)
                 next += 1
             }
             let given: Value?
-            switch try source(field) {
-            case .value(let value):
+            switch try source(position) {
+            case .checked(let value) where !info.type.isComposite && !info.isPrimaryKey:
+                RecordCodec.appendField(&record, id: info.id, value: value)
+                continue
+            case .value(let value), .checked(let value):
                 given = value
             case .absent:
                 given = nil
             case .stored:
-                let position = storedPositions?[field.position] ?? field.position
-                if let base, field.embedded == nil, let stored = base.encodedField(field.id, expectedAt: position),
-                    RecordCodec.tag(stored.tag, fits: field.type, optional: field.isOptional)
+                let guess = storedPositions?[position] ?? position
+                if let base, !info.isEmbedded, let stored = base.encodedField(info.id, expectedAt: guess),
+                    RecordCodec.tag(stored.tag, fits: info.type, optional: info.isOptional)
                 {
                     record.append(contentsOf: stored.bytes)
-                    if field.isPrimaryKey && rekeys, let value = base.value(forField: field.id, expectedAt: position) {
+                    if info.isPrimaryKey && rekeys, let value = base.value(forField: info.id, expectedAt: guess) {
                         key.removeAll()
-                        _ = KeyCodec.appendPrimaryKey(value, type: field.type, to: &key)
+                        _ = KeyCodec.appendPrimaryKey(value, type: info.type, to: &key)
                         keyEncoded = true
                     }
                     continue
                 }
-                given = base.map { table.value(at: field.position, in: $0) } ?? field.valueWhenAbsent
+                given = base.map { table.value(at: position, in: $0) } ?? table.fields[position].valueWhenAbsent
             }
+            let field = table.fields[position]
             let value = try ObjectEncoder.resolve(field, given: given, table: table)
             if field.type.isComposite {
                 try CompositeCodec.appendField(

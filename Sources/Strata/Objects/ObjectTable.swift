@@ -111,6 +111,9 @@ final class ObjectTable: @unchecked Sendable {
         let id: PropertyID
         let type: PropertyType
         let isOptional: Bool
+        let isPrimaryKey: Bool
+        /// Whether the field holds embedded objects (alone or in a list).
+        let isEmbedded: Bool
     }
     /// The meta key under which the last automatic id is kept.
     var sequenceKey: [UInt8] { FileLayout.MetaKey.sequence(type.id) }
@@ -155,7 +158,12 @@ final class ObjectTable: @unchecked Sendable {
         self.keptFields = type.keptProperties.sorted { $0.id < $1.id }.map(KeptField.init)
         self.keepsEmbeddedFields = fields.contains { $0.embedded?.keepsStoredFields == true }
         self.readInfo = .allocate(capacity: fields.count)
-        _ = self.readInfo.initialize(from: fields.map { ReadInfo(id: $0.id, type: $0.type, isOptional: $0.isOptional) })
+        _ = self.readInfo.initialize(
+            from: fields.map {
+                ReadInfo(
+                    id: $0.id, type: $0.type, isOptional: $0.isOptional, isPrimaryKey: $0.isPrimaryKey,
+                    isEmbedded: $0.embedded != nil)
+            })
     }
 
     deinit {

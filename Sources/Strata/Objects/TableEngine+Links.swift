@@ -216,8 +216,8 @@ extension TableEngine {
         encoder.key.removeAll()
         encoder.key.append(contentsOf: key)
         try encoder.encode(table: table, schemaVersion: writingSchemaVersion, automaticKey: .keep, base: stored) {
-            other in
-            values[other.position].map(ObjectEncoder.FieldSource.value) ?? .stored
+            position in
+            values[position].map(ObjectEncoder.FieldSource.value) ?? .stored
         }
         _ = try putRecord(table, encoder, noOverwrite: false, replacing: stored)
         return encoder

@@ -103,7 +103,7 @@ final class TableEngine {
         var encoder = self.encoder
         try encoder.encode(
             table: table, schemaVersion: schemaVersion ?? writingSchemaVersion, automaticKey: newID(table), base: nil
-        ) { given($0).map(ObjectEncoder.FieldSource.value) ?? .absent }
+        ) { given(table.fields[$0]).map(ObjectEncoder.FieldSource.value) ?? .absent }
         if !table.linkFields.isEmpty { try checkLinkTargets(table, old: nil, encoder) }
         guard try putRecord(table, encoder, noOverwrite: true) else {
             let key = encoder.decodedKey(table)
@@ -156,7 +156,7 @@ final class TableEngine {
                 }
                 try encoder.encode(
                     table: table, schemaVersion: writingSchemaVersion, automaticKey: .keep, base: stored
-                ) { given($0).map(ObjectEncoder.FieldSource.value) ?? .absent }
+                ) { given(table.fields[$0]).map(ObjectEncoder.FieldSource.value) ?? .absent }
                 // Read before the put, which may move the stored bytes.
                 let old = stored.map { indexedValues(table, $0) }
                 let oldLinks = table.linkFields.isEmpty ? nil : stored.map { linkKeys(table, $0) }
@@ -167,7 +167,7 @@ final class TableEngine {
             }
         }
         try encoder.encode(table: table, schemaVersion: writingSchemaVersion, automaticKey: .keep, base: nil) {
-            given($0).map(ObjectEncoder.FieldSource.value) ?? .absent
+            given(table.fields[$0]).map(ObjectEncoder.FieldSource.value) ?? .absent
         }
         if !table.linkFields.isEmpty { try checkLinkTargets(table, old: nil, encoder) }
         _ = try putRecord(table, encoder, noOverwrite: false)
@@ -211,8 +211,8 @@ final class TableEngine {
             // The key is in the encoder already; the unchanged fields are
             // copied byte for byte.
             try encoder.encode(table: table, schemaVersion: writingSchemaVersion, automaticKey: .keep, base: stored) {
-                field in
-                matched.given(field, from: changes).map(ObjectEncoder.FieldSource.value) ?? .stored
+                position in
+                matched.given(table.fields[position], from: changes).map(ObjectEncoder.FieldSource.value) ?? .stored
             }
             if let oldLinks { try checkLinkTargets(table, old: oldLinks, encoder) }
             _ = try putRecord(table, encoder, noOverwrite: false, replacing: stored)
