@@ -300,7 +300,7 @@ public struct ModelQuery<M: Model> {
             return copy
         }
         if let field = binding.field(at: position) {
-            copy.plan.add(QueryRange(position: field.position, lower: lower, upper: upper))
+            copy.plan.add(QueryRange(position: field.position, lower: lower, upper: upper), declaredAt: position)
         } else {
             let range = QueryRange(position: -1, lower: lower, upper: upper)
             copy.plan.addConstantCondition(holds: range.contains(binding.absentValues[position]))

@@ -73,7 +73,7 @@ public struct ObjectCollection {
     public func `where`(_ property: String, equals value: Value) throws -> ObjectCollection {
         let (field, value) = try checked(property, value, optional: true, "equal")
         let bound = QueryRange.Bound(value: value, inclusive: true)
-        return adding(QueryRange(position: field.position, lower: bound, upper: bound))
+        return adding(QueryRange(position: field.position, lower: bound, upper: bound), field)
     }
 
     /// The objects whose `property` lies in `range`.
@@ -237,9 +237,14 @@ public struct ObjectCollection {
 
     // MARK: Building and running the plan
 
-    private func adding(_ condition: QueryRange) -> ObjectCollection {
+    /// The collection with `condition` on `field`. The file's schema says
+    /// where the property is declared: in the order the app's schema
+    /// listed it when the file last recorded it.
+    private func adding(_ condition: QueryRange, _ field: ObjectTable.Field) -> ObjectCollection {
+        let properties = table.type.properties
+        let declared = properties.firstIndex { $0.id == field.id } ?? properties.count + field.position
         var copy = self
-        copy.plan.add(condition)
+        copy.plan.add(condition, declaredAt: declared)
         return copy
     }
 
@@ -254,7 +259,7 @@ public struct ObjectCollection {
         let lower = try bound(lower)
         let upper = try bound(upper)
         guard let field = (lower ?? upper)?.0 else { preconditionFailure("A range without bounds") }
-        return adding(QueryRange(position: field.position, lower: lower?.1, upper: upper?.1))
+        return adding(QueryRange(position: field.position, lower: lower?.1, upper: upper?.1), field)
     }
 
     /// The field named `property`, and `value` in its type.

@@ -14,6 +14,10 @@ struct QueryPlan {
     let table: ObjectTable
     /// The conditions, by table field position, in the order asked.
     private(set) var conditions: [QueryRange] = []
+    /// Per condition, where its property is declared: between two
+    /// conditions that could choose the walk equally well, the one
+    /// declared first does.
+    private var declaredPositions: [Int] = []
     private(set) var order: QueryOrder?
     private(set) var limit: Int?
     /// The first mistake in the query's description (a key path that is
@@ -30,9 +34,12 @@ struct QueryPlan {
     /// Whether the plan is a plain walk of every record in key order.
     var isPlain: Bool { conditions.isEmpty && order == nil && limit == nil && error == nil && !matchesNothing }
 
-    /// Adds a condition on the table field at `condition.position`.
-    mutating func add(_ condition: QueryRange) {
+    /// Adds a condition on the table field at `condition.position`, whose
+    /// property is declared at `declared` among the properties of the
+    /// front end's schema (the model's, or the file's for the dynamic API).
+    mutating func add(_ condition: QueryRange, declaredAt declared: Int) {
         conditions.append(condition)
+        declaredPositions.append(declared)
     }
 
     /// Adds a condition on a property that the table lacks, where every
@@ -171,18 +178,13 @@ struct QueryPlan {
             } else {
                 continue
             }
-            let declared = declaredPosition(of: field)
+            let declared = declaredPositions[offset]
             if best.map({ (rank, declared) < $0.rank }) ?? true {
                 best = ((rank, declared), offset, access)
             }
         }
         guard let best else { return Walk(access: .scan, driver: nil) }
         return Walk(access: best.access, driver: best.offset)
-    }
-
-    /// Where the schema declares `field` among the type's properties.
-    private func declaredPosition(of field: ObjectTable.Field) -> Int {
-        table.type.properties.firstIndex { $0.id == field.id } ?? table.type.properties.count + field.position
     }
 
     /// The order the values come in: the plan's order; without one, the
