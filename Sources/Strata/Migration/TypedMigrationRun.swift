@@ -335,7 +335,7 @@ final class Chain {
     @inline(__always)
     func write(into object: MutableObject) {
         let last = stages[stages.count - 1].output
-        exit.convert({ last[$0] }) { object.assign($1, at: $0) }
+        exit.convert({ last[$0] }, { object.assign($1, at: $0) })
         object.stampedVersion = stamp
     }
 

@@ -49,7 +49,9 @@ extension CompositeCodec {
         let all = UnsafeRawBufferPointer(start: base, count: contents.end)
         var fields: [PropertyID: (field: Slice<UnsafeRawBufferPointer>, value: Stored)] = [:]
         while let field = contents.nextField() {
-            fields[field.id] = (all[field.start ..< field.end], Stored(base: base, offset: field.value, end: contents.end))
+            fields[field.id] = (
+                all[field.start ..< field.end], Stored(base: base, offset: field.value, end: contents.end)
+            )
         }
         return fields
     }

@@ -193,7 +193,8 @@ extension QueryPlan {
         switch walk.access {
         case .scan:
             try context.lmdb.withCursor(table.records) { cursor in
-                try self.walk(cursor, QueryRange.Keys(), context, ascending: true, duplicates: false) { key, record, _ in
+                try self.walk(cursor, QueryRange.Keys(), context, ascending: true, duplicates: false) {
+                    key, record, _ in
                     try admit(key, record, recheck: false)
                 }
             }

@@ -191,11 +191,14 @@ struct OracleColumn {
                     "\(a) ... \(b)", { order($0, a) >= 0 && order($0, b) <= 0 }, { $0.where(keyPath, in: a ... b) },
                     { try $0.where(name, in: a ... b) })
             case 3:
-                question("\(a)...", { order($0, a) >= 0 }, { $0.where(keyPath, in: a...) }, { try $0.where(name, in: a...) })
+                question(
+                    "\(a)...", { order($0, a) >= 0 }, { $0.where(keyPath, in: a...) }, { try $0.where(name, in: a...) })
             case 4:
-                question("...\(b)", { order($0, b) <= 0 }, { $0.where(keyPath, in: ...b) }, { try $0.where(name, in: ...b) })
+                question(
+                    "...\(b)", { order($0, b) <= 0 }, { $0.where(keyPath, in: ...b) }, { try $0.where(name, in: ...b) })
             default:
-                question("..<\(b)", { order($0, b) < 0 }, { $0.where(keyPath, in: ..<b) }, { try $0.where(name, in: ..<b) })
+                question(
+                    "..<\(b)", { order($0, b) < 0 }, { $0.where(keyPath, in: ..<b) }, { try $0.where(name, in: ..<b) })
             }
         }
         return column
