@@ -176,6 +176,10 @@ final class Stage {
     let output: UnsafeMutableBufferPointer<Value>
     /// The number of the new model's stored properties.
     let outputCount: Int
+    /// The mapping run on an input, writing into ``output``: made once by
+    /// the mapping, so that each object calls the step's generic code
+    /// directly instead of opening the mapping's existential.
+    let apply: (StageInput, UnsafeRawBufferPointer) throws -> Bool
 
     init(
         mapping: any TypedMapping, step: MigrationStep, context: MigrationStepContext, binding: ModelBinding,
@@ -191,6 +195,7 @@ final class Stage {
         outputCount = mapping.newModel.objectSchema.properties.count
         output = .allocate(capacity: max(outputCount, 1))
         output.initialize(repeating: .null)
+        apply = mapping.application(binding: binding, context: context, output: output.baseAddress!, count: outputCount)
     }
 
     deinit {
@@ -314,7 +319,7 @@ final class Chain {
     /// previous one's output; false when one of them deleted the object.
     @inline(__always)
     func run(_ input: StageInput, key: UnsafeRawBufferPointer) throws -> Bool {
-        for index in stages.indices {
+        for index in 0 ..< stages.count {
             let stage = stages[index]
             var source = input
             if index > 0 {
@@ -322,20 +327,29 @@ final class Chain {
                 between[index - 1].convert(into: stage.input.baseAddress!) { previous[$0] }
                 source = .values(stage.input.baseAddress!)
             }
-            guard
-                try stage.mapping.apply(
-                    source, binding: stage.binding, key: key, context: stage.context,
-                    output: stage.output.baseAddress!, count: stage.outputCount)
-            else { return false }
+            guard try stage.apply(source, key) else { return false }
         }
         return true
     }
 
-    /// Writes the last stage's values into the new side of a walked object.
+    /// Writes the last stage's values into the new side of a walked object:
+    /// ``exit``'s conversion, each value assigned where it is read, without
+    /// an owned copy of it in between.
     @inline(__always)
     func write(into object: MutableObject) {
         let last = stages[stages.count - 1].output
-        exit.convert({ last[$0] }, { object.assign($1, at: $0) })
+        exit.sources.withUnsafeBufferPointer { sources in
+            exit.optional.withUnsafeBufferPointer { optional in
+                for position in 0 ..< sources.count {
+                    let from = sources[position]
+                    if from >= 0, optional[position] || !last[from].isNull {
+                        object.assign(last[from], at: position)
+                    } else {
+                        object.assign(exit.absent[position], at: position)
+                    }
+                }
+            }
+        }
         object.stampedVersion = stamp
     }
 

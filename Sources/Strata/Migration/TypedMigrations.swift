@@ -246,6 +246,11 @@ protocol TypedMapping: Sendable {
         _ input: StageInput, binding: ModelBinding, key: UnsafeRawBufferPointer,
         context: MigrationStepContext, output: UnsafeMutablePointer<Value>, count: Int
     ) throws -> Bool
+    /// ``apply(_:binding:key:context:output:count:)`` with everything but
+    /// the input and the key bound, as one closure of the concrete types.
+    func application(
+        binding: ModelBinding, context: MigrationStepContext, output: UnsafeMutablePointer<Value>, count: Int
+    ) -> (StageInput, UnsafeRawBufferPointer) throws -> Bool
 }
 
 struct Mapping<Old: Model, New: Model>: TypedMapping {
@@ -261,6 +266,14 @@ struct Mapping<Old: Model, New: Model>: TypedMapping {
 
     func recordBinding(table: ObjectTable) throws -> ModelBinding {
         try ModelBinding(Old.self, table: table)
+    }
+
+    func application(
+        binding: ModelBinding, context: MigrationStepContext, output: UnsafeMutablePointer<Value>, count: Int
+    ) -> (StageInput, UnsafeRawBufferPointer) throws -> Bool {
+        { input, key in
+            try apply(input, binding: binding, key: key, context: context, output: output, count: count)
+        }
     }
 
     @inline(__always)
