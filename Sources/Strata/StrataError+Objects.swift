@@ -154,8 +154,10 @@ extension StrataError {
         let summary =
             if let key {
                 "The '\(typeName)' \(key) cannot be deleted from \(path): objects link to \(cascades ? "it or to objects its delete cascades to" : "it") under a deny rule"
+            } else if let through {
+                "The objects of '\(typeName)' cannot all be deleted from \(path): objects link to them through '\(through)' under a deny rule"
             } else {
-                "The objects of '\(typeName)' cannot all be deleted from \(path): objects link to them through '\(through ?? "?")' under a deny rule"
+                "The objects of '\(typeName)' cannot all be deleted from \(path): objects link to them or to objects their delete cascades to under a deny rule"
             }
         return StrataError(
             .deleteDenied, summary: summary, items: linking, remedy: "Unlink or delete them first.",

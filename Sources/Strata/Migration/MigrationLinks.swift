@@ -212,10 +212,10 @@ struct MigrationLinks {
                             if changed { values[field.position] = kept ?? .null }
                             continue
                         }
-                        switch field.deleteRule {
-                        case .nullify: values[field.position] = .null
-                        case .cascade: cascades.append(Array(key))
-                        case .deny: denied.append(Self.describe(source, key, field))
+                        switch field.actionOnDeletedTarget {
+                        case .unlink: values[field.position] = .null
+                        case .delete: cascades.append(Array(key))
+                        case .refuse: denied.append(Self.describe(source, key, field))
                         }
                     case .list(let elements):
                         var kept: [Value] = []
@@ -223,7 +223,7 @@ struct MigrationLinks {
                         for element in elements {
                             if let value = try settled(element) { kept.append(value) }
                         }
-                        if missing && field.deleteRule == .deny {
+                        if missing && field.actionOnDeletedTarget == .refuse {
                             denied.append(Self.describe(source, key, field))
                         } else if changed {
                             values[field.position] = .list(kept)

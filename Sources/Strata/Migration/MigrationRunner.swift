@@ -144,7 +144,7 @@ final class MigrationRunner {
             // Objects of a type this migration also removes stay as they are.
             guard let table = scope.oldTables[source.id], let kept = catalog.working[typeID: source.id], !kept.isKept
             else { continue }
-            for field in table.linkFields where field.target == oldName && field.deleteRule != .nullify {
+            for field in table.linkFields where field.target == oldName && field.actionOnDeletedTarget != .unlink {
                 guard let backlinks = field.backlinks else { continue }
                 var sources: [[UInt8]] = []
                 try reader.withCursor(backlinks) { cursor in
@@ -154,7 +154,7 @@ final class MigrationRunner {
                         entry = try cursor.next()
                     }
                 }
-                if field.deleteRule == .deny {
+                if field.actionOnDeletedTarget == .refuse {
                     denied += sources.prefix(20).map { key in
                         key.withUnsafeBytes {
                             "'\(table.name)' \(table.describeKey($0)) (through '\(table.name).\(field.name)')"

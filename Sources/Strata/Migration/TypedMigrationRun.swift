@@ -7,10 +7,11 @@
 /// one buffer per step, reused from object to object. Between two steps,
 /// and from the last one to the app's schema, values move by stored
 /// property name with the declared renames followed; a property the next
-/// model adds starts at its default. A type with a single step from the
-/// file's version to the app's skips the buffers: records decode straight
-/// into the old model and the new value is written straight into the new
-/// record (``TypedMapping/walkDirect(_:typeName:oldTable:newTable:context:stamp:)``).
+/// model adds starts at its default. Every type goes through this one
+/// walk, a ``Chain``; a single step from the file's version to the app's
+/// is a chain of one stage. When the first stage's old model is the
+/// file's own, that stage decodes the stored records straight into it,
+/// without the buffer.
 final class TypedMigrationRun {
     let typed: TypedMigrations
     let migration: Migration
@@ -57,19 +58,17 @@ final class TypedMigrationRun {
             let oldTable = runner.scope.oldTables[catalog.working.types[index].id]
         else { return }
         let newTable = try catalog.newType(named: typeName).map { try runner.records.table(for: $0) }
-        let stages = try stages(of: typeName, after: nil, table: newTable ?? oldTable)
+        // The first stage reads the records when its old model is the one
+        // the file's version declares.
+        let declared = typed.declaration(at: fileVersion)?.model(named: typeName)?.objectSchema
+        let first = steps.lazy.compactMap { step in
+            step.mappings.first { $0.oldModel.objectSchema.name == typeName }.map { (step, $0) }
+        }.first
+        let readsRecords = first.map { $0.0.fromVersion == fileVersion && $0.1.oldModel.objectSchema == declared }
+        let stages = try stages(
+            of: typeName, after: nil, table: newTable ?? oldTable, records: readsRecords == true ? oldTable : nil)
         guard let last = stages.last else { return }
         let stamp = typed.stamp(typeName, after: last.step.toVersion)
-        if stages.count == 1, let newTable, last.step.fromVersion == fileVersion,
-            last.step.toVersion == typed.appVersion,
-            typed.declaration(at: fileVersion)?.model(named: typeName)?.objectSchema
-                == last.mapping.oldModel.objectSchema
-        {
-            try last.mapping.walkDirect(
-                migration, typeName: typeName, oldTable: oldTable, newTable: newTable, context: last.context,
-                stamp: stamp)
-            return
-        }
         let chain = Chain(
             stages: stages, typed: typed, type: typeName,
             source: oldTable.fields.map { (name: $0.name, type: $0.type) }, sourceVersion: fileVersion,
@@ -78,10 +77,7 @@ final class TypedMigrationRun {
         let migration = self.migration
         try migration.enumerateObjects(ofType: typeName) { old, new in
             guard let old else { return }
-            let record = old.record
-            let input = chain.stages[0].input
-            chain.entry.convert(into: input.baseAddress!) { oldTable.value(at: $0, in: record) }
-            guard try chain.run(key: old.key) else {
+            guard try chain.run(record: old.record, of: oldTable, key: old.key) else {
                 if let new { migration.delete(new) }
                 return
             }
@@ -91,15 +87,20 @@ final class TypedMigrationRun {
     }
 
     /// The stages of `typeName`'s mappings in the steps after `step` (all
-    /// of them when nil).
-    private func stages(of typeName: String, after step: Int?, table: ObjectTable) throws -> [Stage] {
+    /// of them when nil). The first stage decodes the records of
+    /// `records`, the file's table, when given.
+    private func stages(of typeName: String, after step: Int?, table: ObjectTable, records: ObjectTable? = nil)
+        throws -> [Stage]
+    {
         var stages: [Stage] = []
         for (index, candidate) in steps.enumerated() where index > (step ?? -1) {
             for mapping in candidate.mappings where mapping.oldModel.objectSchema.name == typeName {
+                let records = stages.isEmpty ? records : nil
                 stages.append(
                     Stage(
                         mapping: mapping, step: candidate, context: contexts[index],
-                        binding: try mapping.valueBinding(table: table)))
+                        binding: try records.map(mapping.recordBinding) ?? mapping.valueBinding(table: table),
+                        readsRecords: records != nil))
             }
         }
         return stages
@@ -140,7 +141,8 @@ final class TypedMigrationRun {
         object.encode(to: &encoder)
         if let first = chain.stages.first {
             chain.entry.convert(into: first.input.baseAddress!) { source[$0] }
-            guard try chain.run(key: UnsafeRawBufferPointer(start: nil, count: 0)) else { return }
+            guard try chain.run(.values(first.input.baseAddress!), key: UnsafeRawBufferPointer(start: nil, count: 0))
+            else { return }
         }
         let fields = chain.fields
         chain.exit.convert(into: fields.baseAddress!) { chain.stages.last?.output[$0] ?? source[$0] }
@@ -162,25 +164,38 @@ final class Stage {
     let mapping: any TypedMapping
     let step: MigrationStep
     let context: MigrationStepContext
-    /// Decodes the old model from ``input``.
+    /// Decodes the old model: from the stored record when
+    /// ``readsRecords``, else from ``input``.
     let binding: ModelBinding
+    /// Whether the stage reads the old model straight from stored records
+    /// (the first stage, when its old model is the file's own).
+    let readsRecords: Bool
     /// The old model's values, by position.
     let input: UnsafeMutableBufferPointer<Value>
     /// The new model's values, by position.
     let output: UnsafeMutableBufferPointer<Value>
     /// The number of the new model's stored properties.
     let outputCount: Int
+    /// The mapping run on an input, writing into ``output``: made once by
+    /// the mapping, so that each object calls the step's generic code
+    /// directly instead of opening the mapping's existential.
+    let apply: (StageInput, UnsafeRawBufferPointer) throws -> Bool
 
-    init(mapping: any TypedMapping, step: MigrationStep, context: MigrationStepContext, binding: ModelBinding) {
+    init(
+        mapping: any TypedMapping, step: MigrationStep, context: MigrationStepContext, binding: ModelBinding,
+        readsRecords: Bool
+    ) {
         self.mapping = mapping
         self.step = step
         self.context = context
         self.binding = binding
+        self.readsRecords = readsRecords
         input = .allocate(capacity: max(mapping.oldModel.objectSchema.properties.count, 1))
         input.initialize(repeating: .null)
         outputCount = mapping.newModel.objectSchema.properties.count
         output = .allocate(capacity: max(outputCount, 1))
         output.initialize(repeating: .null)
+        apply = mapping.application(binding: binding, context: context, output: output.baseAddress!, count: outputCount)
     }
 
     deinit {
@@ -213,11 +228,17 @@ struct Conversion {
 
     @inline(__always)
     func convert(into target: UnsafeMutablePointer<Value>, _ source: (Int) -> Value) {
+        convert(source) { target[$0] = $1 }
+    }
+
+    /// Calls `put` with each target position and its value.
+    @inline(__always)
+    func convert(_ source: (Int) -> Value, _ put: (Int, Value) -> Void) {
         for position in sources.indices {
             let from = sources[position]
             var value = from >= 0 ? source(from) : absent[position]
             if !optional[position], case .null = value { value = absent[position] }
-            target[position] = value
+            put(position, value)
         }
     }
 }
@@ -282,31 +303,53 @@ final class Chain {
         fields.initialize(repeating: .null)
     }
 
-    /// Runs every stage, each on the previous one's output; false when one
-    /// of them deleted the object.
+    /// Runs every stage on a stored object of `table`, the file's table of
+    /// the type; false when one of them deleted the object. The first
+    /// stage reads the record itself when it can, else the values the
+    /// entry conversion takes from it.
     @inline(__always)
-    func run(key: UnsafeRawBufferPointer) throws -> Bool {
-        for index in stages.indices {
+    func run(record: RecordView, of table: ObjectTable, key: UnsafeRawBufferPointer) throws -> Bool {
+        let first = stages[0]
+        if first.readsRecords { return try run(.record(record), key: key) }
+        entry.convert(into: first.input.baseAddress!) { table.value(at: $0, in: record) }
+        return try run(.values(first.input.baseAddress!), key: key)
+    }
+
+    /// Runs every stage, the first on `input`, each next one on the
+    /// previous one's output; false when one of them deleted the object.
+    @inline(__always)
+    func run(_ input: StageInput, key: UnsafeRawBufferPointer) throws -> Bool {
+        for index in 0 ..< stages.count {
             let stage = stages[index]
+            var source = input
             if index > 0 {
                 let previous = stages[index - 1].output
                 between[index - 1].convert(into: stage.input.baseAddress!) { previous[$0] }
+                source = .values(stage.input.baseAddress!)
             }
-            guard
-                try stage.mapping.apply(
-                    stage.input.baseAddress!, binding: stage.binding, key: key, context: stage.context,
-                    output: stage.output.baseAddress!, count: stage.outputCount)
-            else { return false }
+            guard try stage.apply(source, key) else { return false }
         }
         return true
     }
 
-    /// Writes the last stage's values into the new side of a walked object.
+    /// Writes the last stage's values into the new side of a walked object:
+    /// ``exit``'s conversion, each value assigned where it is read, without
+    /// an owned copy of it in between.
     @inline(__always)
     func write(into object: MutableObject) {
         let last = stages[stages.count - 1].output
-        exit.convert(into: fields.baseAddress!) { last[$0] }
-        for position in 0 ..< object.table.fields.count { object.assign(fields[position], at: position) }
+        exit.sources.withUnsafeBufferPointer { sources in
+            exit.optional.withUnsafeBufferPointer { optional in
+                for position in 0 ..< sources.count {
+                    let from = sources[position]
+                    if from >= 0, optional[position] || !last[from].isNull {
+                        object.assign(last[from], at: position)
+                    } else {
+                        object.assign(exit.absent[position], at: position)
+                    }
+                }
+            }
+        }
         object.stampedVersion = stamp
     }
 

@@ -216,6 +216,14 @@ struct TypedMigrations: Sendable {
     }
 }
 
+/// Where a stage of a typed migration reads the old model from: a stored
+/// record (the first stage, when its old model is the file's own), or the
+/// values the previous conversion left by position.
+enum StageInput {
+    case record(RecordView)
+    case values(UnsafePointer<Value>)
+}
+
 /// A typed mapping with its model types erased, so that a step can hold
 /// mappings of different models; the work per object stays generic over
 /// the concrete types.
@@ -224,19 +232,21 @@ protocol TypedMapping: Sendable {
     var newModel: ModelDeclaration { get }
     /// A binding of the old model that decodes from values by position.
     func valueBinding(table: ObjectTable) throws -> ModelBinding
-    /// Runs the mapping on the old model's values in `input`; writes the
-    /// new model's `count` values into `output`, or returns false for a
+    /// A binding of the old model that decodes straight from the records
+    /// of `table`, the file's table of the model's type.
+    func recordBinding(table: ObjectTable) throws -> ModelBinding
+    /// Runs the mapping on the old model read from `input`; writes the new
+    /// model's `count` values into `output`, or returns false for a
     /// deleted object.
     func apply(
-        _ input: UnsafePointer<Value>, binding: ModelBinding, key: UnsafeRawBufferPointer,
+        _ input: StageInput, binding: ModelBinding, key: UnsafeRawBufferPointer,
         context: MigrationStepContext, output: UnsafeMutablePointer<Value>, count: Int
     ) throws -> Bool
-    /// The one-step walk: each record decoded straight into the old model,
-    /// each result written straight into the new record, by position.
-    func walkDirect(
-        _ migration: Migration, typeName: String, oldTable: ObjectTable, newTable: ObjectTable,
-        context: MigrationStepContext, stamp: UInt64
-    ) throws
+    /// ``apply(_:binding:key:context:output:count:)`` with everything but
+    /// the input and the key bound, as one closure of the concrete types.
+    func application(
+        binding: ModelBinding, context: MigrationStepContext, output: UnsafeMutablePointer<Value>, count: Int
+    ) -> (StageInput, UnsafeRawBufferPointer) throws -> Bool
 }
 
 struct Mapping<Old: Model, New: Model>: TypedMapping {
@@ -250,12 +260,28 @@ struct Mapping<Old: Model, New: Model>: TypedMapping {
         try ModelBinding(Old.self, table: table, bindsFields: false)
     }
 
+    func recordBinding(table: ObjectTable) throws -> ModelBinding {
+        try ModelBinding(Old.self, table: table)
+    }
+
+    func application(
+        binding: ModelBinding, context: MigrationStepContext, output: UnsafeMutablePointer<Value>, count: Int
+    ) -> (StageInput, UnsafeRawBufferPointer) throws -> Bool {
+        { input, key in
+            try apply(input, binding: binding, key: key, context: context, output: output, count: count)
+        }
+    }
+
     @inline(__always)
     func apply(
-        _ input: UnsafePointer<Value>, binding: ModelBinding, key: UnsafeRawBufferPointer,
+        _ input: StageInput, binding: ModelBinding, key: UnsafeRawBufferPointer,
         context: MigrationStepContext, output: UnsafeMutablePointer<Value>, count: Int
     ) throws -> Bool {
-        var decoder = ModelDecoder(binding: binding, values: input, key: key)
+        var decoder =
+            switch input {
+            case .record(let record): ModelDecoder(binding: binding, record: record, key: key)
+            case .values(let values): ModelDecoder(binding: binding, values: values, key: key)
+            }
         let old = try Old(from: &decoder)
         guard let new = try transform(old, context) else { return false }
         var encoder = ModelEncoder(slots: output, capacity: count)
@@ -264,36 +290,5 @@ struct Mapping<Old: Model, New: Model>: TypedMapping {
             encoder.count == count,
             "The model \(New.self) encoded \(encoder.count) properties; its schema declares \(count).")
         return true
-    }
-
-    func walkDirect(
-        _ migration: Migration, typeName: String, oldTable: ObjectTable, newTable: ObjectTable,
-        context: MigrationStepContext, stamp: UInt64
-    ) throws {
-        let oldBinding = try ModelBinding(Old.self, table: oldTable)
-        let newBinding = try ModelBinding(New.self, table: newTable)
-        // Per field of the new table, the new model's position (or -1), and
-        // what the field reads when the model lacks it: worked out once.
-        let properties = New.schema.objectSchema.properties
-        let positions = newTable.fields.map { field in properties.firstIndex { $0.name == field.name } ?? -1 }
-        let absent = newTable.fields.map(\.valueWhenAbsent)
-        let slots = newBinding.slots
-        try migration.enumerateObjects(ofType: typeName) { old, new in
-            guard let old else { return }
-            let value = try oldBinding.decode(Old.self, record: old.record, key: old.key)
-            guard let result = try transform(value, context) else {
-                if let new { migration.delete(new) }
-                return
-            }
-            guard let new else { return }
-            newBinding.encode(result)
-            positions.withUnsafeBufferPointer { positions in
-                for field in positions.indices {
-                    let position = positions[field]
-                    new.assign(position >= 0 ? slots[position] : absent[field], at: field)
-                }
-            }
-            new.stampedVersion = stamp
-        }
     }
 }

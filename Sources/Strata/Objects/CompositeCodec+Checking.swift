@@ -30,31 +30,27 @@ extension CompositeCodec {
         case .embedded:
             return objectProblem(field, at: place, base, &p, end)
         case .list:
-            p += 1
-            guard let length = RecordView.readVarint(base, &p, end), length <= UInt64(end - p) else {
+            guard var contents = CompositeBytes(base, at: p, end: end) else {
                 return "'\(place)' holds a damaged list"
             }
-            let contentEnd = p + Int(length)
-            defer { p = contentEnd }
-            guard let count = RecordView.readVarint(base, &p, contentEnd) else {
-                return "'\(place)' holds a damaged list"
-            }
+            p = contents.end
             let element = field.elementType ?? .int
-            for offset in 0 ..< Int(count) {
-                guard p < contentEnd else { return "'\(place)' holds a damaged list" }
+            var offset = 0
+            while let entry = contents.nextElement() {
                 let elementPlace = "\(place)[\(offset)]"
+                offset += 1
                 if element == .embedded {
-                    if let problem = objectProblem(field, at: elementPlace, base, &p, contentEnd) { return problem }
+                    var at = entry.value
+                    if let problem = objectProblem(field, at: elementPlace, base, &at, contents.end) { return problem }
                     continue
                 }
-                let elementTag = base.load(fromByteOffset: p, as: UInt8.self)
+                let elementTag = base.load(fromByteOffset: entry.value, as: UInt8.self)
                 guard RecordCodec.tag(elementTag, fits: element, optional: false) else {
                     return
                         "'\(elementPlace)' holds \(stored(elementTag)), but the list holds \(describe(field, element))"
                 }
-                guard RecordView.skipValue(base, &p, contentEnd) else { return "'\(place)' holds a damaged list" }
             }
-            return nil
+            return contents.isDamaged ? "'\(place)' holds a damaged list" : nil
         default:
             // A link: validation checked that its key is an int, string or
             // uuid; the table engine checks that it names an object.
@@ -78,40 +74,26 @@ extension CompositeCodec {
             _ = RecordView.skipValue(base, &p, end)
             return "'\(place)' holds \(stored(tag)), but it holds embedded '\(layout.name)' objects"
         }
-        p += 1
-        guard let length = RecordView.readVarint(base, &p, end), length <= UInt64(end - p) else {
+        guard var contents = CompositeBytes(base, at: p, end: end) else {
             return "'\(place)' holds a damaged embedded '\(layout.name)'"
         }
-        let contentEnd = p + Int(length)
-        defer { p = contentEnd }
-        guard let count = RecordView.readVarint(base, &p, contentEnd) else {
-            return "'\(place)' holds a damaged embedded '\(layout.name)'"
-        }
-        for _ in 0 ..< count {
-            guard let id = RecordView.readVarint(base, &p, contentEnd), p < contentEnd else {
-                return "'\(place)' holds a damaged embedded '\(layout.name)'"
-            }
-            guard let inner = layout.fields.first(where: { $0.id.rawValue == id }) else {
-                guard RecordView.skipValue(base, &p, contentEnd) else {
-                    return "'\(place)' holds a damaged embedded '\(layout.name)'"
-                }
-                continue
-            }
+        p = contents.end
+        while let entry = contents.nextField() {
+            // A field id the type no longer has: a removed property.
+            guard let inner = layout.fields.first(where: { $0.id == entry.id }) else { continue }
             let innerPlace = "\(place).\(inner.name)"
             if inner.type.isComposite {
-                if let problem = problem(inner, at: innerPlace, base, &p, contentEnd) { return problem }
+                var at = entry.value
+                if let problem = problem(inner, at: innerPlace, base, &at, contents.end) { return problem }
                 continue
             }
-            let innerTag = base.load(fromByteOffset: p, as: UInt8.self)
+            let innerTag = base.load(fromByteOffset: entry.value, as: UInt8.self)
             guard RecordCodec.tag(innerTag, fits: inner.type, optional: true) else {
                 return
                     "'\(innerPlace)' holds \(stored(innerTag)), but '\(layout.name).\(inner.name)' is \(describe(inner, inner.type))"
             }
-            guard RecordView.skipValue(base, &p, contentEnd) else {
-                return "'\(place)' holds a damaged embedded '\(layout.name)'"
-            }
         }
-        return nil
+        return contents.isDamaged ? "'\(place)' holds a damaged embedded '\(layout.name)'" : nil
     }
 
     /// A stored tag as a person reads it: "an int", "a list".

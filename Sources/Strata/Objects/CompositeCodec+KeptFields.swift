@@ -45,21 +45,12 @@ extension CompositeCodec {
     /// id: each field's bytes (id, tag and payload) and where its value is.
     static func fields(of object: Stored) -> [PropertyID: (field: Slice<UnsafeRawBufferPointer>, value: Stored)] {
         let base = object.base
-        var p = object.offset + 1
-        guard let length = RecordView.readVarint(base, &p, object.end), length <= UInt64(object.end - p) else {
-            return [:]
-        }
-        let contentEnd = p + Int(length)
-        guard let count = RecordView.readVarint(base, &p, contentEnd) else { return [:] }
-        let all = UnsafeRawBufferPointer(start: base, count: contentEnd)
+        guard var contents = CompositeBytes(base, at: object.offset, end: object.end) else { return [:] }
+        let all = UnsafeRawBufferPointer(start: base, count: contents.end)
         var fields: [PropertyID: (field: Slice<UnsafeRawBufferPointer>, value: Stored)] = [:]
-        for _ in 0 ..< count {
-            let start = p
-            guard let id = RecordView.readVarint(base, &p, contentEnd), p < contentEnd else { return fields }
-            let valueStart = p
-            guard RecordView.skipValue(base, &p, contentEnd) else { return fields }
-            fields[PropertyID(UInt32(truncatingIfNeeded: id))] = (
-                all[start ..< p], Stored(base: base, offset: valueStart, end: contentEnd)
+        while let field = contents.nextField() {
+            fields[field.id] = (
+                all[field.start ..< field.end], Stored(base: base, offset: field.value, end: contents.end)
             )
         }
         return fields
@@ -79,20 +70,12 @@ extension CompositeCodec {
     static func storedElements(_ field: ObjectTable.Field, _ elements: [Value], _ stored: Stored?) -> [Stored?] {
         guard let stored, stored.tag == RecordCodec.Tag.list.rawValue, let layout = field.embedded else { return [] }
         let base = stored.base
-        var p = stored.offset + 1
-        guard let length = RecordView.readVarint(base, &p, stored.end), length <= UInt64(stored.end - p) else {
-            return []
-        }
-        let contentEnd = p + Int(length)
-        guard let count = RecordView.readVarint(base, &p, contentEnd) else { return [] }
+        guard var contents = CompositeBytes(base, at: stored.offset, end: stored.end) else { return [] }
         var old: [(stored: Stored, value: Value?)] = []
-        for _ in 0 ..< count {
-            guard p < contentEnd else { break }
-            let element = Stored(base: base, offset: p, end: contentEnd)
-            var at = p
-            let value = readObject(layout, base, &at, contentEnd)
-            guard RecordView.skipValue(base, &p, contentEnd) else { break }
-            old.append((element, value))
+        while let element = contents.nextElement() {
+            var at = element.value
+            let value = readObject(layout, base, &at, contents.end)
+            old.append((Stored(base: base, offset: element.value, end: contents.end), value))
         }
         let new = elements.map { normalized($0, layout) }
         var taken = [Bool](repeating: false, count: old.count)

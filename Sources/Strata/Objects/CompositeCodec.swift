@@ -220,19 +220,15 @@ enum CompositeCodec {
         case .embedded:
             return readObject(field.embedded, base, &p, end)
         case .list where field.elementType == .embedded:
-            p += 1
-            guard let length = RecordView.readVarint(base, &p, end), length <= UInt64(end - p) else { return nil }
-            let contentEnd = p + Int(length)
-            defer { p = contentEnd }
-            guard let count = RecordView.readVarint(base, &p, contentEnd) else { return nil }
+            guard var contents = CompositeBytes(base, at: p, end: end) else { return nil }
+            p = contents.end
             var elements: [Value] = []
-            for _ in 0 ..< count {
-                guard p < contentEnd, let element = readObject(field.embedded, base, &p, contentEnd) else {
-                    return nil
-                }
-                elements.append(element)
+            while let element = contents.nextElement() {
+                var at = element.value
+                guard let value = readObject(field.embedded, base, &at, contents.end) else { return nil }
+                elements.append(value)
             }
-            return .list(elements)
+            return contents.isDamaged ? nil : .list(elements)
         default:
             guard let value = RecordView.read(base, &p, end) else { return nil }
             if case .list(let elements) = value, let element = field.elementType,
@@ -249,19 +245,14 @@ enum CompositeCodec {
     static func readObject(_ layout: EmbeddedLayout?, _ base: UnsafeRawPointer, _ p: inout Int, _ end: Int)
         -> Value?
     {
-        guard let layout, p < end, base.load(fromByteOffset: p, as: UInt8.self) == RecordCodec.Tag.object.rawValue
+        guard let layout, p < end, base.load(fromByteOffset: p, as: UInt8.self) == RecordCodec.Tag.object.rawValue,
+            var contents = CompositeBytes(base, at: p, end: end)
         else { return nil }
-        p += 1
-        guard let length = RecordView.readVarint(base, &p, end), length <= UInt64(end - p) else { return nil }
-        let contentEnd = p + Int(length)
-        defer { p = contentEnd }
-        guard let count = RecordView.readVarint(base, &p, contentEnd) else { return nil }
+        p = contents.end
+        let contentEnd = contents.end
         var stored: [PropertyID: Int] = [:]
-        for _ in 0 ..< count {
-            guard let id = RecordView.readVarint(base, &p, contentEnd), p < contentEnd else { return nil }
-            stored[PropertyID(UInt32(truncatingIfNeeded: id))] = p
-            guard RecordView.skipValue(base, &p, contentEnd) else { return nil }
-        }
+        while let field = contents.nextField() { stored[field.id] = field.value }
+        guard !contents.isDamaged else { return nil }
         var properties: [String: Value] = [:]
         properties.reserveCapacity(layout.fields.count)
         for inner in layout.fields {

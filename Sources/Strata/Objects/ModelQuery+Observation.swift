@@ -6,55 +6,36 @@ extension ModelQuery {
 
     /// Whether the query has a ``limit(_:)``: its values then depend on
     /// objects outside them, so an observation runs it again.
-    var isLimited: Bool { maximumCount != nil }
+    var isLimited: Bool { plan.limit != nil }
 
-    /// The order an observation keeps the values in: the query's sort;
-    /// without one, the order of the index that a `where` walks (by value,
-    /// then primary key); else primary-key order, which is nil. A sort on
-    /// the primary key is nil too, with its direction.
+    /// The order an observation keeps the values in: the plan's
+    /// ``QueryPlan/resultOrder``.
     ///
     /// - Throws: The query's key-path error.
-    func observedOrder() throws -> (position: Int?, ascending: Bool) {
-        if let keyPathError { throw keyPathError }
-        if let order {
-            let isKey = binding.field(at: order.position)?.isPrimaryKey == true
-            return (isKey ? nil : order.position, order.ascending)
-        }
-        if let driver = try plan(sorting: false).driver, case .index = try plan(sorting: false).access {
-            return (conditions[driver].position, true)
-        }
-        return (nil, true)
-    }
+    func observedOrder() throws -> QueryOrder { try plan.resultOrder }
 
     /// The query with its order made explicit, so that its walk lists the
     /// values in ``observedOrder()``.
     func inObservedOrder() throws -> ModelQuery {
         var copy = self
-        let observed = try observedOrder()
-        if let position = observed.position {
-            copy.order = (position, observed.ascending)
-        } else if let key = binding.primaryKeyPosition {
-            copy.order = (key, observed.ascending)
-        } else {
-            copy.order = nil
-        }
+        copy.plan = try plan.inResultOrder()
         return copy
     }
 
     /// The object with `key` when it exists and passes every `where` and
-    /// filter; nil otherwise.
-    func matchingObject(key: [UInt8]) throws -> M? {
-        if let keyPathError { throw keyPathError }
+    /// filter, with its value in `order` (nil in primary-key order); nil
+    /// otherwise.
+    func matchingObject(key: [UInt8], order: QueryOrder? = nil) throws -> (model: M, orderValue: Value?)? {
+        if let error = plan.error { throw error }
         let table = binding.table
         return try key.withUnsafeBytes { key in
             guard let record = try context.lmdb.get(table.records, key) else { return nil }
             let view = try table.validatedView(key: key, record: record)
-            for condition in conditions {
-                guard condition.contains(binding.value(at: condition.position, in: view)) else { return nil }
-            }
+            guard plan.matches(view) else { return nil }
             let model = try binding.decode(M.self, record: view, key: key)
             for predicate in predicates where try !predicate(model) { return nil }
-            return model
+            let value = order.flatMap { $0.position == nil ? nil : plan.orderValue($0, in: view) }
+            return (model, value)
         }
     }
 
@@ -62,12 +43,6 @@ extension ModelQuery {
     func storedValues(of model: M) -> [Value] {
         binding.encode(model)
         return Array(binding.slots)
-    }
-
-    /// The value `model` stores at model position `position`.
-    func storedValue(at position: Int, of model: M) -> Value {
-        binding.encode(model)
-        return binding.slots[position]
     }
 
     /// The LMDB transaction id of the snapshot the query reads.

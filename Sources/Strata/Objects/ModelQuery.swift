@@ -65,16 +65,13 @@ public struct ModelQuery<M: Model> {
     let context: ObjectContext
     let binding: ModelBinding
     var predicates: [(M) throws -> Bool] = []
-    var conditions: [QueryRange] = []
-    var order: (position: Int, ascending: Bool)?
-    var maximumCount: Int?
-    /// A `where` or `sorted` on a key path that is not a stored property:
-    /// thrown when the query runs.
-    var keyPathError: StrataError?
+    /// The `where`s, order and limit, shared with the dynamic API.
+    var plan: QueryPlan
 
     init(context: ObjectContext, binding: ModelBinding) {
         self.context = context
         self.binding = binding
+        self.plan = QueryPlan(table: binding.table)
     }
 
     /// The values for which `isIncluded` returns true. Lazy: the closure
@@ -198,10 +195,12 @@ public struct ModelQuery<M: Model> {
     public func sorted<V: PropertyValue>(by keyPath: KeyPath<M, V>, ascending: Bool = true) -> ModelQuery {
         var copy = self
         guard let position = M.schema.position(of: keyPath) else {
-            copy.keyPathError = copy.keyPathError ?? notStored(keyPath, "sorted(by:)")
+            copy.plan.fail(notStored(keyPath, "sorted(by:)"))
             return copy
         }
-        copy.order = (position, ascending)
+        // A property the table lacks reads as one value in every object:
+        // the keys order them.
+        copy.plan.sort(by: binding.field(at: position)?.position, ascending: ascending)
         return copy
     }
 
@@ -215,9 +214,8 @@ public struct ModelQuery<M: Model> {
     ///
     /// - Precondition: `count` is not negative.
     public func limit(_ count: Int) -> ModelQuery {
-        precondition(count >= 0, "A query's limit cannot be negative (\(count)).")
         var copy = self
-        copy.maximumCount = min(count, maximumCount ?? .max)
+        copy.plan.cut(to: count)
         return copy
     }
 
@@ -298,10 +296,15 @@ public struct ModelQuery<M: Model> {
     ) -> ModelQuery {
         var copy = self
         guard let position = M.schema.position(of: keyPath) else {
-            copy.keyPathError = copy.keyPathError ?? notStored(keyPath, operation)
+            copy.plan.fail(notStored(keyPath, operation))
             return copy
         }
-        copy.conditions.append(QueryRange(position: position, lower: lower, upper: upper))
+        if let field = binding.field(at: position) {
+            copy.plan.add(QueryRange(position: field.position, lower: lower, upper: upper), declaredAt: position)
+        } else {
+            let range = QueryRange(position: -1, lower: lower, upper: upper)
+            copy.plan.addConstantCondition(holds: range.contains(binding.absentValues[position]))
+        }
         return copy
     }
 

@@ -1,37 +1,48 @@
-/// The objects of one type, read lazily in primary-key order.
+/// The objects of one type, read lazily, in primary-key order unless a
+/// `where` on an index or a sort orders them.
 ///
 /// A collection is a description, not a copy: nothing is read until you
-/// iterate it with ``forEach(_:)``, ``map(_:)``, ``first()`` or ``count``.
-/// Narrow it with ``filter(_:)`` (a closure run on each object) or
-/// ``where(_:equals:)`` (an equality test that uses the property's index
-/// when it has one).
+/// walk it with ``forEach(_:)``, ``map(_:)``, ``array()``, ``first()``,
+/// ``count`` or ``isEmpty``. It offers what a typed ``ModelQuery`` offers,
+/// by property name: narrow it with ``where(_:equals:)`` and
+/// `where(_:in:)` (which use an index or the primary key when they can),
+/// or with ``filter(_:)`` (a closure run on each object); order it with
+/// ``sorted(by:ascending:)``; cut it with ``limit(_:)``. Both APIs run the
+/// same query plan, so a collection chooses its walk, orders and compares
+/// values exactly as the typed query documents (see ``ModelQuery``, "Which
+/// operations use an index" and "Order and comparison").
 ///
 /// ```swift
 /// let adults = try db.read { tx in
 ///     try tx.objects("Person").filter { $0["age"].int! >= 18 }.count
 /// }
-/// let named = try db.read { tx in
-///     try tx.objects("Person").where("lastName", equals: "Lovelace").map { $0["id"] }
+/// let youngest = try db.read { tx in
+///     try tx.objects("Person").where("age", in: 18..<30).sorted(by: "age").limit(3).map { $0["id"] }
 /// }
 /// ```
 ///
-/// A collection is valid only inside the transaction that made it.
+/// A collection is valid only inside the transaction that made it. In a
+/// write transaction it sees the transaction's own writes, and a walk
+/// does not go past the object that was last when it began.
 public struct ObjectCollection {
     let context: ObjectContext
     let table: ObjectTable
-    private var lookup: (field: ObjectTable.Field, value: Value)?
+    /// The `where`s, order and limit, shared with the typed API.
+    private var plan: QueryPlan
     private var predicates: [(DynamicObject) throws -> Bool] = []
 
     init(context: ObjectContext, table: ObjectTable) {
         self.context = context
         self.table = table
+        self.plan = QueryPlan(table: table)
     }
 
     /// The name of the collection's object type.
     public var typeName: String { table.name }
 
     /// The objects for which `isIncluded` returns true. Lazy: the closure
-    /// runs while the result is iterated.
+    /// runs while the result is walked, on each object that the `where`s
+    /// let through.
     public func filter(_ isIncluded: @escaping (DynamicObject) throws -> Bool) -> ObjectCollection {
         var copy = self
         copy.predicates.append(isIncluded)
@@ -53,31 +64,101 @@ public struct ObjectCollection {
 
     /// The objects whose `property` equals `value`.
     ///
-    /// On an indexed property, or the primary key, this reads only the
-    /// matching objects; otherwise it scans the type.
+    /// On the primary key this reads at most one object; on an indexed
+    /// property, only the matching objects; otherwise it reads every
+    /// record, comparing the stored value before making an object.
     ///
     /// - Throws: ``StrataError`` when the type has no such property or the
     ///   value has the wrong type.
     public func `where`(_ property: String, equals value: Value) throws -> ObjectCollection {
+        let (field, value) = try checked(property, value, optional: true, "equal")
+        let bound = QueryRange.Bound(value: value, inclusive: true)
+        return adding(QueryRange(position: field.position, lower: bound, upper: bound), field)
+    }
+
+    /// The objects whose `property` lies in `range`.
+    ///
+    /// On an indexed property this walks only the index entries in the
+    /// range; on the primary key, only the records in it; otherwise it
+    /// reads every record. Values compare as ``ModelQuery`` documents.
+    ///
+    /// ```swift
+    /// let young = try tx.objects("Person").where("age", in: 18..<30).count
+    /// ```
+    ///
+    /// - Throws: ``StrataError`` when the type has no such property or the
+    ///   bounds have the wrong type.
+    public func `where`<V: PropertyValue & Comparable>(_ property: String, in range: Range<V>) throws
+        -> ObjectCollection
+    {
+        try adding(property, lower: (range.lowerBound, true), upper: (range.upperBound, false))
+    }
+
+    /// The objects whose `property` lies in `range`; uses an index as
+    /// `where(_:in:)` does.
+    public func `where`<V: PropertyValue & Comparable>(_ property: String, in range: ClosedRange<V>) throws
+        -> ObjectCollection
+    {
+        try adding(property, lower: (range.lowerBound, true), upper: (range.upperBound, true))
+    }
+
+    /// The objects whose `property` is at least `range`'s lower bound;
+    /// uses an index as `where(_:in:)` does.
+    public func `where`<V: PropertyValue & Comparable>(_ property: String, in range: PartialRangeFrom<V>) throws
+        -> ObjectCollection
+    {
+        try adding(property, lower: (range.lowerBound, true), upper: nil)
+    }
+
+    /// The objects whose `property` is at most `range`'s upper bound;
+    /// uses an index as `where(_:in:)` does.
+    public func `where`<V: PropertyValue & Comparable>(_ property: String, in range: PartialRangeThrough<V>) throws
+        -> ObjectCollection
+    {
+        try adding(property, lower: nil, upper: (range.upperBound, true))
+    }
+
+    /// The objects whose `property` is below `range`'s upper bound; uses
+    /// an index as `where(_:in:)` does.
+    public func `where`<V: PropertyValue & Comparable>(_ property: String, in range: PartialRangeUpTo<V>) throws
+        -> ObjectCollection
+    {
+        try adding(property, lower: nil, upper: (range.upperBound, false))
+    }
+
+    /// The objects ordered by `property`, smallest first, or largest first
+    /// when `ascending` is false. Equal values are ordered by primary key
+    /// (reversed when descending). A later `sorted` replaces an earlier
+    /// one.
+    ///
+    /// On the primary key this walks the table in key order; on an indexed
+    /// property it walks the index. On any other property it reads every
+    /// matching object and sorts them in memory, even with a ``limit(_:)``.
+    ///
+    /// ```swift
+    /// let oldest = try tx.objects("Person").sorted(by: "age", ascending: false).first()
+    /// ```
+    ///
+    /// - Throws: ``StrataError`` when the type has no such property.
+    public func sorted(by property: String, ascending: Bool = true) throws -> ObjectCollection {
         let field = try table.field(named: property)
-        let value = value.coerced(to: field.type)
-        guard value.fits(field.type, optional: true) else {
-            throw StrataError.invalidValue(
-                "Property '\(table.name).\(property)' is \(field.type); it cannot equal \(value) (in \(context.path)).",
-                typeName: table.name, property: property, remedy: "Compare it with a value of type \(field.type).",
-                path: context.path)
-        }
         var copy = self
-        if copy.lookup == nil {
-            copy.lookup = (field, value)
-        } else {
-            copy.predicates.append { $0.value(of: field).isStored(identicallyTo: value) }
-        }
+        copy.plan.sort(by: field.position, ascending: ascending)
         return copy
     }
 
-    /// Calls `body` with each object, in primary-key order (index order for
-    /// an indexed ``where(_:equals:)``).
+    /// At most `count` objects: the first ones in the collection's order.
+    /// The walk stops as soon as it has them (after an in-memory sort, once
+    /// the sort is done).
+    ///
+    /// - Precondition: `count` is not negative.
+    public func limit(_ count: Int) -> ObjectCollection {
+        var copy = self
+        copy.plan.cut(to: count)
+        return copy
+    }
+
+    /// Calls `body` with each object, in the collection's order.
     ///
     /// - Throws: What `body` or a filter throws, or a ``StrataError`` for a
     ///   damaged record.
@@ -88,7 +169,7 @@ public struct ObjectCollection {
         }
     }
 
-    /// The results of `transform` on each object.
+    /// The results of `transform` on each object, in the collection's order.
     public func map<T>(_ transform: (DynamicObject) throws -> T) throws -> [T] {
         var result: [T] = []
         try iterate {
@@ -98,10 +179,16 @@ public struct ObjectCollection {
         return result
     }
 
-    /// The first object, or nil when there is none.
+    /// Every object, in an array, in the collection's order.
+    public func array() throws -> [DynamicObject] {
+        try map { $0 }
+    }
+
+    /// The first object, or nil when there is none. It stops the walk at
+    /// that object, except after an in-memory sort.
     public func first() throws -> DynamicObject? {
         var found: DynamicObject?
-        try iterate {
+        try limit(1).iterate {
             found = $0
             return false
         }
@@ -126,13 +213,16 @@ public struct ObjectCollection {
         try first(where: predicate) != nil
     }
 
-    /// The number of objects. Without filters this reads one counter and
-    /// does not depend on the number of objects.
+    /// The number of objects. Without `where`s or filters this reads one
+    /// counter and does not depend on the number of objects; with `where`s
+    /// only, it makes no object.
     public var count: Int {
         get throws {
-            if lookup == nil && predicates.isEmpty { return try context.lmdb.entryCount(table.records) }
+            if predicates.isEmpty { return try plan.count(in: context) }
+            var unsorted = self
+            unsorted.plan = plan.unordered
             var n = 0
-            try iterate { _ in
+            try unsorted.iterate { _ in
                 n += 1
                 return true
             }
@@ -140,92 +230,64 @@ public struct ObjectCollection {
         }
     }
 
-    /// Whether there are no objects.
+    /// Whether there are no objects; it stops at the first one.
     public var isEmpty: Bool {
-        get throws { try first() == nil }
+        get throws { try limit(1).count == 0 }
     }
 
-    // MARK: Iteration
+    // MARK: Building and running the plan
+
+    /// The collection with `condition` on `field`. The file's schema says
+    /// where the property is declared: in the order the app's schema
+    /// listed it when the file last recorded it.
+    private func adding(_ condition: QueryRange, _ field: ObjectTable.Field) -> ObjectCollection {
+        let properties = table.type.properties
+        let declared = properties.firstIndex { $0.id == field.id } ?? properties.count + field.position
+        var copy = self
+        copy.plan.add(condition, declaredAt: declared)
+        return copy
+    }
+
+    private func adding<V: PropertyValue>(_ property: String, lower: (V, Bool)?, upper: (V, Bool)?) throws
+        -> ObjectCollection
+    {
+        func bound(_ end: (V, Bool)?) throws -> (ObjectTable.Field, QueryRange.Bound)? {
+            guard let (value, inclusive) = end else { return nil }
+            let (field, checked) = try checked(property, value.propertyValue, optional: false, "lie in a range of")
+            return (field, QueryRange.Bound(value: checked, inclusive: inclusive))
+        }
+        let lower = try bound(lower)
+        let upper = try bound(upper)
+        guard let field = (lower ?? upper)?.0 else { preconditionFailure("A range without bounds") }
+        return adding(QueryRange(position: field.position, lower: lower?.1, upper: upper?.1), field)
+    }
+
+    /// The field named `property`, and `value` in its type.
+    private func checked(_ property: String, _ value: Value, optional: Bool, _ verb: String) throws
+        -> (ObjectTable.Field, Value)
+    {
+        let field = try table.field(named: property)
+        let value = value.coerced(to: field.type)
+        guard value.fits(field.type, optional: optional) else {
+            throw StrataError.invalidValue(
+                "Property '\(table.name).\(property)' is \(field.type); it cannot \(verb) \(value) (in \(context.path)).",
+                typeName: table.name, property: property, remedy: "Compare it with a value of type \(field.type).",
+                path: context.path)
+        }
+        return (field, value)
+    }
 
     /// Walks the matching objects until `body` returns false.
     private func iterate(_ body: (DynamicObject) throws -> Bool) throws {
-        // The common full scan, without the layer that filters need.
-        if lookup == nil && predicates.isEmpty { return try scan(body) }
+        let context = self.context
+        let table = self.table
         let predicates = self.predicates
-        func visit(_ object: DynamicObject) throws -> Bool {
-            for predicate in predicates where try !predicate(object) { return true }
-            return try body(object)
-        }
-        guard let lookup else { return try scan(visit) }
-        if lookup.field.isPrimaryKey {
-            if let object = try context.object(table.name, key: lookup.value) { _ = try visit(object) }
-        } else if let index = lookup.field.index {
-            try indexLookup(index: index, field: lookup.field, value: lookup.value, visit)
-        } else {
-            try scan { object in
-                object.value(of: lookup.field).isStored(identicallyTo: lookup.value) ? try visit(object) : true
-            }
-        }
-    }
-
-    /// Walks the table in key order. In a write transaction the walk stops
-    /// at the key that was last when it began, so that objects the body
-    /// inserts after it are not visited (a body that inserts one object per
-    /// object visited would otherwise never finish).
-    @inline(__always)
-    private func scan(_ body: (DynamicObject) throws -> Bool) throws {
-        try context.lmdb.withCursor(table.records) { cursor in
-            let end = context.copiesObjects ? try cursor.last().map { Array($0.key) } : nil
-            var entry = try cursor.first()
-            let token = context.lifetime.token
-            let copies = context.copiesObjects
-            while let (key, record) = entry {
-                if let end, KeyCodec.compare(key, end) > 0 { return }
-                if copies {
-                    let emptied = context.engine.tablesEmptied
-                    guard try body(try context.object(table: table, key: key, record: record)),
-                        context.engine.tablesEmptied == emptied
-                    else { return }
-                } else {
-                    // Built here rather than by `context.object`, which makes
-                    // the compiler copy the object once more on its way to `body`.
-                    let view = try table.validatedView(key: key, record: record)
-                    guard try body(DynamicObject(table: table, key: key, record: view, lifetime: token, copy: nil))
-                    else { return }
-                }
-                entry = try cursor.next()
-            }
-        }
-    }
-
-    private func indexLookup(
-        index: DatabaseHandle, field: ObjectTable.Field, value: Value, _ body: (DynamicObject) throws -> Bool
-    ) throws {
-        var writer = ByteWriter(capacity: 64)
-        let truncated = FileLayout.appendIndexKey(value, to: &writer)
-        try writer.withUnsafeBytes { indexKey in
-            try context.lmdb.withCursor(index) { indexCursor in
-                try context.lmdb.withCursor(table.records) { records in
-                    guard try indexCursor.seek(exactly: indexKey) != nil else { return }
-                    // As in `scan`: in a write transaction, stop at the entry
-                    // that was last when the walk began.
-                    let end = context.copiesObjects ? try indexCursor.lastDuplicate().map { Array($0.value) } : nil
-                    var entry = try indexCursor.firstDuplicate()
-                    while let (_, objectKey) = entry {
-                        if let end, KeyCodec.compare(objectKey, end) > 0 { return }
-                        guard let (key, record) = try records.seek(exactly: objectKey) else {
-                            throw table.missingIndexedObject(indexed: field.name)
-                        }
-                        let object = try context.object(table: table, key: key, record: record)
-                        // A cut key matches every value with the same prefix.
-                        if !truncated || object.value(of: field).isStored(identicallyTo: value) {
-                            let emptied = context.engine.tablesEmptied
-                            guard try body(object), context.engine.tablesEmptied == emptied else { return }
-                        }
-                        entry = try indexCursor.nextDuplicate()
-                    }
-                }
-            }
+        try plan.run(in: context) { key, record in
+            let object = context.object(table: table, key: key, view: record)
+            for predicate in predicates where try !predicate(object) { return nil }
+            return object
+        } _: { object, _, _ in
+            try body(object)
         }
     }
 }

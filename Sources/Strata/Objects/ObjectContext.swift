@@ -97,11 +97,17 @@ final class ObjectContext {
     @inline(__always)
     func object(table: ObjectTable, key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer) throws -> DynamicObject
     {
-        let view = try table.validatedView(key: key, record: record)
+        object(table: table, key: key, view: try table.validatedView(key: key, record: record))
+    }
+
+    /// The object of a validated record: a view of the mapped bytes in a
+    /// read transaction, of a copy in a write transaction.
+    @inline(__always)
+    func object(table: ObjectTable, key: UnsafeRawBufferPointer, view: RecordView) -> DynamicObject {
         guard copiesObjects else {
             return DynamicObject(table: table, key: key, record: view, lifetime: lifetime.token, copy: nil)
         }
-        let copy = CopiedBytes(key: key, record: record)
+        let copy = CopiedBytes(key: key, record: view.bytes)
         // The copy has the same layout, so the validated view applies to it.
         return DynamicObject(
             table: table, key: copy.key, record: view.rebased(onto: copy.record), lifetime: lifetime.token, copy: copy)

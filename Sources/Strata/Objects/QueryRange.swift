@@ -1,4 +1,4 @@
-/// The values a typed query's `where` accepts for one property: an
+/// The values a query's `where` accepts for one property: an
 /// interval in index order (``KeyCodec/compareInIndexOrder(_:_:)``). An
 /// equality is an interval whose bounds are one value.
 struct QueryRange {
@@ -7,7 +7,8 @@ struct QueryRange {
         let inclusive: Bool
     }
 
-    /// The model position of the property.
+    /// The table field position of the property (a ``QueryPlan``'s
+    /// condition).
     let position: Int
     let lower: Bound?
     let upper: Bound?

@@ -21,12 +21,6 @@ final class LinkGraph: @unchecked Sendable {
     static let empty = LinkGraph(tables: [:])
 }
 
-/// One object doomed by a delete: its table and its record key.
-private struct Doomed: Hashable {
-    let type: TypeID
-    let key: [UInt8]
-}
-
 extension TableEngine {
     // MARK: Keeping backlinks
 
@@ -120,55 +114,35 @@ extension TableEngine {
 
     /// Deletes the object of `table` with record key `key` and applies the
     /// delete rules of every link to it, and of every object deleted in
-    /// turn: nullify, cascade, deny. Nothing is written when a deny rule
+    /// turn (a ``DeletePlan``). Nothing is written when a deny rule
     /// refuses. Returns false when there was no such object.
     func deleteApplyingRules(_ table: ObjectTable, key: [UInt8]) throws -> Bool {
         guard try key.withUnsafeBytes({ try lmdb.get(table.records, $0) }) != nil else { return false }
-        // First every object the delete reaches, so that a refusal writes
-        // nothing and a cascade that also deletes a denying object is not
-        // refused.
-        var doomed: [(table: ObjectTable, key: [UInt8])] = [(table, key)]
-        var seen: Set<Doomed> = [Doomed(type: table.type.id, key: key)]
-        var nullified: [(table: ObjectTable, field: ObjectTable.Field, source: [UInt8], target: [UInt8])] = []
-        var denied: [(table: ObjectTable, field: ObjectTable.Field, source: [UInt8], target: ObjectTable)] = []
-        var next = 0
-        while next < doomed.count {
-            let (target, targetKey) = doomed[next]
-            next += 1
-            for (source, field) in links.incoming[target.name] ?? [] {
-                for sourceKey in try linkingKeys(field, to: targetKey) {
-                    switch field.deleteRule {
-                    case .cascade:
-                        if seen.insert(Doomed(type: source.type.id, key: sourceKey)).inserted {
-                            doomed.append((source, sourceKey))
-                        }
-                    case .nullify:
-                        nullified.append((source, field, sourceKey, targetKey))
-                    case .deny:
-                        denied.append((source, field, sourceKey, target))
-                    }
-                }
-            }
-        }
-        let refusing = denied.filter { !seen.contains(Doomed(type: $0.table.type.id, key: $0.source)) }
-        if !refusing.isEmpty {
-            let lines = refusing.prefix(20).map { entry in
-                entry.source.withUnsafeBytes {
-                    "'\(entry.table.name)' \(entry.table.describeKey($0)) (through '\(entry.table.name).\(entry.field.name)', delete rule deny)"
-                }
-            }
-            let more = refusing.count > 20 ? ["and \(refusing.count - 20) more"] : []
+        let plan = try deletePlan([(table, key)])
+        if !plan.refusals.isEmpty {
             throw StrataError.deleteDenied(
-                typeName: table.name, key: key.withUnsafeBytes { table.describeKey($0) }, cascades: doomed.count > 1,
-                linking: lines + more, path: path)
+                typeName: table.name, key: key.withUnsafeBytes { table.describeKey($0) },
+                cascades: plan.doomed.count > 1,
+                linking: plan.refusalItems, path: path)
         }
-        for entry in nullified where !seen.contains(Doomed(type: entry.table.type.id, key: entry.source)) {
-            try unlink(entry.table, entry.field, source: entry.source, target: entry.target)
+        try execute(plan)
+        return true
+    }
+
+    /// The plan of deleting `objects`, through this transaction's links.
+    func deletePlan(_ objects: [DeletePlan.Object]) throws -> DeletePlan {
+        try DeletePlan(deleting: objects, incoming: { links.incoming[$0] ?? [] }, linking: linkingKeys)
+    }
+
+    /// Carries out a plan that nothing refuses: unlinks, then deletes.
+    func execute(_ plan: DeletePlan) throws {
+        precondition(plan.refusals.isEmpty, "A delete plan that a deny rule refuses was carried out.")
+        for link in plan.unlinks {
+            try unlink(link.table, link.field, source: link.source, target: link.target)
         }
-        for (doomedTable, doomedKey) in doomed {
+        for (doomedTable, doomedKey) in plan.doomed {
             _ = try deleteRecordAndEntries(doomedTable, key: doomedKey)
         }
-        return true
     }
 
     /// Removes every link of `field` in the object `source` of `table` to

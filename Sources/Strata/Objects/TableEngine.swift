@@ -245,37 +245,25 @@ final class TableEngine {
     }
 
     /// Deletes every object of a type, and its index entries. When other
-    /// objects link to the type, each object is deleted with its delete
-    /// rules applied (a deny refuses the whole call).
+    /// objects link to the type, the delete rules of every link apply, as
+    /// for one ``DeletePlan`` of all its objects: a deny from an object
+    /// that stays refuses the whole call before anything is deleted.
     func deleteAll(_ table: ObjectTable) throws {
-        if let incoming = links.incoming[table.name] {
-            // A deny rule refuses the whole call before anything is deleted.
-            for (source, field) in incoming where field.deleteRule == .deny && source !== table {
-                guard let backlinks = field.backlinks else { continue }
-                let linking = try lmdb.withCursor(backlinks) { cursor -> [String] in
-                    var names: [String] = []
-                    var entry = try cursor.first()
-                    while let found = entry, names.count < 20 {
-                        names.append("'\(source.name)' \(source.describeKey(found.value))")
-                        entry = try cursor.next()
-                    }
-                    return names
-                }
-                guard linking.isEmpty else {
-                    throw StrataError.deleteDenied(
-                        typeName: table.name, key: nil, through: "\(source.name).\(field.name)", linking: linking,
-                        path: path)
-                }
-            }
-            var keys: [[UInt8]] = []
+        if links.incoming[table.name] != nil {
+            var keys: [DeletePlan.Object] = []
             try lmdb.withCursor(table.records) { cursor in
                 var entry = try cursor.first()
                 while let found = entry {
-                    keys.append(Array(found.key))
+                    keys.append((table, Array(found.key)))
                     entry = try cursor.next()
                 }
             }
-            for key in keys { _ = try deleteApplyingRules(table, key: key) }
+            let plan = try deletePlan(keys)
+            guard plan.refusals.isEmpty else {
+                throw StrataError.deleteDenied(
+                    typeName: table.name, key: nil, cascades: true, linking: plan.refusalItems, path: path)
+            }
+            try execute(plan)
             return
         }
         try emptyTable(table)

@@ -11,8 +11,8 @@ struct QueryEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: Se
     private var results = RankedTree<ResultKey, ResultBox>()
     /// Each value's sort value by key, when the order is by a property.
     private var sortValues: [[UInt8]: Value] = [:]
-    private var position: Int?
-    private var ascending = true
+    /// The query plan's result order.
+    private var order = QueryOrder(position: nil, ascending: true)
     private var type: TypeID?
 
     init(_ build: @escaping @Sendable (ModelQuery<M>) -> ModelQuery<M>) {
@@ -25,10 +25,10 @@ struct QueryEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: Se
 
     mutating func initial(in transaction: ReadTransaction) throws -> (QueryChange<M>, TypeID) {
         let query = try query(transaction)
-        (position, ascending) = try query.observedOrder()
+        order = try query.observedOrder()
         type = query.observedTypeID
         results = RankedTree(sorted: try values(of: query))
-        if position != nil {
+        if order.position != nil {
             sortValues = Dictionary(uniqueKeysWithValues: results.map { ($0.key.key, $0.key.value!) })
         }
         let change = QueryChange<M>(
@@ -54,10 +54,8 @@ struct QueryEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: Se
     /// The query's values with their result keys, in order.
     private func values(of query: ModelQuery<M>) throws -> [(key: ResultKey, value: ResultBox)] {
         var found: [(key: ResultKey, value: ResultBox)] = []
-        let position = self.position
-        let ascending = self.ascending
-        try query.inObservedOrder().iterateWithKeys { model, key in
-            let value = position.map { query.storedValue(at: $0, of: model) }
+        let ascending = order.ascending
+        try query.inObservedOrder().iterateWithKeys { model, key, value in
             found.append((ResultKey(value: value, key: Array(key), ascending: ascending), TypedBox(model)))
             return true
         }
@@ -75,10 +73,6 @@ struct QueryEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: Se
         return found
     }
 
-    private func resultKey(_ key: [UInt8], _ model: M, _ query: ModelQuery<M>) -> ResultKey {
-        ResultKey(value: position.map { query.storedValue(at: $0, of: model) }, key: key, ascending: ascending)
-    }
-
     /// Applies the writes of `written` keys, one object each.
     private mutating func apply(_ written: Set<[UInt8]>, _ query: ModelQuery<M>, _ transaction: ReadTransaction)
         throws -> QueryChange<M>?
@@ -89,13 +83,15 @@ struct QueryEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: Se
         var moved: [[UInt8]] = []
         for key in written {
             let oldKey: ResultKey? =
-                if position != nil {
-                    sortValues[key].map { ResultKey(value: $0, key: key, ascending: ascending) }
+                if order.position != nil {
+                    sortValues[key].map { ResultKey(value: $0, key: key, ascending: order.ascending) }
                 } else {
-                    ResultKey(value: nil, key: key, ascending: ascending)
+                    ResultKey(value: nil, key: key, ascending: order.ascending)
                 }
             let old = oldKey.flatMap { oldKey in results.value(forKey: oldKey).map { (oldKey, $0) } }
-            let new = try query.matchingObject(key: key).map { (resultKey(key, $0, query), TypedBox($0) as ResultBox) }
+            let new = try query.matchingObject(key: key, order: order).map {
+                (ResultKey(value: $0.orderValue, key: key, ascending: order.ascending), TypedBox($0.model) as ResultBox)
+            }
             switch (old, new) {
             case (nil, nil):
                 continue
@@ -119,7 +115,7 @@ struct QueryEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: Se
         let modifiedBefore = modified.map { previous.rank(of: $0.old).position }
         for entry in removed {
             results.remove(forKey: entry.old)
-            if position != nil { sortValues[entry.old.key] = nil }
+            if order.position != nil { sortValues[entry.old.key] = nil }
         }
         for entry in added + modified.map({ ($0.new, $0.model) }) {
             results.insert(entry.model, forKey: entry.new)
@@ -171,7 +167,7 @@ struct QueryEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: Se
         Self.settle(moved, &deletions, &insertions, &modifications)
         guard !deletions.isEmpty || !insertions.isEmpty || !modifications.isEmpty else { return nil }
         results = RankedTree(sorted: fresh)
-        if position != nil {
+        if order.position != nil {
             sortValues = Dictionary(uniqueKeysWithValues: fresh.map { ($0.key.key, $0.key.value!) })
         }
         return QueryChange<M>(

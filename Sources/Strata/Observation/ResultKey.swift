@@ -9,10 +9,9 @@ struct ResultKey: Comparable, Sendable {
     let key: [UInt8]
     let ascending: Bool
 
+    /// The query's order (``QueryOrder``), the one its walk uses.
     private static func order(_ a: ResultKey, _ b: ResultKey) -> Int {
-        var order = 0
-        if let x = a.value, let y = b.value { order = KeyCodec.compareInIndexOrder(x, y) }
-        if order == 0 { order = a.key.withUnsafeBytes { x in b.key.withUnsafeBytes { KeyCodec.compare(x, $0) } } }
+        let order = a.key.withUnsafeBytes { x in b.key.withUnsafeBytes { QueryOrder.compare(a.value, x, b.value, $0) } }
         return a.ascending ? order : -order
     }
 

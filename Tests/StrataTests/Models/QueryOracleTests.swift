@@ -104,9 +104,17 @@ struct OracleCondition {
     let test: (OracleItem) -> Bool
 }
 
+/// One random `where`: the test on an item, and the same question put to
+/// a typed query (by key path) and to a dynamic collection (by name).
+struct OracleQuestion {
+    let condition: OracleCondition
+    let typed: (ModelQuery<OracleItem>) -> ModelQuery<OracleItem>
+    let dynamic: (ObjectCollection) throws -> ObjectCollection
+}
+
 /// One stored property of ``OracleItem``: the values it stores and is
-/// asked about, its documented order, and how to ask a typed or dynamic
-/// query about it.
+/// asked about, its documented order, and how to ask a typed query or a
+/// dynamic collection about it.
 struct OracleColumn {
     let name: String
     /// Indexed, or the primary key: a `where` on it may choose the walk.
@@ -116,14 +124,14 @@ struct OracleColumn {
     let assign: (inout OracleItem, inout SplitMix64) -> Void
     /// Orders two items by the property.
     let compare: (OracleItem, OracleItem) -> Int
-    /// A random typed `where` on the property, as column `index`.
-    var condition:
-        (_ query: ModelQuery<OracleItem>, _ index: Int, inout SplitMix64) -> (
-            ModelQuery<OracleItem>, OracleCondition
-        )
-    /// A random value for a dynamic `where(_:equals:)`, with its test.
-    let dynamicCondition: (inout SplitMix64) -> (Value, (OracleItem) -> Bool)
+    /// A random `where` on the property, as column `index`.
+    var question: (_ index: Int, inout SplitMix64) -> OracleQuestion
     let sorted: (ModelQuery<OracleItem>, _ ascending: Bool) -> ModelQuery<OracleItem>
+
+    /// The dynamic collection sorted by the property.
+    func sorted(_ collection: ObjectCollection, ascending: Bool) throws -> ObjectCollection {
+        try collection.sorted(by: name, ascending: ascending)
+    }
 
     /// A property asked only for equality (a type that is not
     /// `Comparable`, or an optional): `stored` are the values items hold,
@@ -139,16 +147,14 @@ struct OracleColumn {
                 if !primaryKey { item[keyPath: keyPath] = stored.randomElement(using: &random)! }
             },
             compare: { order($0[keyPath: keyPath], $1[keyPath: keyPath]) },
-            condition: { (query: ModelQuery<OracleItem>, index: Int, random: inout SplitMix64) in
+            question: { (index: Int, random: inout SplitMix64) in
                 let value = asked.randomElement(using: &random)!
                 let condition = OracleCondition(description: "\(name) == \(value)", column: index, isEquality: true) {
                     order($0[keyPath: keyPath], value) == 0
                 }
-                return (query.where(keyPath, equals: value), condition)
-            },
-            dynamicCondition: { random in
-                let value = asked.randomElement(using: &random)!
-                return (value.propertyValue, { order($0[keyPath: keyPath], value) == 0 })
+                return OracleQuestion(
+                    condition: condition, typed: { $0.where(keyPath, equals: value) },
+                    dynamic: { try $0.where(name, equals: value.propertyValue) })
             },
             sorted: { $0.sorted(by: keyPath, ascending: $1) })
     }
@@ -160,34 +166,43 @@ struct OracleColumn {
     ) -> OracleColumn {
         var column = equatable(
             name, keyPath, indexed: indexed, primaryKey: primaryKey, stored: stored, absent: absent, order: order)
-        let equality = column.condition
+        let equality = column.question
         // A Swift range cannot have a NaN bound.
         let bounds = (stored + absent).filter { $0 == $0 }
-        column.condition = { (query: ModelQuery<OracleItem>, index: Int, random: inout SplitMix64) in
+        column.question = { (index: Int, random: inout SplitMix64) in
             let kind = Int.random(in: 0 ..< 6, using: &random)
-            guard kind > 0 else { return equality(query, index, &random) }
+            guard kind > 0 else { return equality(index, &random) }
             var a = bounds.randomElement(using: &random)!
             var b = bounds.randomElement(using: &random)!
             if b < a { swap(&a, &b) }
-            func condition(_ text: String, _ test: @escaping (V) -> Bool) -> OracleCondition {
-                OracleCondition(description: "\(name) in \(text)", column: index, isEquality: false) {
+            func question(
+                _ text: String, _ test: @escaping (V) -> Bool,
+                _ typed: @escaping (ModelQuery<OracleItem>) -> ModelQuery<OracleItem>,
+                _ dynamic: @escaping (ObjectCollection) throws -> ObjectCollection
+            ) -> OracleQuestion {
+                let condition = OracleCondition(description: "\(name) in \(text)", column: index, isEquality: false) {
                     test($0[keyPath: keyPath])
                 }
+                return OracleQuestion(condition: condition, typed: typed, dynamic: dynamic)
             }
             return switch kind {
             case 1:
-                (
-                    query.where(keyPath, in: a ..< b),
-                    condition("\(a) ..< \(b)") { order($0, a) >= 0 && order($0, b) < 0 }
-                )
+                question(
+                    "\(a) ..< \(b)", { order($0, a) >= 0 && order($0, b) < 0 }, { $0.where(keyPath, in: a ..< b) },
+                    { try $0.where(name, in: a ..< b) })
             case 2:
-                (
-                    query.where(keyPath, in: a ... b),
-                    condition("\(a) ... \(b)") { order($0, a) >= 0 && order($0, b) <= 0 }
-                )
-            case 3: (query.where(keyPath, in: a...), condition("\(a)...") { order($0, a) >= 0 })
-            case 4: (query.where(keyPath, in: ...b), condition("...\(b)") { order($0, b) <= 0 })
-            default: (query.where(keyPath, in: ..<b), condition("..<\(b)") { order($0, b) < 0 })
+                question(
+                    "\(a) ... \(b)", { order($0, a) >= 0 && order($0, b) <= 0 }, { $0.where(keyPath, in: a ... b) },
+                    { try $0.where(name, in: a ... b) })
+            case 3:
+                question(
+                    "\(a)...", { order($0, a) >= 0 }, { $0.where(keyPath, in: a...) }, { try $0.where(name, in: a...) })
+            case 4:
+                question(
+                    "...\(b)", { order($0, b) <= 0 }, { $0.where(keyPath, in: ...b) }, { try $0.where(name, in: ...b) })
+            default:
+                question(
+                    "..<\(b)", { order($0, b) < 0 }, { $0.where(keyPath, in: ..<b) }, { try $0.where(name, in: ..<b) })
             }
         }
         return column
@@ -320,25 +335,19 @@ struct QueryOracle {
         return chosen.map(\.column).min()
     }
 
-    /// Asks `trials` random questions of `tx`, typed and dynamic, and
-    /// compares each answer with the same question asked of `items`.
-    /// `between` runs before each question (writes, in a write transaction).
-    /// Returns false after the first question answered wrong.
+    /// Asks `trials` random questions of `tx`, each of a typed query and
+    /// of a dynamic collection, and compares each answer with the same
+    /// question asked of `items`. `between` runs before each question
+    /// (writes, in a write transaction). Returns false after the first
+    /// question answered wrong.
     func ask(
         _ tx: ReadTransaction, trials: Int, _ random: inout SplitMix64, seed: UInt64, _ phase: String,
         items: () -> [OracleItem], between: (inout SplitMix64) throws -> Void = { _ in }
     ) throws -> Bool {
         for trial in 0 ..< trials {
             try between(&random)
-            let all = items()
             let context = "STRATA_QUERY_SEED=\(seed), \(phase) trial \(trial)"
-            let answered =
-                if Int.random(in: 0 ..< 4, using: &random) == 0 {
-                    try askDynamic(tx, all, &random, context)
-                } else {
-                    try askTyped(tx, all, &random, context)
-                }
-            guard answered else { return false }
+            guard try askBoth(tx, items(), &random, context) else { return false }
         }
         return true
     }
@@ -352,21 +361,26 @@ struct QueryOracle {
         Issue.record("\(question): \(what) is \(answer), expected \(expected)")
     }
 
-    func askTyped(_ tx: ReadTransaction, _ all: [OracleItem], _ random: inout SplitMix64, _ context: String)
+    /// One random question — up to two `where`s, maybe a filter, a sort
+    /// and a limit — asked of the typed API and of the dynamic one.
+    func askBoth(_ tx: ReadTransaction, _ all: [OracleItem], _ random: inout SplitMix64, _ context: String)
         throws -> Bool
     {
         var query = try tx.objects(OracleItem.self)
+        var collection = try tx.objects("OracleItem")
         var conditions: [OracleCondition] = []
         for _ in 0 ..< Int.random(in: 0 ... 2, using: &random) {
             let column = Int.random(in: columns.indices, using: &random)
-            let (narrowed, condition) = columns[column].condition(query, column, &random)
-            query = narrowed
-            conditions.append(condition)
+            let question = columns[column].question(column, &random)
+            query = question.typed(query)
+            collection = try question.dynamic(collection)
+            conditions.append(question.condition)
         }
         var expected = all.filter { item in conditions.allSatisfy { $0.test(item) } }
         var described = conditions.map(\.description)
         if Int.random(in: 0 ..< 5, using: &random) == 0 {
             query = query.filter { $0.id % 3 != 0 }
+            collection = collection.filter { $0["id"].int! % 3 != 0 }
             expected = expected.filter { $0.id % 3 != 0 }
             described.append("filter id % 3 != 0")
         }
@@ -374,6 +388,7 @@ struct QueryOracle {
             let column = Int.random(in: columns.indices, using: &random)
             let ascending = Bool.random(using: &random)
             query = columns[column].sorted(query, ascending)
+            collection = try columns[column].sorted(collection, ascending: ascending)
             expected.sort { precedes($0, $1, by: column) }
             if !ascending { expected.reverse() }
             described.append("sorted by \(columns[column].name)\(ascending ? "" : " descending")")
@@ -383,6 +398,7 @@ struct QueryOracle {
         if Int.random(in: 0 ..< 3, using: &random) == 0 {
             let limit = Int.random(in: 0 ... 12, using: &random)
             query = query.limit(limit)
+            collection = collection.limit(limit)
             expected = Array(expected.prefix(limit))
             described.append("limit \(limit)")
         }
@@ -396,31 +412,14 @@ struct QueryOracle {
         check(try query.count, expected.count, "count", question, &correct)
         check(try query.first()?.id, expected.first?.id, "the id of first()", question, &correct)
         check(try query.isEmpty, expected.isEmpty, "isEmpty", question, &correct)
-        return correct
-    }
 
-    /// A dynamic collection has `where(_:equals:)` and no sort or limit:
-    /// its values come in primary-key order.
-    func askDynamic(_ tx: ReadTransaction, _ all: [OracleItem], _ random: inout SplitMix64, _ context: String)
-        throws -> Bool
-    {
-        var collection = try tx.objects("OracleItem")
-        var expected = all
-        var described: [String] = []
-        for _ in 0 ..< Int.random(in: 1 ... 2, using: &random) {
-            let column = columns.randomElement(using: &random)!
-            let (value, test) = column.dynamicCondition(&random)
-            collection = try collection.where(column.name, equals: value)
-            expected = expected.filter(test)
-            described.append("\(column.name) == \(value)")
-        }
-        let question = "\(context): dynamic \(described.joined(separator: ", "))".replacing(Self.long, with: "n×515")
+        let dynamic = "\(question) (dynamic)"
         let ids = expected.map { Value.int(Int64($0.id)) }
-        var correct = true
-        check(try collection.map(\.primaryKey), ids, "the keys of map", question, &correct)
-        check(try collection.count, ids.count, "count", question, &correct)
-        check(try collection.first()?.primaryKey, ids.first, "the key of first()", question, &correct)
-        check(try collection.isEmpty, ids.isEmpty, "isEmpty", question, &correct)
+        check(try collection.map(\.primaryKey), ids, "the keys of map", dynamic, &correct)
+        check(try collection.array().map(\.primaryKey), ids, "the keys of array()", dynamic, &correct)
+        check(try collection.count, ids.count, "count", dynamic, &correct)
+        check(try collection.first()?.primaryKey, ids.first, "the key of first()", dynamic, &correct)
+        check(try collection.isEmpty, ids.isEmpty, "isEmpty", dynamic, &correct)
         return correct
     }
 }

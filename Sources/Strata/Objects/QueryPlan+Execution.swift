@@ -1,0 +1,308 @@
+/// Running a ``QueryPlan``: the one executor behind both query APIs. It
+/// walks the records (or an index), checks the conditions on the stored
+/// bytes, hands each record that passes to the front end's `decode` (which
+/// makes the value and runs its filters), sorts when the walk does not
+/// give the order, and stops at the limit.
+///
+/// ## Writes during a walk
+///
+/// In a write transaction the body may write. Three guards keep a walk
+/// finite and in place:
+/// - it does not go past the entry that was last (first, walking
+///   backward) when it began, so that a body that inserts objects still
+///   finishes;
+/// - a bounded walk finds its place again by the bytes of the entry it
+///   visited, because LMDB moves a cursor whose entry another cursor
+///   deletes, but not always to the right place (a duplicate-key node of
+///   an index deleted under a cursor walking backward); the plain scan of
+///   every record steps with the cursor, as LMDB keeps a cursor of a
+///   database without duplicate keys on its entry while others write;
+/// - it stops when the body empties a table (`deleteAll`), whose cursor
+///   then points at nothing.
+extension QueryPlan {
+    /// Walks the matching values in the plan's order until `body` returns
+    /// false. `decode` makes the value of a record that passes every
+    /// condition, or returns nil to skip it (a filter). `body` gets the
+    /// value, its object's key, and its order value when `orderValues` is
+    /// true and the plan has an order by a property.
+    func run<Element>(
+        in context: ObjectContext, orderValues: Bool = false,
+        decode: (UnsafeRawBufferPointer, RecordView) throws -> Element?,
+        _ body: (Element, UnsafeRawBufferPointer, Value?) throws -> Bool
+    ) throws {
+        if isPlain { return try scan(context, decode: decode, body) }
+        let walk = try walk(sorting: true)
+        var remaining = limit ?? .max
+        guard remaining > 0, !matchesNothing else { return }
+        let engine = context.engine
+        typealias Entry = (value: Value, key: [UInt8], element: Element)
+        func wanted(_ value: Value) -> Value? { orderValues && order?.position != nil ? value : nil }
+        if let order = walk.sortInMemory {
+            var found: [Entry] = []
+            try candidates(walk, context) { key, record, _ in
+                guard let element = try decode(key, record) else { return true }
+                found.append((orderValue(order, in: record), Array(key), element))
+                return true
+            }
+            found.sort { QueryOrder.precedes(($0.value, $0.key), ($1.value, $1.key)) }
+            if !order.ascending { found.reverse() }
+            for entry in found.prefix(remaining) {
+                guard try entry.key.withUnsafeBytes({ try body(entry.element, $0, wanted(entry.value)) }) else {
+                    return
+                }
+            }
+            return
+        }
+        func emit(_ element: Element, _ key: UnsafeRawBufferPointer, _ value: Value?) throws -> Bool {
+            let emptied = engine.tablesEmptied
+            remaining -= 1
+            guard try body(element, key, value), engine.tablesEmptied == emptied else { return false }
+            return remaining > 0
+        }
+        // An index orders the values that share a cut key by primary key,
+        // not by value: a walk through the index sorts each such run by the
+        // order's property or, without an order, by the index's (values
+        // then come in index order, by value).
+        var runOrder = order
+        if runOrder == nil, case .index = walk.access, let driver = walk.driver {
+            runOrder = QueryOrder(position: conditions[driver].position, ascending: true)
+        }
+        let sortsRuns = runOrder?.position != nil
+        let ascending = runOrder?.ascending ?? true
+        let valueOrder = orderValues ? order : nil
+        var run: (indexKey: [UInt8], values: [Entry])?
+        func flush() throws -> Bool {
+            guard var values = run?.values else { return true }
+            run = nil
+            values.sort { QueryOrder.precedes(($0.value, $0.key), ($1.value, $1.key)) }
+            if !ascending { values.reverse() }
+            for entry in values {
+                guard try entry.key.withUnsafeBytes({ try emit(entry.element, $0, wanted(entry.value)) }) else {
+                    return false
+                }
+            }
+            return true
+        }
+        try candidates(walk, context) { key, record, cutIndexKey in
+            guard let element = try decode(key, record) else { return true }
+            if let cutIndexKey, sortsRuns, let runOrder {
+                let entry = (orderValue(runOrder, in: record), Array(key), element)
+                if let indexKey = run?.indexKey, KeyCodec.compare(cutIndexKey, indexKey) == 0 {
+                    run!.values.append(entry)
+                    return true
+                }
+                guard try flush() else { return false }
+                run = (Array(cutIndexKey), [entry])
+                return true
+            }
+            let value = valueOrder.flatMap { $0.position == nil ? nil : orderValue($0, in: record) }
+            return try flush() && emit(element, key, value)
+        }
+        _ = try flush()
+    }
+
+    /// The number of matching objects, before any filter of a front end:
+    /// it decodes nothing. Without conditions it reads one counter; an
+    /// index equality counts the entries of one key without reading a
+    /// record.
+    func count(in context: ObjectContext) throws -> Int {
+        if let error { throw error }
+        let limit = self.limit ?? .max
+        guard !matchesNothing else { return 0 }
+        if conditions.isEmpty { return min(limit, try context.lmdb.entryCount(table.records)) }
+        let walk = try walk(sorting: false)
+        guard limit > 0 else { return 0 }
+        var n = 0
+        if case .index(let index, let keys, _) = walk.access, conditions.count == 1 {
+            // The one condition is the index's: a key that tells counts its
+            // entries without reading a record.
+            let condition = conditions[0]
+            try context.lmdb.withCursor(index) { cursor in
+                var entry = try start(cursor, keys, ascending: true, duplicates: true)
+                while let (indexKey, objectKey) = entry, n < limit {
+                    switch keys.place(of: indexKey) {
+                    case .below:
+                        entry = try cursor.nextKey()
+                    case .above:
+                        return
+                    case .inside(recheck: false):
+                        n += try cursor.duplicateCount()
+                        entry = try cursor.nextKey()
+                    case .inside(recheck: true):
+                        let record = try self.record(objectKey, from: index, context)
+                        let view = try table.validatedView(key: objectKey, record: record)
+                        if condition.contains(value(at: condition.position, in: view)) { n += 1 }
+                        entry = try cursor.next()
+                    }
+                }
+            }
+            return min(n, limit)
+        }
+        try candidates(walk, context) { _, _, _ in
+            n += 1
+            return n < limit
+        }
+        return n
+    }
+
+    /// Walks every record in key order, for a plan without conditions,
+    /// order or limit: the common case, without the layers they need. In a
+    /// write transaction the walk stops at the key that was last when it
+    /// began.
+    @inline(__always)
+    private func scan<Element>(
+        _ context: ObjectContext, decode: (UnsafeRawBufferPointer, RecordView) throws -> Element?,
+        _ body: (Element, UnsafeRawBufferPointer, Value?) throws -> Bool
+    ) throws {
+        let table = self.table
+        try context.lmdb.withCursor(table.records) { cursor in
+            let end = context.copiesObjects ? try cursor.last().map { Array($0.key) } : nil
+            var entry = try cursor.first()
+            while let (key, record) = entry {
+                if let end, KeyCodec.compare(key, end) > 0 { return }
+                let view = try table.validatedView(key: key, record: record)
+                if let element = try decode(key, view) {
+                    let emptied = context.engine.tablesEmptied
+                    guard try body(element, key, nil), context.engine.tablesEmptied == emptied else { return }
+                }
+                entry = try cursor.next()
+            }
+        }
+    }
+
+    /// Walks the records the plan reaches that pass every condition, until
+    /// `visit` returns false; decodes nothing. `visit` gets the object's
+    /// key, its record, and the index key when the walk is an index's and
+    /// the key is cut.
+    private func candidates(
+        _ walk: Walk, _ context: ObjectContext,
+        _ visit: (UnsafeRawBufferPointer, RecordView, UnsafeRawBufferPointer?) throws -> Bool
+    ) throws {
+        let table = self.table
+        let driver = walk.driver
+        func admit(
+            _ key: UnsafeRawBufferPointer, _ record: UnsafeRawBufferPointer, recheck: Bool,
+            cutIndexKey: UnsafeRawBufferPointer? = nil
+        ) throws -> Bool {
+            let view = try table.validatedView(key: key, record: record)
+            for (offset, condition) in conditions.enumerated() where offset != driver || recheck {
+                guard condition.contains(value(at: condition.position, in: view)) else { return true }
+            }
+            return try visit(key, view, cutIndexKey)
+        }
+        switch walk.access {
+        case .scan:
+            try context.lmdb.withCursor(table.records) { cursor in
+                try self.walk(cursor, QueryRange.Keys(), context, ascending: true, duplicates: false) {
+                    key, record, _ in
+                    try admit(key, record, recheck: false)
+                }
+            }
+        case .records(let keys, let ascending):
+            try context.lmdb.withCursor(table.records) { cursor in
+                try self.walk(cursor, keys, context, ascending: ascending, duplicates: false) { key, record, _ in
+                    try admit(key, record, recheck: false)
+                }
+            }
+        case .index(let index, let keys, let ascending):
+            try context.lmdb.withCursor(index) { cursor in
+                try self.walk(cursor, keys, context, ascending: ascending, duplicates: true) {
+                    indexKey, objectKey, recheck in
+                    try admit(
+                        objectKey, try record(objectKey, from: index, context), recheck: recheck,
+                        cutIndexKey: indexKey.count >= KeyCodec.maxKeySize ? indexKey : nil)
+                }
+            }
+        }
+    }
+
+    /// The record an index entry names.
+    private func record(_ objectKey: UnsafeRawBufferPointer, from index: DatabaseHandle, _ context: ObjectContext)
+        throws -> UnsafeRawBufferPointer
+    {
+        guard let record = try context.lmdb.get(table.records, objectKey) else {
+            throw table.missingIndexedObject(indexed: table.indexedFields.first { $0.index == index }?.name ?? "?")
+        }
+        return record
+    }
+
+    /// Walks the entries of `cursor` whose keys lie within `keys`, forward
+    /// or backward, until `visit` returns false. `visit` gets the key, the
+    /// value, and whether the key leaves the range open (a cut key). In a
+    /// write transaction it keeps the guards of the type's documentation.
+    private func walk(
+        _ cursor: LMDBCursor, _ keys: QueryRange.Keys, _ context: ObjectContext, ascending: Bool, duplicates: Bool,
+        _ visit: (UnsafeRawBufferPointer, UnsafeRawBufferPointer, Bool) throws -> Bool
+    ) throws {
+        var end: (key: [UInt8], value: [UInt8])?
+        if context.copiesObjects, let edge = try ascending ? cursor.last() : cursor.first() {
+            end = (Array(edge.key), duplicates ? Array(edge.value) : [])
+        }
+        var entry = try start(cursor, keys, ascending: ascending, duplicates: duplicates)
+        while let (key, value) = entry {
+            if let end {
+                var order = KeyCodec.compare(key, end.key)
+                if order == 0 && duplicates { order = KeyCodec.compare(value, end.value) }
+                if ascending ? order > 0 : order < 0 { return }
+            }
+            switch keys.place(of: key) {
+            case .below:
+                if !ascending { return }
+            case .above:
+                if ascending { return }
+            case .inside(let recheck) where context.copiesObjects:
+                let place = (Array(key), duplicates ? Array(value) : [])
+                guard try visit(key, value, recheck) else { return }
+                entry = try resume(cursor, after: place, ascending: ascending, duplicates: duplicates)
+                continue
+            case .inside(let recheck):
+                guard try visit(key, value, recheck) else { return }
+            }
+            entry = try ascending ? cursor.next() : cursor.previous()
+        }
+    }
+
+    /// Puts `cursor` on the entry that follows `place` in a walk (precedes
+    /// it, walking backward), whether or not `place` is still there.
+    private func resume(
+        _ cursor: LMDBCursor, after place: (key: [UInt8], value: [UInt8]), ascending: Bool, duplicates: Bool
+    ) throws -> LMDBCursor.Entry? {
+        try place.key.withUnsafeBytes { key in
+            if duplicates, let found = try place.value.withUnsafeBytes({ try cursor.seek(exactly: key, atLeast: $0) }) {
+                // At `key`, on the first value at or after the place's.
+                if ascending { return KeyCodec.compare(found.value, place.value) == 0 ? try cursor.next() : found }
+                return try cursor.previous()
+            }
+            guard let found = try cursor.seek(atLeast: key) else { return ascending ? nil : try cursor.last() }
+            let atKey = KeyCodec.compare(found.key, key) == 0
+            if ascending {
+                // In a duplicate-key database, every value of `key` is before
+                // the place's.
+                guard atKey else { return found }
+                return try duplicates ? cursor.nextKey() : cursor.next()
+            }
+            guard atKey, duplicates, let last = try cursor.lastDuplicate() else { return try cursor.previous() }
+            return last
+        }
+    }
+
+    /// Puts `cursor` on the first entry of a walk: the first at or after
+    /// the lower key, or, walking backward, the last at or before the
+    /// upper key.
+    private func start(_ cursor: LMDBCursor, _ keys: QueryRange.Keys, ascending: Bool, duplicates: Bool) throws
+        -> LMDBCursor.Entry?
+    {
+        if ascending {
+            guard let lower = keys.lower else { return try cursor.first() }
+            return try lower.withUnsafeBytes { try cursor.seek(atLeast: $0) }
+        }
+        guard let upper = keys.upper, let found = try upper.withUnsafeBytes({ try cursor.seek(atLeast: $0) })
+        else { return try cursor.last() }
+        let atUpper = KeyCodec.compare(found.key, upper) == 0
+        if atUpper && (keys.upperInclusive || keys.upperCut) {
+            guard duplicates, let last = try cursor.lastDuplicate() else { return found }
+            return last
+        }
+        return try cursor.previous()
+    }
+}

@@ -1,0 +1,236 @@
+/// What a query asks of one object type, whichever API described it: the
+/// conditions on stored values, the order, the limit, and from these the
+/// walk that reaches the values (``walk(sorting:)``).
+///
+/// ``ModelQuery`` and ``ObjectCollection`` are front ends: each turns its
+/// `where`, `sorted` and `limit` into a plan, runs it with
+/// ``run(in:orderValues:decode:_:)`` (in `QueryPlan+Execution.swift`) and
+/// differs only in how a record becomes a value (a model, or a
+/// ``DynamicObject``) and in the filters it runs on that value. An
+/// observation of a typed query evaluates the same plan: ``matches(_:)``
+/// for one written object, ``resultOrder`` and ``QueryOrder`` for where a
+/// value sits in its results.
+struct QueryPlan {
+    let table: ObjectTable
+    /// The conditions, by table field position, in the order asked.
+    private(set) var conditions: [QueryRange] = []
+    /// Per condition, where its property is declared: between two
+    /// conditions that could choose the walk equally well, the one
+    /// declared first does.
+    private var declaredPositions: [Int] = []
+    private(set) var order: QueryOrder?
+    private(set) var limit: Int?
+    /// The first mistake in the query's description (a key path that is
+    /// not a stored property): thrown when the query runs.
+    private(set) var error: StrataError?
+    /// Whether a condition on a property that the table lacks excludes
+    /// every object (the value such a property reads as is outside it).
+    private(set) var matchesNothing = false
+
+    init(table: ObjectTable) {
+        self.table = table
+    }
+
+    /// Whether the plan is a plain walk of every record in key order.
+    var isPlain: Bool { conditions.isEmpty && order == nil && limit == nil && error == nil && !matchesNothing }
+
+    /// Adds a condition on the table field at `condition.position`, whose
+    /// property is declared at `declared` among the properties of the
+    /// front end's schema (the model's, or the file's for the dynamic API).
+    mutating func add(_ condition: QueryRange, declaredAt declared: Int) {
+        conditions.append(condition)
+        declaredPositions.append(declared)
+    }
+
+    /// Adds a condition on a property that the table lacks, where every
+    /// object reads as the same value: `holds` says whether it is inside.
+    mutating func addConstantCondition(holds: Bool) {
+        if !holds { matchesNothing = true }
+    }
+
+    /// Orders the values by the table field at `position` (nil: by
+    /// primary key). A later order replaces an earlier one.
+    mutating func sort(by position: Int?, ascending: Bool) {
+        let field = position.map { table.fields[$0] }
+        order = QueryOrder(position: field?.isPrimaryKey == true ? nil : position, ascending: ascending)
+    }
+
+    /// Keeps at most `count` values.
+    mutating func cut(to count: Int) {
+        precondition(count >= 0, "A query's limit cannot be negative (\(count)).")
+        limit = min(count, limit ?? .max)
+    }
+
+    /// Records a mistake in the query's description; the first one stays.
+    mutating func fail(_ error: StrataError) {
+        if self.error == nil { self.error = error }
+    }
+
+    /// The plan without its order: for counting, where order does not
+    /// matter and a sort in memory would only cost.
+    var unordered: QueryPlan {
+        var copy = self
+        copy.order = nil
+        return copy
+    }
+
+    /// The plan with its order made explicit: ``resultOrder``.
+    func inResultOrder() throws -> QueryPlan {
+        var copy = self
+        copy.order = try resultOrder
+        return copy
+    }
+
+    // MARK: Matching
+
+    /// What the table field at `position` reads as in `record`.
+    @inline(__always)
+    func value(at position: Int, in record: RecordView) -> Value {
+        table.value(at: position, in: record)
+    }
+
+    /// Whether the object of `record` passes every condition.
+    func matches(_ record: RecordView) -> Bool {
+        guard !matchesNothing else { return false }
+        for condition in conditions where !condition.contains(value(at: condition.position, in: record)) {
+            return false
+        }
+        return true
+    }
+
+    /// The value that orders `record` by `order`: the property's, or null
+    /// in primary-key order (the keys then decide).
+    @inline(__always)
+    func orderValue(_ order: QueryOrder, in record: RecordView) -> Value {
+        order.position.map { value(at: $0, in: record) } ?? .null
+    }
+
+    // MARK: Choosing the walk
+
+    /// How a plan reaches its values.
+    enum Access {
+        /// Every record, in key order.
+        case scan
+        /// The records within keys, in key order or its reverse.
+        case records(QueryRange.Keys, ascending: Bool)
+        /// The entries of an index within keys, in index order or its reverse.
+        case index(DatabaseHandle, QueryRange.Keys, ascending: Bool)
+    }
+
+    /// The walk of a plan: its access, the condition whose keys bound it
+    /// (up to rechecks), and the order the values are sorted in memory
+    /// when the walk does not give it.
+    struct Walk {
+        var access: Access
+        var driver: Int?
+        var sortInMemory: QueryOrder?
+    }
+
+    /// Works out the walk. `sorting` is false when the order does not
+    /// matter (counting).
+    ///
+    /// Without an order, one condition chooses the walk: an equality on
+    /// the primary key, else an equality on an index, else a range on the
+    /// primary key, else a range on an index; between two of one kind, the
+    /// property declared first in the schema, so that the order of the
+    /// values (index order, for a range on an index) does not depend on
+    /// the order of the `where`s. With an order on the primary key or an
+    /// indexed property, the walk follows it (bounded by a condition on
+    /// the same property), unless an equality on the primary key reads at
+    /// most one object; on any other property the values are sorted in
+    /// memory.
+    func walk(sorting: Bool) throws -> Walk {
+        if let error { throw error }
+        if sorting, let order {
+            let oneObject = conditions.contains { $0.isEquality && table.fields[$0.position].isPrimaryKey }
+            if !oneObject {
+                guard let position = order.position else {
+                    // Primary-key order. A bound that cannot be a key leaves
+                    // the walk unbounded and the condition checked on each
+                    // record.
+                    let driver = conditions.firstIndex { table.fields[$0.position].isPrimaryKey }
+                    let keys = driver.flatMap { conditions[$0].primaryKeys(type: table.primaryKey?.type ?? .int) }
+                    return Walk(
+                        access: .records(keys ?? QueryRange.Keys(), ascending: order.ascending),
+                        driver: keys == nil ? nil : driver)
+                }
+                if let index = table.fields[position].index {
+                    let driver = conditions.firstIndex { $0.position == position }
+                    let keys = driver.map { conditions[$0].indexKeys } ?? QueryRange.Keys()
+                    return Walk(access: .index(index, keys, ascending: order.ascending), driver: driver)
+                }
+            }
+            var walk = try self.walk(sorting: false)
+            walk.sortInMemory = order
+            return walk
+        }
+        var best: (rank: (Int, Int), offset: Int, access: Access)?
+        for (offset, condition) in conditions.enumerated() {
+            let field = table.fields[condition.position]
+            let rank: Int
+            let access: Access
+            if field.isPrimaryKey, let keys = condition.primaryKeys(type: field.type) {
+                rank = condition.isEquality ? 0 : 2
+                access = .records(keys, ascending: true)
+            } else if let index = field.index {
+                rank = condition.isEquality ? 1 : 3
+                access = .index(index, condition.indexKeys, ascending: true)
+            } else {
+                continue
+            }
+            let declared = declaredPositions[offset]
+            if best.map({ (rank, declared) < $0.rank }) ?? true {
+                best = ((rank, declared), offset, access)
+            }
+        }
+        guard let best else { return Walk(access: .scan, driver: nil) }
+        return Walk(access: best.access, driver: best.offset)
+    }
+
+    /// The order the values come in: the plan's order; without one, the
+    /// order of the index that a condition walks (by value, then primary
+    /// key); else primary-key order.
+    ///
+    /// - Throws: The plan's ``error``.
+    var resultOrder: QueryOrder {
+        get throws {
+            if let order { return order }
+            let walk = try walk(sorting: false)
+            if case .index = walk.access, let driver = walk.driver {
+                return QueryOrder(position: conditions[driver].position, ascending: true)
+            }
+            return QueryOrder(position: nil, ascending: true)
+        }
+    }
+}
+
+/// The order of a query's values: by a property's stored value as the
+/// index orders it (``KeyCodec/compareInIndexOrder(_:_:)``), equal values
+/// by the object's key, and the exact reverse when descending. The one
+/// comparison behind a walk's in-memory sort, its sort of the entries of
+/// a cut index key, and an observation's results.
+struct QueryOrder: Equatable {
+    /// The table field position of the property; nil for primary-key
+    /// order.
+    var position: Int?
+    var ascending: Bool
+
+    /// Compares two values by their order values and keys, ascending: a
+    /// negative number, zero (the same object) or a positive number.
+    @inline(__always)
+    static func compare(_ a: Value?, _ aKey: UnsafeRawBufferPointer, _ b: Value?, _ bKey: UnsafeRawBufferPointer)
+        -> Int
+    {
+        if let a, let b {
+            let order = KeyCodec.compareInIndexOrder(a, b)
+            if order != 0 { return order }
+        }
+        return KeyCodec.compare(aKey, bKey)
+    }
+
+    /// Whether `a` comes before `b`, ascending.
+    @inline(__always)
+    static func precedes(_ a: (value: Value, key: [UInt8]), _ b: (value: Value, key: [UInt8])) -> Bool {
+        a.key.withUnsafeBytes { x in b.key.withUnsafeBytes { y in compare(a.value, x, b.value, y) < 0 } }
+    }
+}
