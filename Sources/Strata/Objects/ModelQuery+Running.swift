@@ -7,6 +7,15 @@ extension ModelQuery {
     func iterate(_ body: (M) throws -> Bool) throws {
         let binding = self.binding
         let predicates = self.predicates
+        // A plain walk without filters hands each decoded value straight
+        // over: through an optional, a model's generic value is copied by
+        // its type's value witnesses (unspecialized across modules) a few
+        // times per object.
+        if plan.isPlain && predicates.isEmpty {
+            return try plan.scanRecords(in: context) { key, record in
+                try body(binding.decode(M.self, record: record, key: key))
+            }
+        }
         try plan.run(in: context) { key, record in
             try Self.decode(key, record, binding, predicates)
         } _: { model, _, _ in

@@ -154,6 +154,21 @@ extension QueryPlan {
         _ context: ObjectContext, decode: (UnsafeRawBufferPointer, RecordView) throws -> Element?,
         _ body: (Element, UnsafeRawBufferPointer, Value?) throws -> Bool
     ) throws {
+        try scanRecords(in: context) { key, view in
+            guard let element = try decode(key, view) else { return true }
+            return try body(element, key, nil)
+        }
+    }
+
+    /// The walk of a plain plan (``isPlain``), without generics: every
+    /// record in key order, until `visit` returns false. A front end calls
+    /// it directly for a plain plan, so that the loop that makes each value
+    /// is specialized for the value's type (through ``run(in:orderValues:decode:_:)``
+    /// the value passes as an unspecialized generic, a copy through its
+    /// type's value witnesses per object).
+    func scanRecords(
+        in context: ObjectContext, _ visit: (UnsafeRawBufferPointer, RecordView) throws -> Bool
+    ) throws {
         let table = self.table
         try context.lmdb.withCursor(table.records) { cursor in
             let end = context.copiesObjects ? try cursor.last().map { Array($0.key) } : nil
@@ -161,10 +176,8 @@ extension QueryPlan {
             while let (key, record) = entry {
                 if let end, KeyCodec.compare(key, end) > 0 { return }
                 let view = try table.validatedView(key: key, record: record)
-                if let element = try decode(key, view) {
-                    let emptied = context.engine.tablesEmptied
-                    guard try body(element, key, nil), context.engine.tablesEmptied == emptied else { return }
-                }
+                let emptied = context.engine.tablesEmptied
+                guard try visit(key, view), context.engine.tablesEmptied == emptied else { return }
                 entry = try cursor.next()
             }
         }
