@@ -35,7 +35,7 @@ public enum PropertyType: String, Sendable, Hashable, Codable, CaseIterable, Cus
     case embedded
 
     /// The types whose values stand on their own, `bool` through `decimal`:
-    /// every type but the relationship types. Each is a ``StoredKind``.
+    /// every type but the relationship types. Each has one entry in the table of stored kinds.
     public static let primitives: [PropertyType] = StoredKind.allCases.map(\.propertyType)
 
     /// Whether a property of this type can be an object type's primary key.
