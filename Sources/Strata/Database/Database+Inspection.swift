@@ -317,7 +317,7 @@ extension Database {
             let engine = TableEngine(
                 lmdb: txn, meta: store.meta, path: path, writingSchemaVersion: configuration.schemaVersion,
                 fieldCapacity: tables.values.map(\.fields.count).max() ?? 0,
-                subscribers: changeSubscribers.makeSubscribers(), recordsForFeed: false)
+                subscribers: configuration.changeSubscribers.map { $0() }, recordsForFeed: false)
             engine.links = LinkGraph(
                 tables: Dictionary(tables.values.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first }))
             for table in tables.values.sorted(by: { $0.type.id < $1.type.id }) {

@@ -31,9 +31,6 @@ public final class Database: Sendable {
     let openingPlan: MigrationPlan
     /// The running observations of this database.
     let observers = ObserverRegistry()
-    /// Makers of the subscribers each write transaction hands every write
-    /// to (``ChangeSubscriber``), besides observation's.
-    let changeSubscribers: ChangeSubscriberRegistry
 
     /// Opens the database file, creating it when it does not exist, and
     /// migrating it when its schema version is lower than the configured one.
@@ -66,7 +63,6 @@ public final class Database: Sendable {
         if let problem = MigrationPlan.configurationProblem(configuration.migrationSettings) { throw problem }
         let (environment, prepared) = try Database.openAndPrepare(configuration, includingKeptTypes: includingKeptTypes)
         self.configuration = configuration
-        changeSubscribers = ChangeSubscriberRegistry(configuration.changeSubscribers)
         self.environment = environment
         self.catalog = prepared.catalog
         self.tables = prepared.tables
@@ -219,7 +215,7 @@ public final class Database: Sendable {
         let (result, tally) = try environment.withWriteTransaction { lmdb in
             try checkGeneration(lmdb)
             let transaction = WriteTransaction(
-                context: makeContext(lmdb, subscribers: changeSubscribers.makeSubscribers()))
+                context: makeContext(lmdb, subscribers: configuration.changeSubscribers.map { $0() }))
             defer { transaction.context.end() }
             let result = try body(transaction)
             let engine = transaction.context.engine

@@ -107,7 +107,7 @@ extension CommittedChanges {
     }
 
     /// Whether the transaction deleted every object of `type` at once.
-    func emptied(_ type: TypeID) -> Bool {
+    func wasEmptied(_ type: TypeID) -> Bool {
         emptied.contains(type.rawValue)
     }
 

@@ -50,15 +50,10 @@ extension ModelQuery {
     /// The number of matching values, decoding objects only for filters.
     func countValues() throws -> Int {
         guard !predicates.isEmpty else { return try plan.count(in: context) }
-        // Counting needs no order: without it, a sort on a property without
-        // an index decodes and sorts nothing.
-        var unsorted = self
-        unsorted.plan = plan.unordered
-        var n = 0
-        try unsorted.iterate { _ in
-            n += 1
-            return true
+        let binding = self.binding
+        let predicates = self.predicates
+        return try plan.count(in: context) { key, record in
+            try Self.decode(key, record, binding, predicates) != nil
         }
-        return n
     }
 }

@@ -219,14 +219,11 @@ public struct ObjectCollection {
     public var count: Int {
         get throws {
             if predicates.isEmpty { return try plan.count(in: context) }
-            var unsorted = self
-            unsorted.plan = plan.unordered
-            var n = 0
-            try unsorted.iterate { _ in
-                n += 1
-                return true
+            let (context, table, predicates) = (self.context, self.table, self.predicates)
+            return try plan.count(in: context) { key, record in
+                let object = context.object(table: table, key: key, view: record)
+                return try predicates.allSatisfy { try $0(object) }
             }
-            return n
         }
     }
 

@@ -26,7 +26,7 @@ struct ObjectEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: S
         guard let type, query.observedTypeID == type else {
             throw StrataError.observedTypeReplaced("\(M.self)", path: transaction.context.path)
         }
-        if let changes, !changes.emptied(type), changes.keys(of: type)?.contains(key) != true { return nil }
+        if let changes, !changes.wasEmptied(type), changes.keys(of: type)?.contains(key) != true { return nil }
         let now = try query.matchingObject(key: key)?.model
         defer { current = now }
         let id = transaction.context.lmdb.id

@@ -43,7 +43,7 @@ struct QueryEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: Se
         guard let type, query.observedTypeID == type else {
             throw StrataError.observedTypeReplaced("\(M.self)", path: transaction.context.path)
         }
-        guard let changes, !changes.emptied(type) else {
+        guard let changes, !changes.wasEmptied(type) else {
             return try rerun(query, touched: nil)
         }
         guard let written = changes.keys(of: type), !written.isEmpty else { return nil }
