@@ -145,17 +145,15 @@ extension StrataError {
     }
 
     /// A delete that a deny rule refuses: the object `key` of `typeName`
-    /// (or, without a key, all of its objects, linked through `through`),
-    /// and the objects that link to it.
+    /// (or, without a key, all of its objects), and the objects that link
+    /// to it, each item naming the link. `cascades`: the delete of the
+    /// object reaches others through cascade rules.
     static func deleteDenied(
-        typeName: String, key: String?, through: String? = nil, cascades: Bool = false, linking: [String],
-        path: String
+        typeName: String, key: String?, cascades: Bool = false, linking: [String], path: String
     ) -> StrataError {
         let summary =
             if let key {
                 "The '\(typeName)' \(key) cannot be deleted from \(path): objects link to \(cascades ? "it or to objects its delete cascades to" : "it") under a deny rule"
-            } else if let through {
-                "The objects of '\(typeName)' cannot all be deleted from \(path): objects link to them through '\(through)' under a deny rule"
             } else {
                 "The objects of '\(typeName)' cannot all be deleted from \(path): objects link to them or to objects their delete cascades to under a deny rule"
             }

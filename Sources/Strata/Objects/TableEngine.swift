@@ -261,7 +261,7 @@ final class TableEngine {
             let plan = try deletePlan(keys)
             guard plan.refusals.isEmpty else {
                 throw StrataError.deleteDenied(
-                    typeName: table.name, key: nil, cascades: true, linking: plan.refusalItems, path: path)
+                    typeName: table.name, key: nil, linking: plan.refusalItems, path: path)
             }
             try execute(plan)
             return
