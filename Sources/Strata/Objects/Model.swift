@@ -77,14 +77,47 @@ public protocol Model: SendableMetatype {
 ///
 /// Strata makes one per write and reuses its storage; a model only calls
 /// `encode(_:)` once per stored property.
+///
+/// A write through a model's binding writes each primitive value straight
+/// into record bytes: the field's id, tag and payload, keeping no `Value`
+/// but those of the primary key and the indexed properties, which the
+/// write needs again. Elsewhere (and for a type whose records hold fields
+/// the model lacks) the values go into slots by position.
 public struct ModelEncoder: ~Copyable {
     let slots: UnsafeMutablePointer<Value>
     let capacity: Int
     private(set) var count = 0
+    /// Per position, the field each value is written as; nil when values
+    /// go into slots only.
+    private let fields: UnsafePointer<ModelBinding.RecordField>?
+    /// Where the field bytes go, when ``fields`` is set. A copy shares the
+    /// buffer.
+    private let writer: ByteWriter?
+    /// Per position, the writer's length after the value was written.
+    private let ends: UnsafeMutablePointer<Int>?
+    /// Set when a value did not fit its field as it is (another type, a
+    /// null for a required property, a decimal no field stores): the write
+    /// then goes through slots and the engine's encoder, which converts or
+    /// explains.
+    private(set) var misfit = false
 
     init(slots: UnsafeMutablePointer<Value>, capacity: Int) {
         self.slots = slots
         self.capacity = capacity
+        self.fields = nil
+        self.writer = nil
+        self.ends = nil
+    }
+
+    init(
+        slots: UnsafeMutablePointer<Value>, capacity: Int, fields: UnsafePointer<ModelBinding.RecordField>,
+        writer: ByteWriter, ends: UnsafeMutablePointer<Int>
+    ) {
+        self.slots = slots
+        self.capacity = capacity
+        self.fields = fields
+        self.writer = writer
+        self.ends = ends
     }
 
     /// Stores the next property's value.
@@ -96,8 +129,32 @@ public struct ModelEncoder: ~Copyable {
     @inline(__always)
     private mutating func append(_ value: Value) {
         precondition(count < capacity, "A model encoded more properties than its schema declares (\(capacity)).")
-        slots[count] = value
+        let position = count
         count += 1
+        guard let fields, let ends else {
+            slots[position] = value
+            return
+        }
+        let field = fields[position]
+        if field.keepsValue { slots[position] = value }
+        var writer = self.writer.unsafelyUnwrapped
+        if !field.isComposite && !misfit && !write(value, as: field, to: &writer) { misfit = true }
+        ends[position] = writer.count
+    }
+
+    /// Writes the field's id, tag and payload; false, writing nothing, when
+    /// the value does not fit the field as it is.
+    @inline(__always)
+    private func write(_ value: Value, as field: ModelBinding.RecordField, to writer: inout ByteWriter) -> Bool {
+        if case .null = value {
+            guard field.isOptional else { return false }
+            writer.appendVarint(field.id)
+            writer.append(RecordCodec.Tag.null.rawValue)
+            return true
+        }
+        guard StoredKind(of: value) == field.kind, StoredKind.admits(value) else { return false }
+        writer.appendVarint(field.id)
+        return StoredKind.appendTagged(value, to: &writer)
     }
 
     // One overload per stored type, which the calls of a model in another

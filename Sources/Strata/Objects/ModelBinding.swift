@@ -24,8 +24,36 @@ final class ModelBinding: @unchecked Sendable {
     private let fieldIDs: UnsafeMutableBufferPointer<PropertyID>
     /// Per model position, what a record without the field reads as.
     let absentValues: UnsafeMutableBufferPointer<Value>
-    /// Filled by ``encode(_:)``.
+    /// Filled by ``encode(_:)``; by ``encodeRecord(_:into:schemaVersion:)``
+    /// at the positions whose values the write needs again.
     let slots: UnsafeMutableBufferPointer<Value>
+    /// Per model position, the field its value is written as, when the
+    /// model writes records itself: the table's fields are the model's
+    /// properties, no more (synced mode's kept fields need the stored
+    /// record, and fields the model lacks their defaults). Nil otherwise.
+    private let recordFields: UnsafeMutableBufferPointer<RecordField>?
+    /// Whether the model's properties are the table's fields in field
+    /// order, all primitive: then their bytes go straight into the record;
+    /// else into ``scratch``, to be put in field order.
+    private let inOrder: Bool
+    private let scratch = ByteWriter(capacity: 256)
+    /// Per model position, where its bytes end in the buffer written.
+    private let ends: UnsafeMutableBufferPointer<Int>
+
+    /// One model position, as writing its value into a record needs it.
+    struct RecordField {
+        /// The field id, as the record's varint holds it.
+        let id: UInt64
+        /// The kind of a primitive field; nil for a composite one.
+        let kind: StoredKind?
+        let isOptional: Bool
+        /// A link, list or embedded object: written by the checking path
+        /// (``CompositeCodec``) from the value.
+        let isComposite: Bool
+        /// Whether the write needs the value again (primary key, indexed or
+        /// composite): it is kept in ``ModelBinding/slots``.
+        let keepsValue: Bool
+    }
 
     /// - Parameter bindsFields: False for a binding that only decodes from
     ///   values by position (a model of another schema version in a typed
@@ -72,6 +100,26 @@ final class ModelBinding: @unchecked Sendable {
         _ = absentValues.initialize(from: properties.map(\.valueWhenAbsent))
         slots = .allocate(capacity: max(count, 1))
         slots.initialize(repeating: .null)
+        ends = .allocate(capacity: max(count, 1))
+        ends.initialize(repeating: 0)
+        let writesRecords =
+            bindsFields && table.keptFields.isEmpty && !table.keepsEmbeddedFields && count == table.fields.count
+            && toTable.allSatisfy { $0 >= 0 }
+        if writesRecords {
+            let fields = toTable.map { position in
+                let field = table.fields[position]
+                return RecordField(
+                    id: UInt64(field.id.rawValue), kind: StoredKind(field.type), isOptional: field.isOptional,
+                    isComposite: field.type.isComposite,
+                    keepsValue: field.isPrimaryKey || field.type.isComposite
+                        || table.indexedFields.contains { $0 === field })
+            }
+            recordFields = .allocate(capacity: max(count, 1))
+            _ = recordFields!.initialize(from: fields)
+        } else {
+            recordFields = nil
+        }
+        inOrder = writesRecords && !table.hasCompositeFields && toTable == Array(0 ..< count)
     }
 
     deinit {
@@ -82,6 +130,8 @@ final class ModelBinding: @unchecked Sendable {
         absentValues.deallocate()
         slots.deinitialize()
         slots.deallocate()
+        ends.deallocate()
+        recordFields?.deallocate()
     }
 
     /// Fills ``slots`` with the stored properties of `object`.
@@ -92,6 +142,56 @@ final class ModelBinding: @unchecked Sendable {
         precondition(
             encoder.count == count,
             "The model \(modelName) encoded \(encoder.count) properties; its schema declares \(count).")
+    }
+
+    /// Encodes the record and key of `object` into `target` straight from
+    /// the model's values, stamped with `schemaVersion`, leaving in
+    /// ``slots`` the values the write needs again (primary key, indexed
+    /// and composite properties).
+    ///
+    /// - Returns: False when the binding does not write records itself, or
+    ///   a value does not fit its field as it is: then nothing is written
+    ///   and the caller encodes `object` through ``encode(_:)`` and the
+    ///   engine's encoder, which converts the value or explains why not.
+    /// - Throws: What encoding a composite value or the key throws.
+    @inline(__always)
+    func encodeRecord<M: Model>(_ object: M, into target: inout ObjectEncoder, schemaVersion: UInt64) throws -> Bool {
+        guard let recordFields else { return false }
+        var writer = inOrder ? target.record : scratch
+        writer.removeAll()
+        if inOrder { RecordCodec.beginRecord(&writer, schemaVersion: schemaVersion, fieldCount: count) }
+        var encoder = ModelEncoder(
+            slots: slots.baseAddress!, capacity: count, fields: UnsafePointer(recordFields.baseAddress!),
+            writer: writer, ends: ends.baseAddress!)
+        object.encode(to: &encoder)
+        precondition(
+            encoder.count == count,
+            "The model \(modelName) encoded \(encoder.count) properties; its schema declares \(count).")
+        if encoder.misfit { return false }
+        if !inOrder { try assemble(into: &target.record, schemaVersion: schemaVersion) }
+        if let primaryKeyPosition { try target.encodeKey(slots[primaryKeyPosition], table: table) }
+        return true
+    }
+
+    /// Puts the fields written into ``scratch`` in field order, with the
+    /// composite ones encoded from their values, after a record header.
+    private func assemble(into record: inout ByteWriter, schemaVersion: UInt64) throws {
+        guard let recordFields else { return }
+        record.removeAll()
+        RecordCodec.beginRecord(&record, schemaVersion: schemaVersion, fieldCount: count)
+        try scratch.withUnsafeBytes { bytes in
+            for tablePosition in 0 ..< count {
+                let position = modelPositions[tablePosition]
+                guard !recordFields[position].isComposite else {
+                    let field = table.fields[tablePosition]
+                    let value = try ObjectEncoder.resolve(field, given: slots[position], table: table)
+                    try CompositeCodec.appendField(&record, field, value, owner: table.name, path: table.path)
+                    continue
+                }
+                let start = position == 0 ? 0 : ends[position - 1]
+                record.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[start ..< ends[position]]))
+            }
+        }
     }
 
     /// The value the last ``encode(_:)`` gave the table field `field`, or

@@ -5,8 +5,13 @@ extension ObjectContext {
     @inline(__always)
     func insert<M: Model>(_ object: M) throws -> M.Key {
         let binding = try binding(M.self)
-        binding.encode(object)
-        try engine.insert(binding.table) { binding.given($0) }
+        var encoder = engine.encoder
+        if try binding.encodeRecord(object, into: &encoder, schemaVersion: engine.writingSchemaVersion) {
+            try engine.insert(binding.table, record: .encoded) { binding.given($0) }
+        } else {
+            binding.encode(object)
+            try engine.insert(binding.table) { binding.given($0) }
+        }
         return writtenKey(binding, M.self)
     }
 
@@ -22,8 +27,13 @@ extension ObjectContext {
             }
             return try insert(object)
         }
-        binding.encode(object)
-        try engine.replace(binding.table, requireExisting: requireExisting) { binding.given($0) }
+        var encoder = engine.encoder
+        if try binding.encodeRecord(object, into: &encoder, schemaVersion: engine.writingSchemaVersion) {
+            try engine.replace(binding.table, requireExisting: requireExisting, record: .encoded) { binding.given($0) }
+        } else {
+            binding.encode(object)
+            try engine.replace(binding.table, requireExisting: requireExisting) { binding.given($0) }
+        }
         return writtenKey(binding, M.self)
     }
 

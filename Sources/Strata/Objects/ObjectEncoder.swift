@@ -264,7 +264,7 @@ struct ObjectEncoder {
     /// The value to store for `field`: the caller's, or the schema's
     /// default. Checks type and nullability.
     @inline(__always)
-    private static func resolve(_ field: ObjectTable.Field, given: Value?, table: ObjectTable) throws -> Value {
+    static func resolve(_ field: ObjectTable.Field, given: Value?, table: ObjectTable) throws -> Value {
         let path = table.path
         let value: Value
         if let given {

@@ -93,17 +93,37 @@ final class TableEngine {
         return encoder.decodedKey(table)
     }
 
+    /// Where the record of an insert or a replacement comes from.
+    enum RecordSource {
+        /// Encoded by the engine from the values `given` returns.
+        case values
+        /// Already in ``encoder``, record and primary key, written by a
+        /// model's binding (``ModelBinding/encodeRecord(_:into:schemaVersion:)``);
+        /// `given` still answers for the primary key and the indexed fields.
+        case encoded
+    }
+
     /// Inserts a new object whose values `given` returns by field (nil: not
     /// given, so the default), stamped with `schemaVersion` (by default the
     /// version this transaction writes). The key is left in ``encoder``.
     @inline(__always)
     func insert(
-        _ table: ObjectTable, schemaVersion: UInt64? = nil, _ given: (ObjectTable.Field) -> Value?
+        _ table: ObjectTable, schemaVersion: UInt64? = nil, record: RecordSource = .values,
+        _ given: (ObjectTable.Field) -> Value?
     ) throws {
         var encoder = self.encoder
-        try encoder.encode(
-            table: table, schemaVersion: schemaVersion ?? writingSchemaVersion, automaticKey: newID(table), base: nil
-        ) { given(table.fields[$0]).map(ObjectEncoder.FieldSource.value) ?? .absent }
+        switch record {
+        case .values:
+            try encoder.encode(
+                table: table, schemaVersion: schemaVersion ?? writingSchemaVersion, automaticKey: newID(table),
+                base: nil
+            ) { given(table.fields[$0]).map(ObjectEncoder.FieldSource.value) ?? .absent }
+        case .encoded where table.primaryKey == nil:
+            encoder.key.removeAll()
+            KeyCodec.appendAutomaticID(try nextAutomaticID(table), to: &encoder.key)
+        case .encoded:
+            break
+        }
         if !table.linkFields.isEmpty { try checkLinkTargets(table, old: nil, encoder) }
         guard try putRecord(table, encoder, noOverwrite: true) else {
             let key = encoder.decodedKey(table)
@@ -134,10 +154,13 @@ final class TableEngine {
     /// The stored object, if any, is read once: for its index entries and,
     /// in synced mode, for the properties this app's schema does not
     /// declare, which the new record keeps as they are stored.
-    func replace(_ table: ObjectTable, requireExisting: Bool, _ given: (ObjectTable.Field) -> Value?) throws {
+    func replace(
+        _ table: ObjectTable, requireExisting: Bool, record: RecordSource = .values,
+        _ given: (ObjectTable.Field) -> Value?
+    ) throws {
         guard let primaryKey = table.primaryKey else {
             precondition(!requireExisting, "An update of a type without a primary key goes by its id")
-            return try insert(table, given)
+            return try insert(table, record: record, given)
         }
         var encoder = self.encoder
         let needsStored =
@@ -146,7 +169,7 @@ final class TableEngine {
         // The key alone first: when it cannot be encoded, the full encoding
         // below throws the error that explains why.
         if needsStored, let key = given(primaryKey) ?? primaryKey.defaultValue,
-            (try? encoder.encodeKey(key, table: table)) != nil
+            record == .encoded || (try? encoder.encodeKey(key, table: table)) != nil
         {
             let keyBytes = encoder.key.bytes
             return try keyBytes.withUnsafeBytes { keyBytes in
@@ -154,9 +177,11 @@ final class TableEngine {
                 if requireExisting && stored == nil {
                     throw StrataError.objectNotFound(typeName: table.name, key: "\(key)", path: path)
                 }
-                try encoder.encode(
-                    table: table, schemaVersion: writingSchemaVersion, automaticKey: .keep, base: stored
-                ) { given(table.fields[$0]).map(ObjectEncoder.FieldSource.value) ?? .absent }
+                if record == .values {
+                    try encoder.encode(
+                        table: table, schemaVersion: writingSchemaVersion, automaticKey: .keep, base: stored
+                    ) { given(table.fields[$0]).map(ObjectEncoder.FieldSource.value) ?? .absent }
+                }
                 // Read before the put, which may move the stored bytes.
                 let old = stored.map { indexedValues(table, $0) }
                 let oldLinks = table.linkFields.isEmpty ? nil : stored.map { linkKeys(table, $0) }
@@ -166,8 +191,10 @@ final class TableEngine {
                 if !table.linkFields.isEmpty { try relink(table, old: oldLinks, encoder) }
             }
         }
-        try encoder.encode(table: table, schemaVersion: writingSchemaVersion, automaticKey: .keep, base: nil) {
-            given(table.fields[$0]).map(ObjectEncoder.FieldSource.value) ?? .absent
+        if record == .values {
+            try encoder.encode(table: table, schemaVersion: writingSchemaVersion, automaticKey: .keep, base: nil) {
+                given(table.fields[$0]).map(ObjectEncoder.FieldSource.value) ?? .absent
+            }
         }
         if !table.linkFields.isEmpty { try checkLinkTargets(table, old: nil, encoder) }
         _ = try putRecord(table, encoder, noOverwrite: false)
