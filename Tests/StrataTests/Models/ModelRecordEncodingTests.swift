@@ -194,7 +194,8 @@ struct LooseModel: Model {
         // A link to an object that does not exist is refused, as before.
         #expect(throws: StrataError.self) {
             try db.write { tx in
-                _ = try tx.insert(EncodedHolder(id: "c", name: "C", home: EncodedSpot(street: "s"), partner: Link("zz")))
+                _ = try tx.insert(
+                    EncodedHolder(id: "c", name: "C", home: EncodedSpot(street: "s"), partner: Link("zz")))
             }
         }
     }
