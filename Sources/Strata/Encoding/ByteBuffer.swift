@@ -48,7 +48,7 @@ struct ByteWriter {
     }
 
     /// Forgets the bytes written, keeping the memory.
-    mutating func removeAll() { storage.header.pointee.count = 0 }
+    func removeAll() { storage.header.pointee.count = 0 }
 
     /// Room for `extra` more bytes; returns where they go.
     @inline(__always)
@@ -69,13 +69,13 @@ struct ByteWriter {
     private func advance(_ n: Int) { storage.header.pointee.count += n }
 
     @inline(__always)
-    mutating func append(_ byte: UInt8) {
+    func append(_ byte: UInt8) {
         reserve(1).storeBytes(of: byte, as: UInt8.self)
         advance(1)
     }
 
     @inline(__always)
-    mutating func appendVarint(_ value: UInt64) {
+    func appendVarint(_ value: UInt64) {
         let out = reserve(10)
         var v = value
         var n = 0
@@ -89,41 +89,41 @@ struct ByteWriter {
     }
 
     @inline(__always)
-    mutating func appendLittleEndian(_ value: UInt64) {
+    func appendLittleEndian(_ value: UInt64) {
         reserve(8).storeBytes(of: value.littleEndian, as: UInt64.self)
         advance(8)
     }
 
     @inline(__always)
-    mutating func appendBigEndian(_ value: UInt64) {
+    func appendBigEndian(_ value: UInt64) {
         reserve(8).storeBytes(of: value.bigEndian, as: UInt64.self)
         advance(8)
     }
 
-    mutating func append(_ uuid: UUID) {
+    func append(_ uuid: UUID) {
         Swift.withUnsafeBytes(of: uuid.uuid) { append(contentsOf: $0) }
     }
 
     @inline(__always)
-    mutating func append(contentsOf raw: UnsafeRawBufferPointer) {
+    func append(contentsOf raw: UnsafeRawBufferPointer) {
         guard let source = raw.baseAddress, raw.count > 0 else { return }
         reserve(raw.count).copyMemory(from: source, byteCount: raw.count)
         advance(raw.count)
     }
 
-    mutating func append(contentsOf buffer: UnsafeBufferPointer<UInt8>) {
+    func append(contentsOf buffer: UnsafeBufferPointer<UInt8>) {
         append(contentsOf: UnsafeRawBufferPointer(buffer))
     }
 
-    mutating func append(contentsOf data: Data) {
+    func append(contentsOf data: Data) {
         data.withUnsafeBytes { append(contentsOf: $0) }
     }
 
-    mutating func append(contentsOf array: [UInt8]) {
+    func append(contentsOf array: [UInt8]) {
         array.withUnsafeBytes { append(contentsOf: $0) }
     }
 
-    mutating func append<C: Collection>(contentsOf collection: C) where C.Element == UInt8 {
+    func append<C: Collection>(contentsOf collection: C) where C.Element == UInt8 {
         for byte in collection { append(byte) }
     }
 }

@@ -60,7 +60,7 @@ enum DecimalStorage {
     /// Appends the payload: `length:varint exponent:i8 sign:u8 mantissa`,
     /// the mantissa little-endian without its high zero bytes (none for
     /// zero). A NaN, which the value checks refuse first, is stored as zero.
-    static func appendPayload(_ decimal: Decimal, to writer: inout ByteWriter) {
+    static func appendPayload(_ decimal: Decimal, to writer: ByteWriter) {
         let parts = Parts(decimal) ?? Parts(isNegative: false, exponent: 0, mantissa: UInt128Words())
         let count = parts.mantissa.byteCount
         writer.appendVarint(UInt64(2 + count))
@@ -107,7 +107,7 @@ enum DecimalStorage {
     /// exponents, have one key. NaN, which is never stored, is `04`: after
     /// every number, as a double's NaN sorts, so a query for it finds
     /// nothing.
-    static func appendKey(_ decimal: Decimal, to writer: inout ByteWriter) {
+    static func appendKey(_ decimal: Decimal, to writer: ByteWriter) {
         withKey(decimal) { writer.append(contentsOf: $0) }
     }
 

@@ -88,15 +88,15 @@ enum FileLayout {
     /// order-preserving encoding. Returns false when `value` is not of
     /// `type`.
     @inline(__always)
-    static func appendRecordKey(primaryKey value: Value, type: PropertyType, to writer: inout ByteWriter) -> Bool {
-        KeyCodec.appendPrimaryKey(value, type: type, to: &writer)
+    static func appendRecordKey(primaryKey value: Value, type: PropertyType, to writer: ByteWriter) -> Bool {
+        KeyCodec.appendPrimaryKey(value, type: type, to: writer)
     }
 
     /// Appends the record key of an object without a primary key: its
     /// automatic id.
     @inline(__always)
-    static func appendRecordKey(automaticID id: UInt64, to writer: inout ByteWriter) {
-        KeyCodec.appendAutomaticID(id, to: &writer)
+    static func appendRecordKey(automaticID id: UInt64, to writer: ByteWriter) {
+        KeyCodec.appendAutomaticID(id, to: writer)
     }
 
     /// Appends the index key of a value; the entry's value is the object's
@@ -104,8 +104,8 @@ enum FileLayout {
     /// record.
     /// Returns whether the key was cut.
     @inline(__always) @discardableResult
-    static func appendIndexKey(_ value: Value, to writer: inout ByteWriter) -> Bool {
-        KeyCodec.appendIndexKey(value, to: &writer)
+    static func appendIndexKey(_ value: Value, to writer: ByteWriter) -> Bool {
+        KeyCodec.appendIndexKey(value, to: writer)
     }
 
     /// The bytes of a counter (generation, automatic id): 8 bytes, big-endian.

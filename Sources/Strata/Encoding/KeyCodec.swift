@@ -13,12 +13,12 @@ enum KeyCodec {
 
     /// Appends the key for a primary key value. Returns false when the
     /// value's type does not match `type`.
-    static func appendPrimaryKey(_ value: Value, type: PropertyType, to writer: inout ByteWriter) -> Bool {
+    static func appendPrimaryKey(_ value: Value, type: PropertyType, to writer: ByteWriter) -> Bool {
         guard let kind = StoredKind(type) else { return false }
-        return StoredKind.appendPrimaryKey(value, kind: kind, to: &writer)
+        return StoredKind.appendPrimaryKey(value, kind: kind, to: writer)
     }
 
-    static func appendAutomaticID(_ id: UInt64, to writer: inout ByteWriter) {
+    static func appendAutomaticID(_ id: UInt64, to writer: ByteWriter) {
         writer.appendBigEndian(id)
     }
 
@@ -58,9 +58,9 @@ enum KeyCodec {
     /// key reaches that size: it may have been cut, here or for another
     /// value that shares it, so equal keys do not prove equal values.
     @discardableResult
-    static func appendIndexKey(_ value: Value, to writer: inout ByteWriter) -> Bool {
+    static func appendIndexKey(_ value: Value, to writer: ByteWriter) -> Bool {
         let start = writer.count
-        if let cut = StoredKind.appendIndexKey(value, to: &writer) {
+        if let cut = StoredKind.appendIndexKey(value, to: writer) {
             assert(cut || writer.count - start <= maxKeySize)
             return cut
         }
@@ -68,7 +68,7 @@ enum KeyCodec {
         case .link(let key):
             // Orders links by their target's key; no index holds them.
             writer.append(RecordCodec.Tag.link.rawValue)
-            appendIndexKey(key, to: &writer)
+            appendIndexKey(key, to: writer)
         default:
             // Null has no payload; lists and embedded objects have no
             // order: they sort by tag.

@@ -73,7 +73,7 @@ enum RecordCodec {
         }
     }
 
-    static func beginRecord(_ writer: inout ByteWriter, schemaVersion: UInt64, fieldCount: Int) {
+    static func beginRecord(_ writer: ByteWriter, schemaVersion: UInt64, fieldCount: Int) {
         writer.append(layoutVersion)
         writer.appendVarint(schemaVersion)
         writer.appendVarint(UInt64(fieldCount))
@@ -83,23 +83,23 @@ enum RecordCodec {
     /// An embedded object (``Value/object(_:)``) is written by its type's
     /// layout, never through here.
     @inline(__always)
-    static func appendField(_ writer: inout ByteWriter, id: PropertyID, value: Value) {
+    static func appendField(_ writer: ByteWriter, id: PropertyID, value: Value) {
         writer.appendVarint(UInt64(id.rawValue))
-        appendTagged(&writer, value)
+        appendTagged(writer, value)
     }
 
     /// Appends a value's tag and payload: a field without its id, a list
     /// element, or a link's key.
     @inline(__always)
-    static func appendTagged(_ writer: inout ByteWriter, _ value: Value) {
-        if StoredKind.appendTagged(value, to: &writer) { return }
+    static func appendTagged(_ writer: ByteWriter, _ value: Value) {
+        if StoredKind.appendTagged(value, to: writer) { return }
         switch value {
         case .link(let key):
             writer.append(Tag.link.rawValue)
-            appendTagged(&writer, key)
+            appendTagged(writer, key)
         case .list(let elements):
-            appendList(&writer, count: elements.count) { writer in
-                for element in elements { appendTagged(&writer, element) }
+            appendList(writer, count: elements.count) { writer in
+                for element in elements { appendTagged(writer, element) }
             }
         case .object:
             preconditionFailure("An embedded object is encoded through its type's layout")
@@ -110,32 +110,32 @@ enum RecordCodec {
 
     /// Appends a list: its tag, its length, its element count, then what
     /// `elements` writes (each element's tag and payload).
-    static func appendList(_ writer: inout ByteWriter, count: Int, _ elements: (inout ByteWriter) throws -> Void)
+    static func appendList(_ writer: ByteWriter, count: Int, _ elements: (ByteWriter) throws -> Void)
         rethrows
     {
-        try appendSized(&writer, tag: .list) { body in
+        try appendSized(writer, tag: .list) { body in
             body.appendVarint(UInt64(count))
-            try elements(&body)
+            try elements(body)
         }
     }
 
     /// Appends an embedded object: its tag, its length, its field count,
     /// then what `fields` writes (each field's id, tag and payload, in
     /// increasing id order).
-    static func appendObject(_ writer: inout ByteWriter, fieldCount: Int, _ fields: (inout ByteWriter) throws -> Void)
+    static func appendObject(_ writer: ByteWriter, fieldCount: Int, _ fields: (ByteWriter) throws -> Void)
         rethrows
     {
-        try appendSized(&writer, tag: .object) { body in
+        try appendSized(writer, tag: .object) { body in
             body.appendVarint(UInt64(fieldCount))
-            try fields(&body)
+            try fields(body)
         }
     }
 
-    private static func appendSized(_ writer: inout ByteWriter, tag: Tag, _ body: (inout ByteWriter) throws -> Void)
+    private static func appendSized(_ writer: ByteWriter, tag: Tag, _ body: (ByteWriter) throws -> Void)
         rethrows
     {
-        var content = ByteWriter(capacity: 64)
-        try body(&content)
+        let content = ByteWriter(capacity: 64)
+        try body(content)
         writer.append(tag.rawValue)
         writer.appendVarint(UInt64(content.count))
         content.withUnsafeBytes { writer.append(contentsOf: $0) }

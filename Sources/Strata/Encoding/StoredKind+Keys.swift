@@ -8,7 +8,7 @@ extension StoredKind {
     /// big-endian with the sign bit flipped, strings as UTF-8 after a
     /// marker byte (so that the empty string is a valid key), UUIDs as
     /// their 16 bytes.
-    static func appendPrimaryKey(_ value: Value, kind: StoredKind, to writer: inout ByteWriter) -> Bool {
+    static func appendPrimaryKey(_ value: Value, kind: StoredKind, to writer: ByteWriter) -> Bool {
         switch (kind, value) {
         case (.int, .int(let v)):
             writer.appendBigEndian(UInt64(bitPattern: v) ^ (1 << 63))
@@ -65,7 +65,7 @@ extension StoredKind {
     /// doubles and dates by ``KeyCodec/orderPreservingBits(_:)``; strings
     /// and data as their bytes; decimals by ``DecimalStorage/appendKey(_:to:)``.
     @inline(__always)
-    static func appendIndexKey(_ value: Value, to writer: inout ByteWriter) -> Bool? {
+    static func appendIndexKey(_ value: Value, to writer: ByteWriter) -> Bool? {
         let limit = KeyCodec.maxKeySize - 1
         switch value {
         case .bool(let v):
@@ -92,7 +92,7 @@ extension StoredKind {
             return v.count >= limit
         case .decimal(let v):
             writer.append(RecordCodec.Tag.decimal.rawValue)
-            DecimalStorage.appendKey(v, to: &writer)
+            DecimalStorage.appendKey(v, to: writer)
         case .null, .link, .list, .object:
             return nil
         }

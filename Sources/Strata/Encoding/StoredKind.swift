@@ -258,7 +258,7 @@ enum StoredKind: CaseIterable, Sendable {
     /// Appends the tag and payload of a primitive value; false, writing
     /// nothing, for null and the relationships.
     @inline(__always)
-    static func appendTagged(_ value: Value, to writer: inout ByteWriter) -> Bool {
+    static func appendTagged(_ value: Value, to writer: ByteWriter) -> Bool {
         switch value {
         case .bool(let v):
             writer.append(v ? RecordCodec.Tag.trueValue.rawValue : RecordCodec.Tag.falseValue.rawValue)
@@ -286,7 +286,7 @@ enum StoredKind: CaseIterable, Sendable {
             writer.append(v)
         case .decimal(let v):
             writer.append(RecordCodec.Tag.decimal.rawValue)
-            DecimalStorage.appendPayload(v, to: &writer)
+            DecimalStorage.appendPayload(v, to: writer)
         case .null, .link, .list, .object:
             return false
         }

@@ -15,7 +15,7 @@ extension RecordRewriter {
         let (reader, _) = try scope.snapshotContext()
         // Each field of the new table, as the written records hold it.
         let writtenFields = table.fields.map { field in written.fields.first { $0.name == field.name } }
-        var renameEncoder = ObjectEncoder(fieldCapacity: table.fields.count)
+        let renameEncoder = ObjectEncoder(fieldCapacity: table.fields.count)
         let overrides = UnsafeMutableBufferPointer<Value?>.allocate(capacity: table.fields.count)
         overrides.initialize(repeating: nil)
         defer {

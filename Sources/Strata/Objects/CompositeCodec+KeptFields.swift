@@ -31,14 +31,14 @@ extension CompositeCodec {
     /// Appends a kept field's value for a record or embedded object that
     /// has no stored one to carry over: the empty value of its type, so
     /// that the app versions that declare it read it.
-    static func appendEmpty(_ writer: inout ByteWriter, _ kept: ObjectTable.KeptField) {
+    static func appendEmpty(_ writer: ByteWriter, _ kept: ObjectTable.KeptField) {
         guard case .object = kept.emptyValue else {
-            RecordCodec.appendField(&writer, id: kept.id, value: kept.emptyValue)
+            RecordCodec.appendField(writer, id: kept.id, value: kept.emptyValue)
             return
         }
         // An embedded object with no fields reads as one of defaults.
         writer.appendVarint(UInt64(kept.id.rawValue))
-        RecordCodec.appendObject(&writer, fieldCount: 0) { _ in }
+        RecordCodec.appendObject(writer, fieldCount: 0) { _ in }
     }
 
     /// The fields of the stored embedded object `object` (at its tag), by

@@ -63,15 +63,15 @@ enum CompositeCodec {
     /// `stored` is what the field held before, for the embedded objects
     /// whose kept fields a replaced record carries over.
     static func appendField(
-        _ writer: inout ByteWriter, _ field: ObjectTable.Field, _ value: Value, owner: String, path: String,
+        _ writer: ByteWriter, _ field: ObjectTable.Field, _ value: Value, owner: String, path: String,
         replacing stored: Stored? = nil
     ) throws {
         writer.appendVarint(UInt64(field.id.rawValue))
-        try appendValue(&writer, field, value, owner: owner, path: path, replacing: stored)
+        try appendValue(writer, field, value, owner: owner, path: path, replacing: stored)
     }
 
     private static func appendValue(
-        _ writer: inout ByteWriter, _ field: ObjectTable.Field, _ value: Value, owner: String, path: String,
+        _ writer: ByteWriter, _ field: ObjectTable.Field, _ value: Value, owner: String, path: String,
         replacing stored: Stored?
     ) throws {
         switch (field.type, value) {
@@ -79,13 +79,13 @@ enum CompositeCodec {
             writer.append(RecordCodec.Tag.null.rawValue)
         case (.link, .link(let key)):
             try checkLinkKey(key, field, owner: owner, path: path)
-            RecordCodec.appendTagged(&writer, value)
+            RecordCodec.appendTagged(writer, value)
         case (.list, .list(let elements)):
             let element = field.elementType ?? .int
             let previous =
                 element == .embedded && field.embedded?.keepsStoredFields == true
                 ? storedElements(field, elements, stored) : []
-            try RecordCodec.appendList(&writer, count: elements.count) { body in
+            try RecordCodec.appendList(writer, count: elements.count) { body in
                 for (offset, raw) in elements.enumerated() {
                     let item = raw.coerced(to: element)
                     guard item.fits(element, optional: false) else {
@@ -96,19 +96,19 @@ enum CompositeCodec {
                     switch item {
                     case .link(let key):
                         try checkLinkKey(key, field, owner: owner, path: path)
-                        RecordCodec.appendTagged(&body, item)
+                        RecordCodec.appendTagged(body, item)
                     case .object(let properties):
                         try appendObject(
-                            &body, field, properties, owner: "\(owner).\(field.name)[\(offset)]", path: path,
+                            body, field, properties, owner: "\(owner).\(field.name)[\(offset)]", path: path,
                             replacing: offset < previous.count ? previous[offset] : nil)
                     default:
-                        RecordCodec.appendTagged(&body, item)
+                        RecordCodec.appendTagged(body, item)
                     }
                 }
             }
         case (.embedded, .object(let properties)):
             try appendObject(
-                &writer, field, properties, owner: "\(owner).\(field.name)", path: path,
+                writer, field, properties, owner: "\(owner).\(field.name)", path: path,
                 replacing: stored?.tag == RecordCodec.Tag.object.rawValue ? stored : nil)
         default:
             throw invalid(
@@ -121,7 +121,7 @@ enum CompositeCodec {
     /// type (synced mode) come from `stored`, the object it replaces, byte
     /// for byte; a new object stores their empty values.
     private static func appendObject(
-        _ writer: inout ByteWriter, _ field: ObjectTable.Field, _ properties: [String: Value], owner: String,
+        _ writer: ByteWriter, _ field: ObjectTable.Field, _ properties: [String: Value], owner: String,
         path: String, replacing stored: Stored? = nil
     ) throws {
         guard let layout = field.embedded else {
@@ -134,14 +134,14 @@ enum CompositeCodec {
         }
         let storedFields = layout.keepsStoredFields ? stored.map(fields(of:)) ?? [:] : [:]
         let keptCount = stored == nil ? layout.kept.count : layout.kept.count(where: { storedFields[$0.id] != nil })
-        try RecordCodec.appendObject(&writer, fieldCount: layout.fields.count + keptCount) { body in
+        try RecordCodec.appendObject(writer, fieldCount: layout.fields.count + keptCount) { body in
             var nextKept = 0
             func appendKept(before id: PropertyID?) {
                 while nextKept < layout.kept.count, id.map({ layout.kept[nextKept].id < $0 }) ?? true {
                     let kept = layout.kept[nextKept]
                     nextKept += 1
                     guard stored != nil else {
-                        appendEmpty(&body, kept)
+                        appendEmpty(body, kept)
                         continue
                     }
                     // Copied byte for byte: this app cannot read the value, only keep it.
@@ -170,9 +170,9 @@ enum CompositeCodec {
                 }
                 if inner.type.isComposite {
                     try appendField(
-                        &body, inner, value, owner: owner, path: path, replacing: storedFields[inner.id]?.value)
+                        body, inner, value, owner: owner, path: path, replacing: storedFields[inner.id]?.value)
                 } else {
-                    RecordCodec.appendField(&body, id: inner.id, value: value)
+                    RecordCodec.appendField(body, id: inner.id, value: value)
                 }
             }
             appendKept(before: nil)

@@ -137,15 +137,15 @@ public struct ModelEncoder: ~Copyable {
         }
         let field = fields[position]
         if field.keepsValue { slots[position] = value }
-        var writer = self.writer.unsafelyUnwrapped
-        if !field.isComposite && !misfit && !write(value, as: field, to: &writer) { misfit = true }
+        let writer = self.writer.unsafelyUnwrapped
+        if !field.isComposite && !misfit && !write(value, as: field, to: writer) { misfit = true }
         ends[position] = writer.count
     }
 
     /// Writes the field's id, tag and payload; false, writing nothing, when
     /// the value does not fit the field as it is.
     @inline(__always)
-    private func write(_ value: Value, as field: ModelBinding.RecordField, to writer: inout ByteWriter) -> Bool {
+    private func write(_ value: Value, as field: ModelBinding.RecordField, to writer: ByteWriter) -> Bool {
         if case .null = value {
             guard field.isOptional else { return false }
             writer.appendVarint(field.id)
@@ -154,7 +154,7 @@ public struct ModelEncoder: ~Copyable {
         }
         guard StoredKind(of: value) == field.kind, StoredKind.admits(value) else { return false }
         writer.appendVarint(field.id)
-        return StoredKind.appendTagged(value, to: &writer)
+        return StoredKind.appendTagged(value, to: writer)
     }
 
     // One overload per stored type, which the calls of a model in another

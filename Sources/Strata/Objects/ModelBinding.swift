@@ -155,11 +155,11 @@ final class ModelBinding: @unchecked Sendable {
     ///   engine's encoder, which converts the value or explains why not.
     /// - Throws: What encoding a composite value or the key throws.
     @inline(__always)
-    func encodeRecord<M: Model>(_ object: M, into target: inout ObjectEncoder, schemaVersion: UInt64) throws -> Bool {
+    func encodeRecord<M: Model>(_ object: M, into target: ObjectEncoder, schemaVersion: UInt64) throws -> Bool {
         guard let recordFields else { return false }
-        var writer = inOrder ? target.record : scratch
+        let writer = inOrder ? target.record : scratch
         writer.removeAll()
-        if inOrder { RecordCodec.beginRecord(&writer, schemaVersion: schemaVersion, fieldCount: count) }
+        if inOrder { RecordCodec.beginRecord(writer, schemaVersion: schemaVersion, fieldCount: count) }
         var encoder = ModelEncoder(
             slots: slots.baseAddress!, capacity: count, fields: UnsafePointer(recordFields.baseAddress!),
             writer: writer, ends: ends.baseAddress!)
@@ -168,24 +168,24 @@ final class ModelBinding: @unchecked Sendable {
             encoder.count == count,
             "The model \(modelName) encoded \(encoder.count) properties; its schema declares \(count).")
         if encoder.misfit { return false }
-        if !inOrder { try assemble(into: &target.record, schemaVersion: schemaVersion) }
+        if !inOrder { try assemble(into: target.record, schemaVersion: schemaVersion) }
         if let primaryKeyPosition { try target.encodeKey(slots[primaryKeyPosition], table: table) }
         return true
     }
 
     /// Puts the fields written into ``scratch`` in field order, with the
     /// composite ones encoded from their values, after a record header.
-    private func assemble(into record: inout ByteWriter, schemaVersion: UInt64) throws {
+    private func assemble(into record: ByteWriter, schemaVersion: UInt64) throws {
         guard let recordFields else { return }
         record.removeAll()
-        RecordCodec.beginRecord(&record, schemaVersion: schemaVersion, fieldCount: count)
+        RecordCodec.beginRecord(record, schemaVersion: schemaVersion, fieldCount: count)
         try scratch.withUnsafeBytes { bytes in
             for tablePosition in 0 ..< count {
                 let position = modelPositions[tablePosition]
                 guard !recordFields[position].isComposite else {
                     let field = table.fields[tablePosition]
                     let value = try ObjectEncoder.resolve(field, given: slots[position], table: table)
-                    try CompositeCodec.appendField(&record, field, value, owner: table.name, path: table.path)
+                    try CompositeCodec.appendField(record, field, value, owner: table.name, path: table.path)
                     continue
                 }
                 let start = position == 0 ? 0 : ends[position - 1]

@@ -50,7 +50,7 @@ extension ModelQuery {
 
     /// The stored key of the object whose primary key is `key`.
     func encodedKey(_ key: M.Key) throws -> [UInt8] {
-        var encoder = context.engine.encoder
+        let encoder = context.engine.encoder
         try encoder.encodeKey(key.propertyValue, table: binding.table)
         return encoder.key.bytes
     }

@@ -5,8 +5,8 @@ extension ObjectContext {
     @inline(__always)
     func insert<M: Model>(_ object: M) throws -> M.Key {
         let binding = try binding(M.self)
-        var encoder = engine.encoder
-        if try binding.encodeRecord(object, into: &encoder, schemaVersion: engine.writingSchemaVersion) {
+        let encoder = engine.encoder
+        if try binding.encodeRecord(object, into: encoder, schemaVersion: engine.writingSchemaVersion) {
             try engine.insert(binding.table, record: .encoded) { binding.given($0) }
         } else {
             binding.encode(object)
@@ -27,8 +27,8 @@ extension ObjectContext {
             }
             return try insert(object)
         }
-        var encoder = engine.encoder
-        if try binding.encodeRecord(object, into: &encoder, schemaVersion: engine.writingSchemaVersion) {
+        let encoder = engine.encoder
+        if try binding.encodeRecord(object, into: encoder, schemaVersion: engine.writingSchemaVersion) {
             try engine.replace(binding.table, requireExisting: requireExisting, record: .encoded) { binding.given($0) }
         } else {
             binding.encode(object)
@@ -95,7 +95,7 @@ extension ObjectContext {
     func object<M: Model>(_ model: M.Type, primaryKey key: M.Key) throws -> M? {
         let binding = try binding(M.self)
         let table = binding.table
-        var keyEncoder = engine.encoder
+        let keyEncoder = engine.encoder
         try keyEncoder.encodeKey(key.propertyValue, table: table)
         return try keyEncoder.key.withUnsafeBytes { keyBytes in
             guard let record = try lmdb.get(table.records, keyBytes) else { return nil }

@@ -115,7 +115,7 @@ final class ObjectContext {
 
     func object(_ typeName: String, key: Value) throws -> DynamicObject? {
         let table = try table(typeName)
-        var keyEncoder = engine.encoder
+        let keyEncoder = engine.encoder
         try keyEncoder.encodeKey(key, table: table)
         // A cursor rather than mdb_get: it returns LMDB's own copy of the key,
         // which stays valid for the whole transaction.

@@ -3,13 +3,13 @@
 /// and reused for every write, so that encoding stops allocating once the
 /// buffers have reached their working size.
 ///
-/// Like ``ByteWriter``, it has reference semantics: copies share the
-/// buffers, which live in raw memory, so the hot loop pays neither
-/// copy-on-write nor exclusivity checks.
-struct ObjectEncoder {
-    var record = ByteWriter(capacity: 256)
-    var key = ByteWriter(capacity: 64)
-    var index = ByteWriter(capacity: 64)
+/// A class whose buffers are `let`s of reference semantics: handing it
+/// around costs one reference count, and writing into a buffer neither a
+/// copy-on-write nor an exclusivity check.
+final class ObjectEncoder {
+    let record = ByteWriter(capacity: 256)
+    let key = ByteWriter(capacity: 64)
+    let index = ByteWriter(capacity: 64)
     private let slots: Slots
 
     /// Where each field's value is in the caller's dictionary, by field
@@ -47,7 +47,7 @@ struct ObjectEncoder {
     /// them: afterwards ``given(_:from:)`` answers by field position.
     ///
     /// - Throws: ``StrataError`` for a name the table does not have.
-    mutating func match(_ given: [String: Value], table: ObjectTable) throws {
+    func match(_ given: [String: Value], table: ObjectTable) throws {
         let slots = self.slots.pointer
         precondition(
             table.fields.count <= slots.count, "An encoder was made for fewer fields than '\(table.name)' has.")
@@ -110,7 +110,7 @@ struct ObjectEncoder {
     /// - Returns: Whether the key was encoded.
     @discardableResult
     @inline(__always)
-    mutating func encode(
+    func encode(
         table: ObjectTable, schemaVersion: UInt64, automaticKey: AutomaticKey, base: RecordView?,
         storedPositions: [Int]? = nil, rekeys: Bool = false, _ source: (Int) throws -> FieldSource
     ) throws -> Bool {
@@ -118,7 +118,7 @@ struct ObjectEncoder {
         record.removeAll()
         let hidden = table.keptFields
         RecordCodec.beginRecord(
-            &record, schemaVersion: schemaVersion,
+            record, schemaVersion: schemaVersion,
             fieldCount: table.fields.count + ObjectEncoder.keptCount(table, preserving: base))
         var next = 0
         // By position, reading the table's compact per-field facts: the
@@ -133,7 +133,7 @@ struct ObjectEncoder {
             let given: Value?
             switch try source(position) {
             case .checked(let value) where !info.type.isComposite && !info.isPrimaryKey:
-                RecordCodec.appendField(&record, id: info.id, value: value)
+                RecordCodec.appendField(record, id: info.id, value: value)
                 continue
             case .value(let value), .checked(let value):
                 given = value
@@ -147,7 +147,7 @@ struct ObjectEncoder {
                     record.append(contentsOf: stored.bytes)
                     if info.isPrimaryKey && rekeys, let value = base.value(forField: info.id, expectedAt: guess) {
                         key.removeAll()
-                        _ = KeyCodec.appendPrimaryKey(value, type: info.type, to: &key)
+                        _ = KeyCodec.appendPrimaryKey(value, type: info.type, to: key)
                         keyEncoded = true
                     }
                     continue
@@ -158,16 +158,16 @@ struct ObjectEncoder {
             let value = try ObjectEncoder.resolve(field, given: given, table: table)
             if field.type.isComposite {
                 try CompositeCodec.appendField(
-                    &record, field, value, owner: table.name, path: table.path,
+                    record, field, value, owner: table.name, path: table.path,
                     replacing: base.flatMap {
                         keepsStoredFields(field) ? CompositeCodec.Stored(field, in: $0) : nil
                     })
                 continue
             }
-            RecordCodec.appendField(&record, id: field.id, value: value)
+            RecordCodec.appendField(record, id: field.id, value: value)
             if field.isPrimaryKey {
                 key.removeAll()
-                _ = KeyCodec.appendPrimaryKey(value, type: field.type, to: &key)
+                _ = KeyCodec.appendPrimaryKey(value, type: field.type, to: key)
                 try checkKeySize(table: table)
                 keyEncoded = true
             }
@@ -178,7 +178,7 @@ struct ObjectEncoder {
         }
         if table.primaryKey == nil, case .new(let nextID) = automaticKey {
             key.removeAll()
-            KeyCodec.appendAutomaticID(try nextID(), to: &key)
+            KeyCodec.appendAutomaticID(try nextID(), to: key)
             keyEncoded = true
         }
         return keyEncoded
@@ -195,9 +195,9 @@ struct ObjectEncoder {
     /// its stored state when a record is replaced: a stored value stays, an
     /// absent field stays absent (so the app that declares it still reads
     /// its own default). A new object stores the empty value.
-    private mutating func appendKept(_ field: ObjectTable.KeptField, preserving: RecordView?) {
+    private func appendKept(_ field: ObjectTable.KeptField, preserving: RecordView?) {
         guard let preserving else {
-            CompositeCodec.appendEmpty(&record, field)
+            CompositeCodec.appendEmpty(record, field)
             return
         }
         // Copied byte for byte: this app cannot read the value, only keep it.
@@ -221,12 +221,12 @@ struct ObjectEncoder {
     }
 
     /// Encodes a primary key (or automatic id) given by the caller.
-    mutating func encodeKey(_ value: Value, table: ObjectTable) throws {
+    func encodeKey(_ value: Value, table: ObjectTable) throws {
         let path = table.path
         key.removeAll()
         if let field = table.primaryKey {
             let value = value.coerced(to: field.type)
-            guard KeyCodec.appendPrimaryKey(value, type: field.type, to: &key) else {
+            guard KeyCodec.appendPrimaryKey(value, type: field.type, to: key) else {
                 throw StrataError.primaryKeyDoesNotFit(
                     typeName: table.name, property: field.name, expected: "\(field.type)", given: "\(value)",
                     nothingWritten: false, path: path)
@@ -237,7 +237,7 @@ struct ObjectEncoder {
                     "'\(table.name)' has no primary key; its objects are identified by positive integer ids, but \(value) was given (in \(path)).",
                     typeName: table.name, key: "\(value)", path: path)
             }
-            KeyCodec.appendAutomaticID(UInt64(id), to: &key)
+            KeyCodec.appendAutomaticID(UInt64(id), to: key)
         }
         try checkKeySize(table: table)
     }

@@ -51,8 +51,8 @@ struct QueryRange {
     /// the edge of the values of the range's type.
     var indexKeys: Keys {
         func key(_ value: Value) -> (key: [UInt8], cut: Bool) {
-            var writer = ByteWriter(capacity: 16)
-            let cut = FileLayout.appendIndexKey(value, to: &writer)
+            let writer = ByteWriter(capacity: 16)
+            let cut = FileLayout.appendIndexKey(value, to: writer)
             return (writer.withUnsafeBytes { Array($0) }, cut)
         }
         var keys = Keys()
@@ -76,8 +76,8 @@ struct QueryRange {
     /// when a bound cannot be a key (a string too long to be one).
     func primaryKeys(type: PropertyType) -> Keys? {
         func key(_ value: Value) -> [UInt8]? {
-            var writer = ByteWriter(capacity: 16)
-            guard KeyCodec.appendPrimaryKey(value, type: type, to: &writer), writer.count <= KeyCodec.maxKeySize
+            let writer = ByteWriter(capacity: 16)
+            guard KeyCodec.appendPrimaryKey(value, type: type, to: writer), writer.count <= KeyCodec.maxKeySize
             else { return nil }
             return writer.withUnsafeBytes { Array($0) }
         }

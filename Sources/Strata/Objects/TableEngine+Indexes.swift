@@ -7,9 +7,9 @@ extension TableEngine {
 
     /// Adds or removes the index entry of one value of the object whose key
     /// is in `encoder.key`.
-    func indexEntry(_ field: ObjectTable.Field, value: Value, _ encoder: inout ObjectEncoder, add: Bool) throws {
+    func indexEntry(_ field: ObjectTable.Field, value: Value, _ encoder: ObjectEncoder, add: Bool) throws {
         encoder.index.removeAll()
-        FileLayout.appendIndexKey(value, to: &encoder.index)
+        FileLayout.appendIndexKey(value, to: encoder.index)
         try encoder.index.withUnsafeBytes { indexKey in
             try encoder.key.withUnsafeBytes { objectKey in
                 if add {
@@ -25,15 +25,15 @@ extension TableEngine {
     /// the stored object's indexed values, nil when it is new, and `new`
     /// returns each indexed field's new value, in order.
     func reindex(
-        _ table: ObjectTable, old: [Value]?, _ encoder: inout ObjectEncoder, new: (ObjectTable.Field) -> Value
+        _ table: ObjectTable, old: [Value]?, _ encoder: ObjectEncoder, new: (ObjectTable.Field) -> Value
     ) throws {
         for (offset, field) in table.indexedFields.enumerated() {
             let newValue = new(field)
             if let oldValue = old?[offset] {
                 if oldValue.isStored(identicallyTo: newValue) { continue }
-                try indexEntry(field, value: oldValue, &encoder, add: false)
+                try indexEntry(field, value: oldValue, encoder, add: false)
             }
-            try indexEntry(field, value: newValue, &encoder, add: true)
+            try indexEntry(field, value: newValue, encoder, add: true)
         }
     }
 
@@ -45,8 +45,8 @@ extension TableEngine {
         advance: () -> Void
     ) throws {
         try lmdb.empty(index, delete: false)
-        var indexKey = ByteWriter(capacity: 64)
-        var objectKey = ByteWriter(capacity: 64)
+        let indexKey = ByteWriter(capacity: 64)
+        let objectKey = ByteWriter(capacity: 64)
         try lmdb.withCursor(table.records) { cursor in
             var entry = try cursor.first()
             while let (key, record) = entry {
@@ -61,7 +61,7 @@ extension TableEngine {
                     view = try table.validatedView(key: key, record: record)
                 }
                 indexKey.removeAll()
-                FileLayout.appendIndexKey(table.value(at: field.position, in: view), to: &indexKey)
+                FileLayout.appendIndexKey(table.value(at: field.position, in: view), to: indexKey)
                 // Copy the key: the put may spill the page it points into.
                 objectKey.removeAll()
                 objectKey.append(contentsOf: key)

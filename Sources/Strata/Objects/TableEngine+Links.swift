@@ -36,12 +36,12 @@ extension TableEngine {
     /// The record key of the object of `table` whose key is `key`, or nil
     /// when `key` cannot be one.
     func recordKey(_ key: Value, of table: ObjectTable) -> [UInt8]? {
-        var writer = ByteWriter(capacity: 32)
+        let writer = ByteWriter(capacity: 32)
         if let primaryKey = table.primaryKey {
-            guard KeyCodec.appendPrimaryKey(key, type: primaryKey.type, to: &writer) else { return nil }
+            guard KeyCodec.appendPrimaryKey(key, type: primaryKey.type, to: writer) else { return nil }
         } else {
             guard case .int(let id) = key, id > 0 else { return nil }
-            KeyCodec.appendAutomaticID(UInt64(id), to: &writer)
+            KeyCodec.appendAutomaticID(UInt64(id), to: writer)
         }
         return writer.withUnsafeBytes { Array($0) }
     }
@@ -161,9 +161,9 @@ extension TableEngine {
             }
             let old = linkKeys(table, stored)
             let oldIndexed = indexedValues(table, stored)
-            var encoder = try rewrite(table, key: sourceBytes, stored: stored, with: [field.position: updated])
+            let encoder = try rewrite(table, key: sourceBytes, stored: stored, with: [field.position: updated])
             var offset = 0
-            try reindex(table, old: oldIndexed, &encoder) { _ in
+            try reindex(table, old: oldIndexed, encoder) { _ in
                 defer { offset += 1 }
                 return oldIndexed[offset]
             }
@@ -186,7 +186,7 @@ extension TableEngine {
     private func rewrite(
         _ table: ObjectTable, key: UnsafeRawBufferPointer, stored: RecordView, with values: [Int: Value]
     ) throws -> ObjectEncoder {
-        var encoder = self.encoder
+        let encoder = self.encoder
         encoder.key.removeAll()
         encoder.key.append(contentsOf: key)
         try encoder.encode(table: table, schemaVersion: writingSchemaVersion, automaticKey: .keep, base: stored) {
@@ -205,11 +205,11 @@ extension TableEngine {
             let oldIndexed = indexedValues(table, stored)
             let oldLinks = table.linkFields.isEmpty ? [] : linkKeys(table, stored)
             guard try deleteRecord(table, key: keyBytes, stored: stored) else { return false }
-            var encoder = self.encoder
+            let encoder = self.encoder
             encoder.key.removeAll()
             encoder.key.append(contentsOf: keyBytes)
             for (field, value) in zip(table.indexedFields, oldIndexed) {
-                try indexEntry(field, value: value, &encoder, add: false)
+                try indexEntry(field, value: value, encoder, add: false)
             }
             for (field, targets) in zip(table.linkFields, oldLinks) {
                 guard let backlinks = field.backlinks else { continue }

@@ -16,7 +16,7 @@ extension TableEngine {
                 problems.append("(more problems in '\(table.name)' not listed)")
             }
         }
-        var indexKey = ByteWriter(capacity: 64)
+        let indexKey = ByteWriter(capacity: 64)
         var objects = 0
         try lmdb.withCursor(table.records) { records in
             var entry = try records.first()
@@ -68,7 +68,7 @@ extension TableEngine {
                     }
                     for field in table.indexedFields {
                         indexKey.removeAll()
-                        FileLayout.appendIndexKey(table.value(at: field.position, in: view), to: &indexKey)
+                        FileLayout.appendIndexKey(table.value(at: field.position, in: view), to: indexKey)
                         let found = try indexKey.withUnsafeBytes { indexBytes in
                             try lmdb.withCursor(field.index!) { try $0.seek(exactly: indexBytes, value: key) != nil }
                         }
@@ -114,7 +114,7 @@ extension TableEngine {
                     if let record = try lmdb.get(table.records, objectKey) {
                         if let view = try? RecordView(validating: record) {
                             indexKey.removeAll()
-                            FileLayout.appendIndexKey(table.value(at: field.position, in: view), to: &indexKey)
+                            FileLayout.appendIndexKey(table.value(at: field.position, in: view), to: indexKey)
                             if indexKey.withUnsafeBytes({ KeyCodec.compare($0, storedIndexKey) }) != 0 {
                                 note(
                                     "The index on '\(table.name).\(field.name)' files the object with key \(table.describeKey(objectKey)) under another value than it has."
@@ -144,8 +144,8 @@ extension TableEngine {
     /// they are.
     func repack(_ table: ObjectTable, from source: LMDBTransaction) throws {
         try emptyTable(table, repacking: true)
-        var encoder = self.encoder
-        var indexKey = ByteWriter(capacity: 64)
+        let encoder = self.encoder
+        let indexKey = ByteWriter(capacity: 64)
         try source.withCursor(table.records) { cursor in
             var entry = try cursor.first()
             while let (key, record) = entry {
@@ -164,7 +164,7 @@ extension TableEngine {
                     }
                     for field in table.indexedFields {
                         indexKey.removeAll()
-                        FileLayout.appendIndexKey(table.value(at: field.position, in: view), to: &indexKey)
+                        FileLayout.appendIndexKey(table.value(at: field.position, in: view), to: indexKey)
                         try indexKey.withUnsafeBytes { _ = try lmdb.put(field.index!, $0, key) }
                     }
                 }

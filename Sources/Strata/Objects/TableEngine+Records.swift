@@ -119,7 +119,7 @@ extension TableEngine {
     /// `key` when it does, as the caller is about to write it.
     fileprivate func sortsLast(_ key: UnsafeRawBufferPointer, in table: ObjectTable) throws -> Bool {
         // A copy shares the buffer.
-        var frontier = frontierKey
+        let frontier = frontierKey
         if frontierTable.pointee !== table {
             frontier.removeAll()
             if let last = try lmdb.lastKey(table.records) { frontier.append(contentsOf: last) }

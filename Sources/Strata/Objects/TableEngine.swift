@@ -87,7 +87,7 @@ final class TableEngine {
 
     /// Inserts a new object; returns its primary key or automatic id.
     func insert(_ table: ObjectTable, _ values: [String: Value]) throws -> Value {
-        var encoder = self.encoder
+        let encoder = self.encoder
         try encoder.match(values, table: table)
         try insert(table) { encoder.given($0, from: values) }
         return encoder.decodedKey(table)
@@ -111,7 +111,7 @@ final class TableEngine {
         _ table: ObjectTable, schemaVersion: UInt64? = nil, record: RecordSource = .values,
         _ given: (ObjectTable.Field) -> Value?
     ) throws {
-        var encoder = self.encoder
+        let encoder = self.encoder
         switch record {
         case .values:
             try encoder.encode(
@@ -120,7 +120,7 @@ final class TableEngine {
             ) { given(table.fields[$0]).map(ObjectEncoder.FieldSource.value) ?? .absent }
         case .encoded where table.primaryKey == nil:
             encoder.key.removeAll()
-            KeyCodec.appendAutomaticID(try nextAutomaticID(table), to: &encoder.key)
+            KeyCodec.appendAutomaticID(try nextAutomaticID(table), to: encoder.key)
         case .encoded:
             break
         }
@@ -134,14 +134,14 @@ final class TableEngine {
             throw StrataError.duplicatePrimaryKey(typeName: table.name, key: "\(key)", path: path)
         }
         for field in table.indexedFields {
-            try indexEntry(field, value: ObjectEncoder.resolved(field, given: given(field)), &encoder, add: true)
+            try indexEntry(field, value: ObjectEncoder.resolved(field, given: given(field)), encoder, add: true)
         }
         if !table.linkFields.isEmpty { try relink(table, old: nil, encoder) }
     }
 
     /// Replaces the object with the same primary key, or inserts it.
     func upsert(_ table: ObjectTable, _ values: [String: Value]) throws -> Value {
-        var encoder = self.encoder
+        let encoder = self.encoder
         try encoder.match(values, table: table)
         try replace(table, requireExisting: false) { encoder.given($0, from: values) }
         return encoder.decodedKey(table)
@@ -162,7 +162,7 @@ final class TableEngine {
             precondition(!requireExisting, "An update of a type without a primary key goes by its id")
             return try insert(table, record: record, given)
         }
-        var encoder = self.encoder
+        let encoder = self.encoder
         let needsStored =
             requireExisting || !table.indexedFields.isEmpty || !table.keptFields.isEmpty || !table.linkFields.isEmpty
             || table.keepsEmbeddedFields || notifies
@@ -187,7 +187,7 @@ final class TableEngine {
                 let oldLinks = table.linkFields.isEmpty ? nil : stored.map { linkKeys(table, $0) }
                 if !table.linkFields.isEmpty { try checkLinkTargets(table, old: oldLinks, encoder) }
                 _ = try putRecord(table, encoder, noOverwrite: false, replacing: stored)
-                try reindex(table, old: old, &encoder) { ObjectEncoder.resolved($0, given: given($0)) }
+                try reindex(table, old: old, encoder) { ObjectEncoder.resolved($0, given: given($0)) }
                 if !table.linkFields.isEmpty { try relink(table, old: oldLinks, encoder) }
             }
         }
@@ -198,13 +198,13 @@ final class TableEngine {
         }
         if !table.linkFields.isEmpty { try checkLinkTargets(table, old: nil, encoder) }
         _ = try putRecord(table, encoder, noOverwrite: false)
-        try reindex(table, old: nil, &encoder) { ObjectEncoder.resolved($0, given: given($0)) }
+        try reindex(table, old: nil, encoder) { ObjectEncoder.resolved($0, given: given($0)) }
         if !table.linkFields.isEmpty { try relink(table, old: nil, encoder) }
     }
 
     /// Changes some properties of an existing object.
     func update(_ table: ObjectTable, key: Value, _ changes: [String: Value]) throws {
-        var encoder = self.encoder
+        let encoder = self.encoder
         try encoder.match(changes, table: table)
         try encoder.encodeKey(key, table: table)
         let keyBytes = encoder.key.bytes
@@ -244,7 +244,7 @@ final class TableEngine {
             if let oldLinks { try checkLinkTargets(table, old: oldLinks, encoder) }
             _ = try putRecord(table, encoder, noOverwrite: false, replacing: stored)
             var offset = 0
-            try reindex(table, old: oldIndexed, &encoder) { _ in
+            try reindex(table, old: oldIndexed, encoder) { _ in
                 defer { offset += 1 }
                 return newIndexed[offset]
             }
@@ -254,7 +254,7 @@ final class TableEngine {
 
     /// Deletes one object; returns false when there was none.
     func delete(_ table: ObjectTable, key: Value) throws -> Bool {
-        var encoder = self.encoder
+        let encoder = self.encoder
         try encoder.encodeKey(key, table: table)
         let keyBytes = encoder.key.bytes
         if hasLinks(table) { return try deleteApplyingRules(table, key: keyBytes) }
@@ -264,7 +264,7 @@ final class TableEngine {
             guard try deleteRecord(table, key: keyBytes, stored: stored) else { return false }
             if let old {
                 for (field, value) in zip(table.indexedFields, old) {
-                    try indexEntry(field, value: value, &encoder, add: false)
+                    try indexEntry(field, value: value, encoder, add: false)
                 }
             }
             return true

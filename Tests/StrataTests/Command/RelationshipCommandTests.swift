@@ -202,8 +202,8 @@ import Testing
             // The vet goes without its delete rule (deny) being asked.
             let vet = try #require(catalog[type: "Vet"])
             let records = try #require(try txn.openDatabase(vet.recordsDatabase, create: false))
-            var key = ByteWriter()
-            KeyCodec.appendAutomaticID(1, to: &key)
+            let key = ByteWriter()
+            KeyCodec.appendAutomaticID(1, to: key)
             #expect(try key.bytes.withUnsafeBytes { try txn.delete(records, $0) })
         }
         let result = try StrataBinary.run(["verify", path])
@@ -243,13 +243,13 @@ import Testing
             let address = try #require(catalog[type: "Address"])
             let ids = try ["id", "name", "address", "past"].map { try #require(person[property: $0]?.id) }
             let street = try #require(address[property: "street"]?.id)
-            var record = ByteWriter()
-            RecordCodec.beginRecord(&record, schemaVersion: 1, fieldCount: 4)
-            RecordCodec.appendField(&record, id: ids[0], value: 3)
-            RecordCodec.appendField(&record, id: ids[1], value: "Annabella")
+            let record = ByteWriter()
+            RecordCodec.beginRecord(record, schemaVersion: 1, fieldCount: 4)
+            RecordCodec.appendField(record, id: ids[0], value: 3)
+            RecordCodec.appendField(record, id: ids[1], value: "Annabella")
             record.appendVarint(UInt64(ids[2].rawValue))
-            RecordCodec.appendObject(&record, fieldCount: 1) { RecordCodec.appendField(&$0, id: street, value: 7) }
-            RecordCodec.appendField(&record, id: ids[3], value: ["not an address"])
+            RecordCodec.appendObject(record, fieldCount: 1) { RecordCodec.appendField($0, id: street, value: 7) }
+            RecordCodec.appendField(record, id: ids[3], value: ["not an address"])
             let records = try #require(try txn.openDatabase(person.recordsDatabase, create: false))
             try txn.put(records, RawFile.key(3), record.bytes)
         }

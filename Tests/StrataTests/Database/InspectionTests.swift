@@ -118,20 +118,20 @@ import Testing
         try RawFile.withWrite(path) { txn in
             let index = try #require(try txn.openDatabase(FileLayout.index(TypeID(1), PropertyID(4)), create: false))
             let records = try #require(try txn.openDatabase(FileLayout.records(TypeID(1)), create: false))
-            var key3 = ByteWriter(capacity: 8)
-            var key4 = ByteWriter(capacity: 8)
-            _ = KeyCodec.appendPrimaryKey(.int(3), type: .int, to: &key3)
-            _ = KeyCodec.appendPrimaryKey(.int(4), type: .int, to: &key4)
-            var age3 = ByteWriter(capacity: 9)
-            KeyCodec.appendIndexKey(.int(3), to: &age3)
+            let key3 = ByteWriter(capacity: 8)
+            let key4 = ByteWriter(capacity: 8)
+            _ = KeyCodec.appendPrimaryKey(.int(3), type: .int, to: key3)
+            _ = KeyCodec.appendPrimaryKey(.int(4), type: .int, to: key4)
+            let age3 = ByteWriter(capacity: 9)
+            KeyCodec.appendIndexKey(.int(3), to: age3)
             // Object 3 loses its index entry; a stray entry files object 4
             // under age 3; object 5's record is cut short.
             try age3.withUnsafeBytes { ageBytes in
                 try key3.withUnsafeBytes { _ = try txn.delete(index, ageBytes, value: $0) }
                 try key4.withUnsafeBytes { _ = try txn.put(index, ageBytes, $0) }
             }
-            var key5 = ByteWriter(capacity: 8)
-            _ = KeyCodec.appendPrimaryKey(.int(5), type: .int, to: &key5)
+            let key5 = ByteWriter(capacity: 8)
+            _ = KeyCodec.appendPrimaryKey(.int(5), type: .int, to: key5)
             try key5.withUnsafeBytes { key in
                 let record = Array(try #require(try txn.get(records, key)))
                 try txn.put(records, Array(key), Array(record.prefix(record.count - 2)))

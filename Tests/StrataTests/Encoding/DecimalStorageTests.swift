@@ -58,17 +58,17 @@ import Testing
 
     /// The value read back from a one-field record holding `decimal`.
     static func roundTrip(_ decimal: Decimal) throws -> Value? {
-        var writer = ByteWriter()
-        RecordCodec.beginRecord(&writer, schemaVersion: 1, fieldCount: 1)
-        RecordCodec.appendField(&writer, id: PropertyID(1), value: .decimal(decimal))
+        let writer = ByteWriter()
+        RecordCodec.beginRecord(writer, schemaVersion: 1, fieldCount: 1)
+        RecordCodec.appendField(writer, id: PropertyID(1), value: .decimal(decimal))
         return try writer.withUnsafeBytes { bytes in
             try RecordView(validating: bytes).value(forField: PropertyID(1), expectedAt: 0)
         }
     }
 
     static func key(_ decimal: Decimal) -> [UInt8] {
-        var writer = ByteWriter()
-        KeyCodec.appendIndexKey(.decimal(decimal), to: &writer)
+        let writer = ByteWriter()
+        KeyCodec.appendIndexKey(.decimal(decimal), to: writer)
         return writer.withUnsafeBytes { Array($0) }
     }
 
@@ -171,8 +171,8 @@ import Testing
         [0, 0] + [UInt8](repeating: 1, count: 17),  // a mantissa of 17 bytes
     ])
     func malformedPayloadsAreDamage(_ payload: [UInt8]) {
-        var writer = ByteWriter()
-        RecordCodec.beginRecord(&writer, schemaVersion: 1, fieldCount: 1)
+        let writer = ByteWriter()
+        RecordCodec.beginRecord(writer, schemaVersion: 1, fieldCount: 1)
         writer.append(contentsOf: [1, RecordCodec.Tag.decimal.rawValue, UInt8(payload.count)] + payload)
         let refused = writer.withUnsafeBytes { bytes in
             (try? RecordView(validating: bytes)) == nil
@@ -182,8 +182,8 @@ import Testing
 
     @Test func payloadBytesAreAsDocumented() {
         // -12.5: exponent -1, negative, mantissa 125.
-        var writer = ByteWriter()
-        RecordCodec.appendTagged(&writer, .decimal(Decimal(string: "-12.5")!))
+        let writer = ByteWriter()
+        RecordCodec.appendTagged(writer, .decimal(Decimal(string: "-12.5")!))
         #expect(writer.withUnsafeBytes { Array($0) } == [0x0C, 3, 0xFF, 1, 125])
         #expect(Self.key(Decimal(string: "-12.5")!) == [0x0C, 0x01, 0xFE, 0xFE, ~0x23, ~0x60, 0xFF])
         #expect(Self.key(Decimal(string: "12.5")!) == [0x0C, 0x03, 0x01, 0x01, 0x23, 0x60])

@@ -25,7 +25,7 @@ struct CraftedRecord: Sendable, CustomTestStringConvertible {
     }
 
     static func varint(_ value: UInt64) -> [UInt8] {
-        var writer = ByteWriter()
+        let writer = ByteWriter()
         writer.appendVarint(value)
         return writer.bytes
     }
@@ -125,15 +125,15 @@ struct CraftedRecord: Sendable, CustomTestStringConvertible {
             id += UInt32.random(in: 1 ... 2, using: &rng)
         }
         if !ids.isEmpty && Int.random(in: 0 ..< 10, using: &rng) == 0 { ids[ids.count - 1] = .max }
-        var writer = ByteWriter()
-        RecordCodec.beginRecord(&writer, schemaVersion: schemaVersion, fieldCount: ids.count)
+        let writer = ByteWriter()
+        RecordCodec.beginRecord(writer, schemaVersion: schemaVersion, fieldCount: ids.count)
         let headerLength = writer.bytes.count
         var fields: [(id: PropertyID, value: Value)] = []
         var ranges: [Range<Int>] = []
         for id in ids {
             let value = randomValue(kind: Int.random(in: 0 ... 8, using: &rng), &rng)
             let start = writer.bytes.count
-            RecordCodec.appendField(&writer, id: PropertyID(id), value: value)
+            RecordCodec.appendField(writer, id: PropertyID(id), value: value)
             fields.append((PropertyID(id), value))
             ranges.append(start ..< writer.bytes.count)
         }
@@ -314,9 +314,9 @@ struct CraftedRecord: Sendable, CustomTestStringConvertible {
                     input.insert(contentsOf: input[range], at: range.upperBound)
                     if Bool.random(using: &rng) {
                         // Also count the copy, so that the only fault is the repeated id.
-                        var header = ByteWriter()
+                        let header = ByteWriter()
                         RecordCodec.beginRecord(
-                            &header, schemaVersion: record.schemaVersion, fieldCount: record.fields.count + 1)
+                            header, schemaVersion: record.schemaVersion, fieldCount: record.fields.count + 1)
                         input = header.bytes + input[record.headerLength...]
                     }
                     mustReject = true
@@ -379,11 +379,11 @@ struct CraftedRecord: Sendable, CustomTestStringConvertible {
                     }
                     guard let value else { continue }
                     decoded += 1
-                    var writer = ByteWriter()
+                    let writer = ByteWriter()
                     if let type {
-                        _ = KeyCodec.appendPrimaryKey(value, type: type, to: &writer)
+                        _ = KeyCodec.appendPrimaryKey(value, type: type, to: writer)
                     } else if case .int(let id) = value {
-                        KeyCodec.appendAutomaticID(UInt64(bitPattern: id), to: &writer)
+                        KeyCodec.appendAutomaticID(UInt64(bitPattern: id), to: writer)
                     }
                     // A string key of invalid UTF-8 reads with U+FFFD, so
                     // only valid UTF-8 re-encodes to the same bytes.

@@ -103,8 +103,8 @@ import Testing
     /// exactly the payload each kind's shape says, for each kind's values.
     @Test(arguments: StoredKind.allCases) func theSkipChainFollowsEachKindsPayload(_ kind: StoredKind) throws {
         for value in RoundTripTests.edgeValues(kind.propertyType) where value.fits(kind.propertyType, optional: false) {
-            var writer = ByteWriter()
-            RecordCodec.appendTagged(&writer, value)
+            let writer = ByteWriter()
+            RecordCodec.appendTagged(writer, value)
             try writer.withUnsafeBytes { bytes in
                 let base = try #require(bytes.baseAddress)
                 switch kind.payload {

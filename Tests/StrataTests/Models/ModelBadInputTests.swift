@@ -147,9 +147,9 @@ import Testing
                     fields.append((id, id == ageID ? .string("forty-one") : value))
                 }
             }
-            var writer = ByteWriter()
-            RecordCodec.beginRecord(&writer, schemaVersion: 1, fieldCount: fields.count)
-            for (id, value) in fields { RecordCodec.appendField(&writer, id: id, value: value) }
+            let writer = ByteWriter()
+            RecordCodec.beginRecord(writer, schemaVersion: 1, fieldCount: fields.count)
+            for (id, value) in fields { RecordCodec.appendField(writer, id: id, value: value) }
             _ = try key.withUnsafeBytes { key in try writer.bytes.withUnsafeBytes { try txn.put(records, key, $0) } }
         }
         let reopened = try Database(configuration: configuration([HandPerson.self], mode: mode))

@@ -186,11 +186,11 @@ import Testing
     }
 
     @Test func changedFieldsCompareRecordsFieldByField() throws {
-        var writer = ByteWriter(capacity: 64)
+        let writer = ByteWriter(capacity: 64)
         func record(_ fields: [(UInt32, Value)]) -> [UInt8] {
             writer.removeAll()
-            RecordCodec.beginRecord(&writer, schemaVersion: 1, fieldCount: fields.count)
-            for (id, value) in fields { RecordCodec.appendField(&writer, id: PropertyID(id), value: value) }
+            RecordCodec.beginRecord(writer, schemaVersion: 1, fieldCount: fields.count)
+            for (id, value) in fields { RecordCodec.appendField(writer, id: PropertyID(id), value: value) }
             return writer.withUnsafeBytes { Array($0) }
         }
         let old = record([(1, 1), (2, "a"), (4, 3.5)])

@@ -32,8 +32,8 @@ import Testing
         }
 
         static func ageKey(_ age: Int64) -> [UInt8] {
-            var writer = ByteWriter()
-            KeyCodec.appendIndexKey(.int(age), to: &writer)
+            let writer = ByteWriter()
+            KeyCodec.appendIndexKey(.int(age), to: writer)
             return writer.bytes
         }
 

@@ -162,7 +162,7 @@ import Testing
         }
         try RawFile.withWrite(path) { txn in
             let meta = try #require(try txn.openDatabase(FileLayout.meta, create: false))
-            var writer = ByteWriter()
+            let writer = ByteWriter()
             writer.appendBigEndian(UInt64(Int64.max))
             try txn.put(meta, Array("seq.t1".utf8), writer.bytes)
         }

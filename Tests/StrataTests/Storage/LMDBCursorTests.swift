@@ -61,8 +61,8 @@ import Testing
         try db.read { tx in
             let table = try tx.context.table("Person")
             let index = try #require(table.indexedFields.first { $0.name == "age" }?.index)
-            var writer = ByteWriter()
-            FileLayout.appendIndexKey(.int(30), to: &writer)
+            let writer = ByteWriter()
+            FileLayout.appendIndexKey(.int(30), to: writer)
             let indexKey = writer.withUnsafeBytes { Array($0) }
             try tx.context.lmdb.withCursor(index) { cursor in
                 var objectKeys: [[UInt8]] = []

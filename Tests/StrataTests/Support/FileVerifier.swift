@@ -191,7 +191,7 @@ struct FileVerifier {
         var lastAutomaticID: UInt64 = 0
         var problems: [String] = []
         var entries: [Int: ExpectedEntries] = [:]
-        var indexKey = ByteWriter(capacity: 64)
+        let indexKey = ByteWriter(capacity: 64)
         try walk(txn, table.records) { key, record in
             count += 1
             do throws(DecodingFailure) {
@@ -205,7 +205,7 @@ struct FileVerifier {
                 if let primaryKey = table.primaryKey {
                     indexKey.removeAll()
                     _ = KeyCodec.appendPrimaryKey(
-                        table.value(at: primaryKey.position, in: view), type: primaryKey.type, to: &indexKey)
+                        table.value(at: primaryKey.position, in: view), type: primaryKey.type, to: indexKey)
                     if !indexKey.withUnsafeBytes({ Self.same($0, key) }) {
                         problems.append(
                             "the '\(table.name)' record under key \(Array(key.prefix(16))) holds another primary key, \(table.value(at: primaryKey.position, in: view))"
@@ -216,7 +216,7 @@ struct FileVerifier {
                 }
                 for field in table.indexedFields {
                     indexKey.removeAll()
-                    KeyCodec.appendIndexKey(table.value(at: field.position, in: view), to: &indexKey)
+                    KeyCodec.appendIndexKey(table.value(at: field.position, in: view), to: indexKey)
                     indexKey.withUnsafeBytes { entries[field.position, default: ExpectedEntries()].add($0, key) }
                 }
             } catch {
@@ -255,14 +255,14 @@ struct FileVerifier {
             "\(label) has \(found.count) entries for \(expected.count) objects, and they differ from what the objects call for"
         )
         var problems: [String] = []
-        var wanted = ByteWriter(capacity: 64)
+        let wanted = ByteWriter(capacity: 64)
         try walk(txn, index) { indexKey, objectKey in
             guard let record = try txn.get(table.records, objectKey) else {
                 return problems.append("\(label) names an object that does not exist: \(Array(objectKey.prefix(16)))")
             }
             guard let view = try? RecordView(validating: record) else { return }
             wanted.removeAll()
-            KeyCodec.appendIndexKey(table.value(at: field.position, in: view), to: &wanted)
+            KeyCodec.appendIndexKey(table.value(at: field.position, in: view), to: wanted)
             if !wanted.withUnsafeBytes({ Self.same($0, indexKey) }) {
                 let key =
                     (try? KeyCodec.decodeKey(objectKey, type: table.primaryKey?.type)).map { "\($0)" }

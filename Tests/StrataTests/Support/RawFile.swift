@@ -78,8 +78,8 @@ enum RawFile {
 
     /// The stored key of an Int primary key.
     static func key(_ id: Int64) -> [UInt8] {
-        var writer = ByteWriter()
-        _ = KeyCodec.appendPrimaryKey(.int(id), type: .int, to: &writer)
+        let writer = ByteWriter()
+        _ = KeyCodec.appendPrimaryKey(.int(id), type: .int, to: writer)
         return writer.bytes
     }
 }
