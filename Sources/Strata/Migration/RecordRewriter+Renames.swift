@@ -10,7 +10,9 @@ extension RecordRewriter {
         let table = ObjectTable(
             type: type, records: written.records, indexes: [:], related: catalog.working.types, path: path)
         install(table)
-        guard let oldTable = scope.oldTables[type.id], let target = table.shape.position(ofField: source) else { return }
+        guard let oldTable = scope.oldTables[type.id], let target = table.shape.position(ofField: source) else {
+            return
+        }
         let (reader, _) = try scope.snapshotContext()
         // Each field of the new table, as the written records hold it: the
         // two shapes differ only in the renamed field's id, so its name

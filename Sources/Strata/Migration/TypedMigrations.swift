@@ -172,9 +172,9 @@ struct TypedMigrations: Sendable {
         return stamp
     }
 
-    /// The property renames that models declare for a file at
-    /// `fileVersion`, as the catalog applies them, in order: only chains
-    /// that end on a property of the app's schema with the type and
+    /// The property renames that models and embedded types declare for a
+    /// file at `fileVersion`, as the catalog applies them, in order: only
+    /// chains that end on a property of the app's schema with the type and
     /// optionality the file stores (a chain that ends elsewhere is carried
     /// by typed steps, in memory). The chains are the resolver's.
     func renames(fileVersion: UInt64, oldSchema: Schema) -> [(type: String, from: String, to: String)] {
@@ -182,17 +182,16 @@ struct TypedMigrations: Sendable {
         let file = FieldResolver.Version(version: fileVersion, types: oldSchema.objectSchemas.map { .init($0) })
         let resolver = FieldResolver(versions: versions.map(\.names), file: file)
         var renames: [(type: String, from: String, to: String)] = []
-        for model in current.models {
-            let type = model.objectSchema.name
-            guard let before = oldSchema[type] else { continue }
-            for property in model.objectSchema.properties {
-                let names = resolver.names(of: type, property.name, at: appVersion, since: fileVersion)
-                guard names.count > 1, model.objectSchema[property: names[0]] == nil,
+        for type in current.names.types {
+            guard let before = oldSchema[type.name] else { continue }
+            for property in type.properties {
+                let names = resolver.names(of: type.name, property.name, at: appVersion, since: fileVersion)
+                guard names.count > 1, !type.properties.contains(where: { $0.name == names[0] }),
                     before[property: property.name] == nil,
                     let source = before[property: names[0]],
                     source.type == property.type && source.isOptional == property.isOptional
                 else { continue }
-                for (from, to) in zip(names, names.dropFirst()) { renames.append((type, from, to)) }
+                for (from, to) in zip(names, names.dropFirst()) { renames.append((type.name, from, to)) }
             }
         }
         return renames

@@ -169,7 +169,8 @@ struct FieldResolver: Sendable {
         RecordShape(
             typeName: type,
             fields: properties.map {
-                RecordShape.Field(id: fieldID(of: type, named: $0.name, at: version) ?? RecordShape.unresolved, property: $0)
+                RecordShape.Field(
+                    id: fieldID(of: type, named: $0.name, at: version) ?? RecordShape.unresolved, property: $0)
             })
     }
 
