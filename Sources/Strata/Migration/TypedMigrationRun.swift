@@ -90,7 +90,7 @@ final class TypedMigrationRun {
         let stamp = typed.stamp(typeName, after: last.step.toVersion)
         let resolver = requireResolver()
         let chain = Chain(
-            stages: stages, resolver: resolver, type: typeName,
+            stages: stages, resolver: resolver,
             source: resolver.shape(of: oldTable.name, oldTable.shape.fields.map(\.property), at: fileVersion),
             target: newTable, targetVersion: typed.appVersion, stamp: stamp)
         let migration = self.migration
@@ -148,7 +148,7 @@ final class TypedMigrationRun {
             let stages = try stages(of: typeName, after: stepIndex, table: table)
             let resolver = requireResolver()
             chain = Chain(
-                stages: stages, resolver: resolver, type: typeName,
+                stages: stages, resolver: resolver,
                 source: resolver.shape(of: typeName, M.schema.objectSchema.properties, at: createdVersion),
                 target: table, targetVersion: typed.appVersion,
                 stamp: typed.stamp(typeName, after: stages.last?.step.toVersion ?? createdVersion))
@@ -282,22 +282,24 @@ final class Chain {
     ///   - target: The app's table of the type, whose fields
     ///     `resolver` resolves at `targetVersion`, the app's version.
     init(
-        stages: [Stage], resolver: FieldResolver, type: String, source: RecordShape, target: ObjectTable?,
+        stages: [Stage], resolver: FieldResolver, source: RecordShape, target: ObjectTable?,
         targetVersion: UInt64, stamp: UInt64
     ) {
         self.stages = stages
         self.stamp = stamp
         func input(_ stage: Stage) -> RecordShape {
-            resolver.shape(of: type, stage.mapping.oldModel.objectSchema.properties, at: stage.step.fromVersion)
+            let model = stage.mapping.oldModel.objectSchema
+            return resolver.shape(of: model.name, model.properties, at: stage.step.fromVersion)
         }
         func output(_ stage: Stage) -> RecordShape {
-            resolver.shape(of: type, stage.mapping.newModel.objectSchema.properties, at: stage.step.toVersion)
+            let model = stage.mapping.newModel.objectSchema
+            return resolver.shape(of: model.name, model.properties, at: stage.step.toVersion)
         }
         let targetProperties =
             target?.fields.map {
                 Property($0.name, $0.type, optional: $0.isOptional, default: $0.valueWhenAbsent)
             } ?? []
-        let targetShape = resolver.shape(of: type, targetProperties, at: targetVersion)
+        let targetShape = resolver.shape(of: target?.name ?? source.typeName, targetProperties, at: targetVersion)
         entry = Conversion(from: source, to: stages.first.map(input) ?? targetShape)
         between = stages.indices.dropFirst().map { index in
             Conversion(from: output(stages[index - 1]), to: input(stages[index]))
