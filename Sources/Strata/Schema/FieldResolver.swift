@@ -123,8 +123,12 @@ struct FieldResolver: Sendable {
         for (index, version) in versions.enumerated() {
             var here: [String: [String: Int]] = [:]
             var seen: [String: (index: Int, type: TypeNames)] = [:]
+            let listed = Set(version.types.map(\.name))
             for type in version.types {
-                let previous = last[type.previousName ?? type.name] ?? renamedTypes[type.name].flatMap { last[$0] }
+                // A migration's type rename continues the old type only
+                // where the version does not list the old name itself.
+                let renamed = renamedTypes[type.name].flatMap { listed.contains($0) ? nil : last[$0] }
+                let previous = last[type.previousName ?? type.name] ?? renamed
                 let before = previous.flatMap { result[$0.index][$0.type.name] } ?? [:]
                 let renamedAway = Set(type.originalNames.compactMap { $0 })
                 var used: Set<Int> = []
@@ -132,22 +136,23 @@ struct FieldResolver: Sendable {
                 for (position, property) in type.properties.enumerated() {
                     let original = type.originalNames[position]
                     let source = original ?? property.name
-                    var lineage: Int?
+                    let lineage: Int
                     if original != nil || !renamedAway.contains(property.name),
                         previous?.type.properties.first(where: { $0.name == source })?.type == property.type,
                         let continued = before[source], !used.contains(continued)
                     {
                         lineage = continued
-                    }
-                    if lineage == nil {
+                    } else {
                         lineage = next
                         next += 1
                     }
-                    used.insert(lineage!)
+                    used.insert(lineage)
                     fields[property.name] = lineage
                 }
                 here[type.name] = fields
-                if let previousName = type.previousName { last[previousName] = nil }
+                if let previousName = type.previousName ?? (renamed == nil ? nil : renamedTypes[type.name]) {
+                    last[previousName] = nil
+                }
                 seen[type.name] = (index, type)
             }
             result.append(here)
