@@ -3,9 +3,9 @@
 ///
 /// The catalog knows its own version only: the current names and their
 /// stable ids. The declared versions of an app (its `VersionedSchema`s,
-/// their models' `@Renamed(from:)`) know the names of every version and
-/// how each came from the one before. The resolver joins them, once per
-/// migration:
+/// the `@Renamed(from:)` of their models and embedded structs) know the
+/// names of every version and how each came from the one before. The
+/// resolver joins them, once per migration or plan:
 ///
 /// - Each field is followed from version to version as a **lineage**: a
 ///   property continues the property of the type's previous version that
