@@ -10,11 +10,14 @@ extension RecordRewriter {
         let table = ObjectTable(
             type: type, records: written.records, indexes: [:], related: catalog.working.types, path: path)
         install(table)
-        guard let oldTable = scope.oldTables[type.id], let target = table.fields.firstIndex(where: { $0.id == source })
-        else { return }
+        guard let oldTable = scope.oldTables[type.id], let target = table.shape.position(ofField: source) else {
+            return
+        }
         let (reader, _) = try scope.snapshotContext()
-        // Each field of the new table, as the written records hold it.
-        let writtenFields = table.fields.map { field in written.fields.first { $0.name == field.name } }
+        // Each field of the new table, as the written records hold it: the
+        // two shapes differ only in the renamed field's id, so its name
+        // pairs them.
+        let writtenPositions = table.shape.fields.map { written.shape.position(of: $0.name) }
         let renameEncoder = ObjectEncoder(fieldCapacity: table.fields.count)
         let overrides = UnsafeMutableBufferPointer<Value?>.allocate(capacity: table.fields.count)
         overrides.initialize(repeating: nil)
@@ -32,7 +35,7 @@ extension RecordRewriter {
                     continue
                 }
                 for position in overrides.indices {
-                    overrides[position] = writtenFields[position].map { written.value(at: $0.position, in: view) }
+                    overrides[position] = writtenPositions[position].map { written.value(at: $0, in: view) }
                 }
                 if let stored = try reader.get(oldTable.records, copy.key),
                     let oldView = try? RecordView(validating: stored)

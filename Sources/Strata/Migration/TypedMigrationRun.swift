@@ -5,9 +5,10 @@
 ///
 /// An object goes through the steps as model values held by position in
 /// one buffer per step, reused from object to object. Between two steps,
-/// and from the last one to the app's schema, values move by stored
-/// property name with the declared renames followed; a property the next
-/// model adds starts at its default. Every type goes through this one
+/// and from the last one to the app's schema, values move from field to
+/// field of the same id, as the migration's ``FieldResolver`` pairs them
+/// across the declared renames; a property the next model adds starts at
+/// its default. Every type goes through this one
 /// walk, a ``Chain``; a single step from the file's version to the app's
 /// is a chain of one stage. When the first stage's old model is the
 /// file's own, that stage decodes the stored records straight into it,
@@ -23,6 +24,9 @@ final class TypedMigrationRun {
     private var contexts: [MigrationStepContext] = []
     /// Chains for objects created by a step, by model and step.
     private var creationChains: [CreationKey: Chain] = [:]
+    /// The declared versions' names against the file's catalog, made once
+    /// the steps' blocks and the declared renames have run.
+    private var resolver: FieldResolver?
 
     private struct CreationKey: Hashable {
         let model: ObjectIdentifier
@@ -47,10 +51,25 @@ final class TypedMigrationRun {
             try migration.renameProperty(onType: rename.type, from: rename.from, to: rename.to)
         }
         let mappedTypes = Set(steps.flatMap { $0.mappings.map(\.oldModel.objectSchema.name) }).sorted()
+        guard !mappedTypes.isEmpty else { return }
+        let old = runner.scope.old
+        var renamedTypes: [String: String] = [:]
+        for type in runner.catalog.working.types {
+            if let before = old[typeID: type.id]?.name, before != type.name { renamedTypes[type.name] = before }
+        }
+        resolver = typed.resolver(catalog: old, renamedTypes: renamedTypes)
+        defer { resolver = nil }
         for typeName in mappedTypes { try walk(typeName) }
     }
 
     // MARK: Walking stored objects
+
+    /// The resolver, which exists while the mapped types are walked: the
+    /// only time a chain is made.
+    private func requireResolver() -> FieldResolver {
+        guard let resolver else { preconditionFailure("A typed migration made a chain outside its walks.") }
+        return resolver
+    }
 
     private func walk(_ typeName: String) throws {
         let catalog = runner.catalog
@@ -69,11 +88,11 @@ final class TypedMigrationRun {
             of: typeName, after: nil, table: newTable ?? oldTable, records: readsRecords == true ? oldTable : nil)
         guard let last = stages.last else { return }
         let stamp = typed.stamp(typeName, after: last.step.toVersion)
+        let resolver = requireResolver()
         let chain = Chain(
-            stages: stages, typed: typed, type: typeName,
-            source: oldTable.fields.map { (name: $0.name, type: $0.type) }, sourceVersion: fileVersion,
-            target: newTable,
-            stamp: stamp)
+            stages: stages, resolver: resolver,
+            source: resolver.shape(of: oldTable.name, oldTable.shape.fields.map(\.property), at: fileVersion),
+            target: newTable, targetVersion: typed.appVersion, stamp: stamp)
         let migration = self.migration
         try migration.enumerateObjects(ofType: typeName) { old, new in
             guard let old else { return }
@@ -127,11 +146,12 @@ final class TypedMigrationRun {
         } else {
             let createdVersion = steps[stepIndex].toVersion
             let stages = try stages(of: typeName, after: stepIndex, table: table)
+            let resolver = requireResolver()
             chain = Chain(
-                stages: stages, typed: typed, type: typeName,
-                source: M.schema.objectSchema.properties.map { (name: $0.name, type: $0.type) },
-                sourceVersion: createdVersion,
-                target: table, stamp: typed.stamp(typeName, after: stages.last?.step.toVersion ?? createdVersion))
+                stages: stages, resolver: resolver,
+                source: resolver.shape(of: typeName, M.schema.objectSchema.properties, at: createdVersion),
+                target: table, targetVersion: typed.appVersion,
+                stamp: typed.stamp(typeName, after: stages.last?.step.toVersion ?? createdVersion))
             chain.source = .allocate(capacity: max(M.schema.objectSchema.properties.count, 1))
             chain.source!.initialize(repeating: .null)
             creationChains[key] = chain
@@ -206,24 +226,19 @@ final class Stage {
     }
 }
 
-/// How values move from one shape to the next by stored name: per target
-/// position, the source position (or -1) and what the target reads when
-/// the source has no value it can hold. Worked out once per walk.
+/// How values move from one shape to the next: per target position, the
+/// source position of the same field (or -1), as ``RecordShape``s from
+/// one ``FieldResolver`` pair them, and what the target reads when the
+/// source has no value it can hold. Worked out once per walk.
 struct Conversion {
     let sources: [Int]
     let absent: [Value]
     let optional: [Bool]
 
-    init(
-        typed: TypedMigrations, type: String, source: [(name: String, type: PropertyType)], sourceVersion: UInt64,
-        target: [Property], targetVersion: UInt64
-    ) {
-        sources = target.map { property in
-            let name = typed.storedName(property.name, of: type, at: sourceVersion, from: targetVersion)
-            return source.firstIndex { $0.name == name && $0.type == property.type } ?? -1
-        }
-        absent = target.map(\.valueWhenAbsent)
-        optional = target.map(\.isOptional)
+    init(from source: RecordShape, to target: RecordShape) {
+        sources = source.sourcePositions(in: target)
+        absent = target.fields.map(\.property.valueWhenAbsent)
+        optional = target.fields.map(\.property.isOptional)
     }
 
     @inline(__always)
@@ -261,44 +276,35 @@ final class Chain {
     /// For created objects: the created model's values.
     var source: UnsafeMutableBufferPointer<Value>?
 
+    /// - Parameters:
+    ///   - source: The shape objects start in: the file's table at its
+    ///     version, or the model a step created at the step's version.
+    ///   - target: The app's table of the type, whose fields
+    ///     `resolver` resolves at `targetVersion`, the app's version.
     init(
-        stages: [Stage], typed: TypedMigrations, type: String, source: [(name: String, type: PropertyType)],
-        sourceVersion: UInt64, target: ObjectTable?, stamp: UInt64
+        stages: [Stage], resolver: FieldResolver, source: RecordShape, target: ObjectTable?,
+        targetVersion: UInt64, stamp: UInt64
     ) {
         self.stages = stages
         self.stamp = stamp
-        func shape(_ stage: Stage, old: Bool) -> [(name: String, type: PropertyType)] {
-            (old ? stage.mapping.oldModel : stage.mapping.newModel).objectSchema.properties.map {
-                (name: $0.name, type: $0.type)
-            }
+        func input(_ stage: Stage) -> RecordShape {
+            let model = stage.mapping.oldModel.objectSchema
+            return resolver.shape(of: model.name, model.properties, at: stage.step.fromVersion)
+        }
+        func output(_ stage: Stage) -> RecordShape {
+            let model = stage.mapping.newModel.objectSchema
+            return resolver.shape(of: model.name, model.properties, at: stage.step.toVersion)
         }
         let targetProperties =
             target?.fields.map {
                 Property($0.name, $0.type, optional: $0.isOptional, default: $0.valueWhenAbsent)
             } ?? []
-        if let first = stages.first {
-            entry = Conversion(
-                typed: typed, type: type, source: source, sourceVersion: sourceVersion,
-                target: first.mapping.oldModel.objectSchema.properties, targetVersion: first.step.fromVersion)
-        } else {
-            entry = Conversion(
-                typed: typed, type: type, source: source, sourceVersion: sourceVersion, target: targetProperties,
-                targetVersion: typed.appVersion)
-        }
+        let targetShape = resolver.shape(of: target?.name ?? source.typeName, targetProperties, at: targetVersion)
+        entry = Conversion(from: source, to: stages.first.map(input) ?? targetShape)
         between = stages.indices.dropFirst().map { index in
-            Conversion(
-                typed: typed, type: type, source: shape(stages[index - 1], old: false),
-                sourceVersion: stages[index - 1].step.toVersion,
-                target: stages[index].mapping.oldModel.objectSchema.properties,
-                targetVersion: stages[index].step.fromVersion)
+            Conversion(from: output(stages[index - 1]), to: input(stages[index]))
         }
-        if let last = stages.last {
-            exit = Conversion(
-                typed: typed, type: type, source: shape(last, old: false), sourceVersion: last.step.toVersion,
-                target: targetProperties, targetVersion: typed.appVersion)
-        } else {
-            exit = entry
-        }
+        exit = stages.last.map { Conversion(from: output($0), to: targetShape) } ?? entry
         fields = .allocate(capacity: max(targetProperties.count, 1))
         fields.initialize(repeating: .null)
     }

@@ -11,6 +11,19 @@ struct VersionDeclaration: Sendable {
     func model(named typeName: String) -> ModelDeclaration? {
         models.first { $0.objectSchema.name == typeName }
     }
+
+    /// This version's names, with the renames its models and embedded
+    /// types declare, as a ``FieldResolver`` reads them.
+    var names: FieldResolver.Version {
+        var types = models.map { FieldResolver.TypeNames($0.objectSchema, originalNames: $0.originalNames) }
+        for model in models {
+            for embedded in model.embeddedSchemas where !types.contains(where: { $0.name == embedded.name }) {
+                types.append(
+                    FieldResolver.TypeNames(embedded, originalNames: model.embeddedOriginalNames[embedded.name]))
+            }
+        }
+        return FieldResolver.Version(version: version, types: types)
+    }
 }
 
 /// The typed side of a configuration: its declared schema versions (the
@@ -130,19 +143,12 @@ struct TypedMigrations: Sendable {
 
     // MARK: Composition
 
-    /// The name that `property` of `type`, as the model of version
-    /// `newer` calls it, had at version `older`: the renames that the
-    /// versions in between declare, followed back.
-    func storedName(_ property: String, of type: String, at older: UInt64, from newer: UInt64) -> String {
-        var name = property
-        for declaration in versions.reversed() where declaration.version > older && declaration.version <= newer {
-            guard let model = declaration.model(named: type),
-                let position = model.objectSchema.properties.firstIndex(where: { $0.name == name }),
-                let original = model.originalNames[position]
-            else { continue }
-            name = original
-        }
-        return name
+    /// The resolver of the declared versions' names for a file whose
+    /// catalog is `catalog`: its fields at the file's version have the
+    /// catalog's ids. `renamedTypes` maps a type's name now to its name in
+    /// `catalog`, for the types a migration renamed.
+    func resolver(catalog: Catalog, renamedTypes: [String: String]) -> FieldResolver {
+        FieldResolver(versions: versions.map(\.names), catalog: catalog, renamedTypes: renamedTypes)
     }
 
     /// The version stamped on an object of `type` last written by a step
@@ -166,35 +172,26 @@ struct TypedMigrations: Sendable {
         return stamp
     }
 
-    /// The property renames that models declare for a file at
-    /// `fileVersion`, as the catalog applies them, in order: only chains
-    /// that end on a property of the app's schema with the type and
+    /// The property renames that models and embedded types declare for a
+    /// file at `fileVersion`, as the catalog applies them, in order: only
+    /// chains that end on a property of the app's schema with the type and
     /// optionality the file stores (a chain that ends elsewhere is carried
-    /// by typed steps, in memory).
+    /// by typed steps, in memory). The chains are the resolver's.
     func renames(fileVersion: UInt64, oldSchema: Schema) -> [(type: String, from: String, to: String)] {
         guard fileVersion < appVersion, let current = versions.last else { return [] }
+        let file = FieldResolver.Version(version: fileVersion, types: oldSchema.objectSchemas.map { .init($0) })
+        let resolver = FieldResolver(versions: versions.map(\.names), file: file)
         var renames: [(type: String, from: String, to: String)] = []
-        for model in current.models {
-            let type = model.objectSchema.name
-            guard let before = oldSchema[type] else { continue }
-            for property in model.objectSchema.properties {
-                var names = [property.name]
-                for declaration in versions.reversed()
-                where declaration.version > fileVersion && declaration.version <= appVersion {
-                    guard let versionModel = declaration.model(named: type),
-                        let position = versionModel.objectSchema.properties.firstIndex(where: {
-                            $0.name == names[0]
-                        }),
-                        let original = versionModel.originalNames[position], original != names[0]
-                    else { continue }
-                    names.insert(original, at: 0)
-                }
-                guard names.count > 1, model.objectSchema[property: names[0]] == nil,
+        for type in current.names.types {
+            guard let before = oldSchema[type.name] else { continue }
+            for property in type.properties {
+                let names = resolver.names(of: type.name, property.name, at: appVersion, since: fileVersion)
+                guard names.count > 1, !type.properties.contains(where: { $0.name == names[0] }),
                     before[property: property.name] == nil,
                     let source = before[property: names[0]],
                     source.type == property.type && source.isOptional == property.isOptional
                 else { continue }
-                for (from, to) in zip(names, names.dropFirst()) { renames.append((type, from, to)) }
+                for (from, to) in zip(names, names.dropFirst()) { renames.append((type.name, from, to)) }
             }
         }
         return renames

@@ -80,7 +80,8 @@ extension CompositeCodec {
         p = contents.end
         while let entry = contents.nextField() {
             // A field id the type no longer has: a removed property.
-            guard let inner = layout.fields.first(where: { $0.id == entry.id }) else { continue }
+            guard let position = layout.shape.position(ofField: entry.id) else { continue }
+            let inner = layout.fields[position]
             let innerPlace = "\(place).\(inner.name)"
             if inner.type.isComposite {
                 var at = entry.value

@@ -1,10 +1,14 @@
 /// The fields of one embedded type, as its objects are stored inside their
-/// owners' records: the embedded type's current properties sorted by id,
-/// each with the layout of the objects it embeds in turn.
+/// owners' records: the embedded type's compiled ``RecordShape`` (its
+/// current properties sorted by id), each field with the layout of the
+/// objects it embeds in turn.
 // @unchecked: immutable after init.
 final class EmbeddedLayout: @unchecked Sendable {
     let name: String
-    /// Current properties sorted by id: the order fields are written in.
+    /// The type's shape: ids, names and the lookup by name.
+    let shape: RecordShape
+    /// Current properties sorted by id: the order fields are written in;
+    /// position for position, the fields of ``shape``.
     let fields: [ObjectTable.Field]
     /// Properties this app's schema does not declare but other app
     /// versions do (synced mode), sorted by id: an embedded object written
@@ -13,17 +17,16 @@ final class EmbeddedLayout: @unchecked Sendable {
     /// Whether objects of this layout, or objects nested in them, have
     /// kept properties: writing one over a stored one must then read it.
     let keepsStoredFields: Bool
-    private let positions: [String: Int]
 
-    init(name: String, fields: [ObjectTable.Field], kept: [ObjectTable.KeptField] = []) {
-        self.name = name
+    init(shape: RecordShape, fields: [ObjectTable.Field], kept: [ObjectTable.KeptField] = []) {
+        self.name = shape.typeName
+        self.shape = shape
         self.fields = fields
         self.kept = kept
         self.keepsStoredFields = !kept.isEmpty || fields.contains { $0.embedded?.keepsStoredFields == true }
-        self.positions = Dictionary(fields.map { ($0.name, $0.position) }, uniquingKeysWith: { first, _ in first })
     }
 
-    func field(_ name: String) -> ObjectTable.Field? { positions[name].map { fields[$0] } }
+    func field(_ name: String) -> ObjectTable.Field? { shape.position(of: name).map { fields[$0] } }
 
     /// The layouts of every embedded type of `types` (the catalog's), by name.
     static func layouts(_ types: [CatalogType]) -> [String: EmbeddedLayout] {
@@ -35,14 +38,15 @@ final class EmbeddedLayout: @unchecked Sendable {
         func layout(_ name: String, depth: Int) -> EmbeddedLayout? {
             if let known = layouts[name] { return known }
             guard let type = embedded[name], depth < RecordCodec.maxNesting else { return nil }
-            let fields = type.properties.sorted { $0.id < $1.id }.enumerated().map { position, entry in
+            let shape = RecordShape(type)
+            let fields = shape.fields.enumerated().map { position, entry in
                 ObjectTable.Field(
                     id: entry.id, position: position, property: entry.property, isPrimaryKey: false, index: nil,
                     embedded: entry.property.isEmbedding
                         ? entry.property.target.flatMap { layout($0, depth: depth + 1) } : nil)
             }
             let made = EmbeddedLayout(
-                name: name, fields: fields,
+                shape: shape, fields: fields,
                 kept: type.keptProperties.sorted { $0.id < $1.id }.map(ObjectTable.KeptField.init))
             layouts[name] = made
             return made
@@ -250,14 +254,19 @@ enum CompositeCodec {
         else { return nil }
         p = contents.end
         let contentEnd = contents.end
-        var stored: [PropertyID: Int] = [:]
-        while let field = contents.nextField() { stored[field.id] = field.value }
+        // Per field of the layout, the offset of its stored value (or -1):
+        // found through the shape's ids, without a dictionary per object.
+        var stored = [Int](repeating: -1, count: layout.fields.count)
+        while let field = contents.nextField() {
+            if let position = layout.shape.position(ofField: field.id) { stored[position] = field.value }
+        }
         guard !contents.isDamaged else { return nil }
         var properties: [String: Value] = [:]
         properties.reserveCapacity(layout.fields.count)
         for inner in layout.fields {
             var value: Value?
-            if var at = stored[inner.id] {
+            if stored[inner.position] >= 0 {
+                var at = stored[inner.position]
                 if inner.type.isComposite {
                     value = read(inner, base, &at, contentEnd)
                 } else if let primitive = RecordView.read(base, &at, contentEnd),

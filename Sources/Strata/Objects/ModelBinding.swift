@@ -74,7 +74,8 @@ final class ModelBinding: @unchecked Sendable {
         var toTable = [Int](repeating: -1, count: count)
         var toModel = [Int](repeating: -1, count: table.fields.count)
         for (position, property) in properties.enumerated() where bindsFields {
-            guard let field = table.field(property.name) else { continue }
+            guard let tablePosition = table.shape.position(of: property.name) else { continue }
+            let field = table.fields[tablePosition]
             guard field.type == property.type, field.target == property.target,
                 field.elementType == property.elementType
             else {

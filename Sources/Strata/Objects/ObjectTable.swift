@@ -84,8 +84,14 @@ final class ObjectTable: @unchecked Sendable {
     let type: CatalogType
     let name: String
     let records: DatabaseHandle
-    /// Current properties sorted by id: the order fields are written in.
+    /// The type's compiled shape at the file's schema version: the fields'
+    /// ids, names and types by position, and the lookup by name.
+    let shape: RecordShape
+    /// Current properties sorted by id: the order fields are written in;
+    /// position for position, the fields of ``shape``.
     let fields: [Field]
+    /// ``shape``'s lookup, kept here so that a dynamic read by name touches
+    /// neither the shape nor its reference count.
     private let lookup: FieldLookup
     let primaryKey: Field?
     let indexedFields: [Field]
@@ -135,7 +141,8 @@ final class ObjectTable: @unchecked Sendable {
         self.records = records
         let layouts =
             type.properties.contains { $0.property.isEmbedding } ? EmbeddedLayout.layouts(related) : [:]
-        let fields = type.properties.sorted { $0.id < $1.id }.enumerated().map { position, entry in
+        let shape = RecordShape(type)
+        let fields = shape.fields.enumerated().map { position, entry in
             let property = entry.property
             let targetType = property.isLink ? related.first { $0.name == property.target } : nil
             return Field(
@@ -144,8 +151,9 @@ final class ObjectTable: @unchecked Sendable {
                 linkKeyType: targetType?.primaryKeyProperty?.property.type, backlinks: backlinks[entry.id],
                 embedded: property.isEmbedding ? property.target.flatMap { layouts[$0] } : nil)
         }
+        self.shape = shape
         self.fields = fields
-        self.lookup = FieldLookup(names: fields.map(\.name))
+        self.lookup = shape.lookup
         self.primaryKey = fields.first { $0.isPrimaryKey }
         self.indexedFields = fields.filter { $0.index != nil }
         self.linkFields = fields.filter(\.isLink)
@@ -167,17 +175,13 @@ final class ObjectTable: @unchecked Sendable {
     }
 
     deinit {
-        lookup.deallocate()
         readInfo.deallocate()
     }
 
-    /// The position in ``fields`` of the field named `name`.
+    /// The position in ``fields`` of the field named `name`: ``shape``'s
+    /// answer.
     @inline(__always)
     func position(of name: String) -> Int? { lookup.position(of: name) }
-
-    /// The field named `name`, if the type has one.
-    @inline(__always)
-    func field(_ name: String) -> Field? { position(of: name).map { fields[$0] } }
 
     /// The value of the field at `position` in a record of this type: the
     /// stored one, or the default when the record has none (or a null the
@@ -225,8 +229,8 @@ final class ObjectTable: @unchecked Sendable {
 
     /// The field named `name`, or an error listing the type's properties.
     func field(named name: String) throws -> Field {
-        guard let field = field(name) else { throw unknownProperty(name) }
-        return field
+        guard let position = position(of: name) else { throw unknownProperty(name) }
+        return fields[position]
     }
 
     func unknownProperty(_ name: String) -> StrataError {

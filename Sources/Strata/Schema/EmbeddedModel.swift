@@ -131,20 +131,22 @@ public struct EmbeddedFields {
 
 extension ModelSchema {
     /// Every embedded type this schema's properties reach, directly or
-    /// through other embedded types, once each, nearest first. A type that
-    /// embeds itself is listed once; validation then reports the cycle.
-    var reachableEmbeddedSchemas: [ObjectSchema] {
-        func describe<E: EmbeddedModel>(_ type: E.Type) -> (ObjectSchema, [any EmbeddedModel.Type]) {
-            (E.schema.objectSchema, E.schema.embeddedTypes)
+    /// through other embedded types, once each, nearest first, with the
+    /// original names its properties declare (`@Renamed(from:)`). A type
+    /// that embeds itself is listed once; validation then reports the
+    /// cycle.
+    var reachableEmbeddedSchemas: [(schema: ObjectSchema, originalNames: [String?])] {
+        func describe<E: EmbeddedModel>(_ type: E.Type) -> (ObjectSchema, [String?], [any EmbeddedModel.Type]) {
+            (E.schema.objectSchema, E.schema.originalNames, E.schema.embeddedTypes)
         }
         var seen = Set<ObjectIdentifier>()
         var queue = embeddedTypes
-        var result: [ObjectSchema] = []
+        var result: [(schema: ObjectSchema, originalNames: [String?])] = []
         while !queue.isEmpty {
             let type = queue.removeFirst()
             guard seen.insert(ObjectIdentifier(type)).inserted else { continue }
-            let (schema, nested) = describe(type)
-            result.append(schema)
+            let (schema, originalNames, nested) = describe(type)
+            result.append((schema, originalNames))
             queue += nested
         }
         return result

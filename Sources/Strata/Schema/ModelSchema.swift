@@ -127,6 +127,9 @@ struct ModelDeclaration: Sendable {
     let primaryKeyNames: [String]
     /// The embedded types the model reaches, nearest first.
     let embeddedSchemas: [ObjectSchema]
+    /// Per embedded type the model reaches, by stored name: per property,
+    /// its name in the previous schema version, if renamed.
+    let embeddedOriginalNames: [String: [String?]]
 
     /// The object types of `models`: each model's, then every embedded
     /// type they reach, each once.
@@ -137,9 +140,12 @@ struct ModelDeclaration: Sendable {
 
 extension ModelSchema {
     func declaration(swiftName: String, storedTypeName: String) -> ModelDeclaration {
-        ModelDeclaration(
+        let embedded = reachableEmbeddedSchemas
+        return ModelDeclaration(
             swiftName: swiftName, objectSchema: objectSchema, storedTypeName: storedTypeName,
             originalNames: originalNames,
-            primaryKeyNames: primaryKeyNames, embeddedSchemas: reachableEmbeddedSchemas)
+            primaryKeyNames: primaryKeyNames, embeddedSchemas: embedded.map(\.schema),
+            embeddedOriginalNames: Dictionary(
+                embedded.map { ($0.schema.name, $0.originalNames) }, uniquingKeysWith: { first, _ in first }))
     }
 }

@@ -239,7 +239,7 @@ import Testing
                     == survivors.filter { $0 % 2 == 1 && $0 % 5 == 3 }.count)
             #expect(try tx.objects("Dog").where("name", equals: "nnn").count == 0)
         }
-        let index = try #require(db.tables["Dog"]?.field("name")?.index)
+        let index = try #require(db.tables["Dog"]?.field(named: "name").index)
         #expect(try db.environment.withReadTransaction { try $0.entryCount(index) } == survivors.count)
     }
 

@@ -4,7 +4,7 @@
 /// table keyed by a cheap hash of the name's length and end bytes, checked
 /// with `==` (which is one comparison when both sides are the same literal).
 ///
-/// Its storage is raw memory that the owning ``ObjectTable`` frees, so that
+/// Its storage is raw memory that the owning ``RecordShape`` frees, so that
 /// a lookup touches no reference count.
 struct FieldLookup: @unchecked Sendable {
     private let slots: UnsafeMutableBufferPointer<Int32>
@@ -33,7 +33,7 @@ struct FieldLookup: @unchecked Sendable {
         mask = capacity - 1
     }
 
-    /// Frees the storage; called once, by the owning table's `deinit`.
+    /// Frees the storage; called once, by the owning shape's `deinit`.
     func deallocate() {
         names.deinitialize()
         names.deallocate()
