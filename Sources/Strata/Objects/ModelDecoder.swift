@@ -1,0 +1,164 @@
+import Foundation
+
+/// Hands the stored properties of one object to a ``Model``'s
+/// `init(from:)`, in schema order.
+///
+/// Each property is read from the record in place through a map from the
+/// model's positions to the record's field ids that the transaction
+/// computes once per model and type, not per object.
+public struct ModelDecoder: ~Copyable {
+    unowned(unsafe) let binding: ModelBinding
+    /// The record, or nil when the values come from ``values``.
+    let record: RecordView?
+    /// The values by model position, when there is no record (an object
+    /// converted from another model of the same type in a migration).
+    let values: UnsafePointer<Value>?
+    /// The object's key, for messages.
+    let key: UnsafeRawBufferPointer
+    private var position = 0
+
+    init(binding: ModelBinding, record: RecordView, key: UnsafeRawBufferPointer) {
+        self.binding = binding
+        self.record = record
+        self.values = nil
+        self.key = key
+    }
+
+    init(binding: ModelBinding, values: UnsafePointer<Value>, key: UnsafeRawBufferPointer) {
+        self.binding = binding
+        self.record = nil
+        self.values = values
+        self.key = key
+    }
+
+    /// The next property's value.
+    ///
+    /// - Throws: ``StrataError`` with code ``StrataError/Code/invalidValue``
+    ///   when the stored value does not fit `V` (a file written by a peer
+    ///   with another schema, or edited by hand), naming the type, the
+    ///   property and the object's primary key.
+    @inline(__always)
+    public mutating func decode<V: PropertyValue>(_ type: V.Type) throws -> V {
+        try decode(as: V.self)
+    }
+
+    /// The next property's value, of the type the assignment expects:
+    /// `self.owner = try decoder.decode()`. The same as `decode(_:)`, for
+    /// a type that would have to be spelled out otherwise.
+    @inline(__always)
+    public mutating func decode<V: PropertyValue>() throws -> V {
+        try decode(as: V.self)
+    }
+
+    // One overload per stored type, for the same reason as ModelEncoder's:
+    // a model in another module calls these instead of the generic method,
+    // which they call here, specialized.
+
+    /// The next property's value, as the generic `decode(_:)` reads it.
+    @inline(__always)
+    public mutating func decode(_ type: Bool.Type) throws -> Bool { try decode(as: Bool.self) }
+    /// The next property's value, as the generic `decode(_:)` reads it.
+    @inline(__always)
+    public mutating func decode(_ type: Bool?.Type) throws -> Bool? { try decode(as: Bool?.self) }
+
+    /// The next property's value, as the generic `decode(_:)` reads it.
+    @inline(__always)
+    public mutating func decode(_ type: Int.Type) throws -> Int { try decode(as: Int.self) }
+    /// The next property's value, as the generic `decode(_:)` reads it.
+    @inline(__always)
+    public mutating func decode(_ type: Int?.Type) throws -> Int? { try decode(as: Int?.self) }
+
+    /// The next property's value, as the generic `decode(_:)` reads it.
+    @inline(__always)
+    public mutating func decode(_ type: Int64.Type) throws -> Int64 { try decode(as: Int64.self) }
+    /// The next property's value, as the generic `decode(_:)` reads it.
+    @inline(__always)
+    public mutating func decode(_ type: Int64?.Type) throws -> Int64? { try decode(as: Int64?.self) }
+
+    /// The next property's value, as the generic `decode(_:)` reads it.
+    @inline(__always)
+    public mutating func decode(_ type: Double.Type) throws -> Double { try decode(as: Double.self) }
+    /// The next property's value, as the generic `decode(_:)` reads it.
+    @inline(__always)
+    public mutating func decode(_ type: Double?.Type) throws -> Double? { try decode(as: Double?.self) }
+
+    /// The next property's value, as the generic `decode(_:)` reads it.
+    @inline(__always)
+    public mutating func decode(_ type: String.Type) throws -> String { try decode(as: String.self) }
+    /// The next property's value, as the generic `decode(_:)` reads it.
+    @inline(__always)
+    public mutating func decode(_ type: String?.Type) throws -> String? { try decode(as: String?.self) }
+
+    /// The next property's value, as the generic `decode(_:)` reads it.
+    @inline(__always)
+    public mutating func decode(_ type: Data.Type) throws -> Data { try decode(as: Data.self) }
+    /// The next property's value, as the generic `decode(_:)` reads it.
+    @inline(__always)
+    public mutating func decode(_ type: Data?.Type) throws -> Data? { try decode(as: Data?.self) }
+
+    /// The next property's value, as the generic `decode(_:)` reads it.
+    @inline(__always)
+    public mutating func decode(_ type: Date.Type) throws -> Date { try decode(as: Date.self) }
+    /// The next property's value, as the generic `decode(_:)` reads it.
+    @inline(__always)
+    public mutating func decode(_ type: Date?.Type) throws -> Date? { try decode(as: Date?.self) }
+
+    /// The next property's value, as the generic `decode(_:)` reads it.
+    @inline(__always)
+    public mutating func decode(_ type: UUID.Type) throws -> UUID { try decode(as: UUID.self) }
+    /// The next property's value, as the generic `decode(_:)` reads it.
+    @inline(__always)
+    public mutating func decode(_ type: UUID?.Type) throws -> UUID? { try decode(as: UUID?.self) }
+
+    /// The next property's value, as the generic `decode(_:)` reads it.
+    @inline(__always)
+    public mutating func decode(_ type: Decimal.Type) throws -> Decimal { try decode(as: Decimal.self) }
+    /// The next property's value, as the generic `decode(_:)` reads it.
+    @inline(__always)
+    public mutating func decode(_ type: Decimal?.Type) throws -> Decimal? { try decode(as: Decimal?.self) }
+
+    @inline(__always)
+    private mutating func decode<V: PropertyValue>(as type: V.Type) throws -> V {
+        let position = self.position
+        precondition(
+            position < binding.count, "A model decoded more properties than its schema declares (\(binding.count)).")
+        self.position += 1
+        // The common types straight from the record, without a `Value`.
+        // Above all, without the `V?` that `V(propertyValue:)` returns: a
+        // model in another module calls this unspecialized, and there each
+        // `V?` looks up the metadata of `Optional<V>`, 400 instructions per
+        // property, half of a typed scan. Once specialized, the comparisons
+        // of metatypes are constants. A field that is absent or stored with
+        // another type takes the general path below, with its defaults and
+        // errors.
+        if let record {
+            if V.self == Int.self, let value = binding.storedInt(at: position, in: record),
+                let exact = Int(exactly: value)
+            {
+                return unsafeBitCast(exact, to: V.self)
+            }
+            if V.self == Int64.self, let value = binding.storedInt(at: position, in: record) {
+                return unsafeBitCast(value, to: V.self)
+            }
+            if V.self == String.self, let value = binding.storedString(at: position, in: record) {
+                return unsafeBitCast(value, to: V.self)
+            }
+        }
+        return try decodeValue(V.self, at: position)
+    }
+
+    /// ``decode(_:)`` through the stored ``Value``, for any type.
+    @inline(never)
+    private func decodeValue<V: PropertyValue>(_ type: V.Type, at position: Int) throws -> V {
+        let stored: Value
+        if let values {
+            stored = values[position]
+        } else if let record, let found = binding.storedValue(at: position, in: record) {
+            stored = found
+        } else {
+            stored = binding.absentValues[position]
+        }
+        if let value = V(propertyValue: stored) { return value }
+        throw binding.misfit(stored, at: position, as: V.self, key: key)
+    }
+}
