@@ -170,7 +170,15 @@ final class ModelBinding: @unchecked Sendable {
             "The model \(modelName) encoded \(encoder.count) properties; its schema declares \(count).")
         if encoder.misfit { return false }
         if !inOrder { try assemble(into: target.record, schemaVersion: schemaVersion) }
-        if let primaryKeyPosition { try target.encodeKey(slots[primaryKeyPosition], table: table) }
+        if let primaryKeyPosition {
+            // An integer key is eight bytes: no conversion, no size check.
+            if recordFields[primaryKeyPosition].kind == .int, case .int = slots[primaryKeyPosition] {
+                target.key.removeAll()
+                _ = StoredKind.appendPrimaryKey(slots[primaryKeyPosition], kind: .int, to: target.key)
+            } else {
+                try target.encodeKey(slots[primaryKeyPosition], table: table)
+            }
+        }
         return true
     }
 

@@ -30,8 +30,14 @@ final class TableEngine {
     /// instructions per insert in all (a tenth of a typed insert).
     let frontierTable: UnsafeMutablePointer<ObjectTable?>
     let frontierKey = ByteWriter(capacity: 64)
-    /// Reported to ``Instrumentation`` when the transaction commits.
-    var tally = Instrumentation.Tally()
+    /// Reported to ``Instrumentation`` when the transaction commits. In
+    /// raw memory, like the frontier: as a stored `var`, every counted
+    /// write paid an exclusivity check.
+    var tally: Instrumentation.Tally {
+        unsafeAddress { UnsafePointer(tallyStorage) }
+        unsafeMutableAddress { tallyStorage }
+    }
+    private let tallyStorage: UnsafeMutablePointer<Instrumentation.Tally>
     /// Observation's subscriber, which notes the keys this transaction
     /// writes and deletes for the file's commit feed; made only while
     /// someone in the process observes the file.
@@ -76,11 +82,15 @@ final class TableEngine {
         notifies = !self.subscribers.isEmpty
         frontierTable = .allocate(capacity: 1)
         frontierTable.initialize(to: nil)
+        tallyStorage = .allocate(capacity: 1)
+        tallyStorage.initialize(to: Instrumentation.Tally())
     }
 
     deinit {
         frontierTable.deinitialize(count: 1)
         frontierTable.deallocate()
+        tallyStorage.deinitialize(count: 1)
+        tallyStorage.deallocate()
     }
 
     // MARK: Objects
