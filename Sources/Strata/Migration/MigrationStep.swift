@@ -106,10 +106,15 @@ public struct MigrationStep: Sendable {
         ///     old.age < 0 ? nil : Person(id: old.id, fullName: "\(old.firstName) \(old.lastName)", age: old.age)
         /// }
         /// ```
+        @inlinable
         public func map<Old: Model, New: Model>(
             _ old: Old.Type, to new: New.Type, _ transform: @escaping @Sendable (Old) throws -> New?
         ) {
-            mappings.append(Mapping<Old, New>(transform: { old, _ in try transform(old) }))
+            addMapping(Old.self, to: New.self) { decoder, _, encoder in
+                guard let new = try transform(Old(from: &decoder)) else { return false }
+                new.encode(to: &encoder)
+                return true
+            }
         }
 
         /// Maps each stored object of `Old`'s type to a value of `New`, with
@@ -125,11 +130,31 @@ public struct MigrationStep: Sendable {
         ///
         /// Objects inserted here go through the later steps of their type,
         /// as if they had been stored at the step's `to` version.
+        @inlinable
         public func map<Old: Model, New: Model>(
             _ old: Old.Type, to new: New.Type,
             _ transform: @escaping @Sendable (Old, MigrationStepContext) throws -> New?
         ) {
-            mappings.append(Mapping<Old, New>(transform: transform))
+            addMapping(Old.self, to: New.self) { decoder, context, encoder in
+                guard let new = try transform(Old(from: &decoder), context) else { return false }
+                new.encode(to: &encoder)
+                return true
+            }
+        }
+
+        /// Adds the mapping of `Old` to `New` that `run` performs: decode the
+        /// old model, transform it, encode the new one (false: delete the
+        /// object). The `map` methods are inlinable and build `run` in the
+        /// app's module, where `Old`, `New` and `New?` are concrete types:
+        /// run here, generic over the app's models, each object paid a
+        /// runtime lookup of `Optional<New>`'s metadata (325 instructions)
+        /// and unspecialized calls of `init(from:)` and `encode(to:)`.
+        @usableFromInline
+        func addMapping<Old: Model, New: Model>(
+            _ old: Old.Type, to new: New.Type,
+            _ run: @escaping @Sendable (inout ModelDecoder, MigrationStepContext, inout ModelEncoder) throws -> Bool
+        ) {
+            mappings.append(Mapping<Old, New>(run: run))
         }
 
         /// Adds a block that works with the dynamic ``Migration`` API, for

@@ -247,8 +247,9 @@ protocol TypedMapping: Sendable {
 }
 
 struct Mapping<Old: Model, New: Model>: TypedMapping {
-    /// The step's function; a mapping written without a context ignores it.
-    let transform: @Sendable (Old, MigrationStepContext) throws -> New?
+    /// Decodes the old model, runs the step's function and encodes the new
+    /// model; false when the function returned nil (delete the object).
+    let run: @Sendable (inout ModelDecoder, MigrationStepContext, inout ModelEncoder) throws -> Bool
 
     var oldModel: ModelDeclaration { Old.declaration }
     var newModel: ModelDeclaration { New.declaration }
@@ -279,10 +280,8 @@ struct Mapping<Old: Model, New: Model>: TypedMapping {
             case .record(let record): ModelDecoder(binding: binding, record: record, key: key)
             case .values(let values): ModelDecoder(binding: binding, values: values, key: key)
             }
-        let old = try Old(from: &decoder)
-        guard let new = try transform(old, context) else { return false }
         var encoder = ModelEncoder(slots: output, capacity: count)
-        new.encode(to: &encoder)
+        guard try run(&decoder, context, &encoder) else { return false }
         precondition(
             encoder.count == count,
             "The model \(New.self) encoded \(encoder.count) properties; its schema declares \(count).")
