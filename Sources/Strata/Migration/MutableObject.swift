@@ -41,6 +41,10 @@ public final class MutableObject {
         /// The effective version to stamp, when not the migration's own
         /// (a typed step composed from an older version).
         var stampedVersion: UInt64?
+        /// Whether a typed step wrote the object's whole record, header
+        /// and key included, into the rewriter's encoder: nothing is left
+        /// to encode.
+        var isEncoded = false
     }
 
     private let state = UnsafeMutablePointer<State>.allocate(capacity: 1)
@@ -66,6 +70,7 @@ public final class MutableObject {
         get { state.pointee.stampedVersion }
         set { state.pointee.stampedVersion = newValue }
     }
+    var isEncoded: Bool { state.pointee.isEncoded }
 
     init(table: ObjectTable) {
         self.table = table
@@ -98,6 +103,7 @@ public final class MutableObject {
         state.pointee.keyCount = key.count
         state.pointee.isDeleted = false
         state.pointee.stampedVersion = nil
+        state.pointee.isEncoded = false
         if state.pointee.pendingError != nil { state.pointee.pendingError = nil }
         if storage != nil || state.pointee.storage != nil { state.pointee.storage = storage }
     }
@@ -199,13 +205,16 @@ public final class MutableObject {
         return table.value(at: position, in: base)
     }
 
-    /// Sets the field at `position` to a value known to fit it (a typed
-    /// model's, whose types the binding checked). A typed step sets every
-    /// field; an indexed one counts as changed only when its value differs
-    /// from the stored one, so that an index whose values no step changed
-    /// is not rebuilt.
+    /// Sets the field at `position` to a typed model's value. A typed step
+    /// sets every field; an indexed one counts as changed only when its
+    /// value differs from the stored one, so that an index whose values no
+    /// step changed is not rebuilt. A value of another type (a model
+    /// written by hand may hand an `Int` over for a `Double` property) is
+    /// converted as ``setValue(_:for:)`` converts it, or refused.
     @inline(__always)
     func assign(_ value: Value, at position: Int) {
+        let info = table.readInfo[position]
+        guard value.fits(info.type, optional: info.isOptional) else { return assignConverting(value, at: position) }
         overrides[position] = value
         state.pointee.isDirty = true
         let bit: UInt64 = 1 << UInt64(min(position, 63))
@@ -215,6 +224,46 @@ public final class MutableObject {
             return
         }
         state.pointee.changedPositions |= bit
+    }
+
+    /// Takes `record`, which a typed step encoded whole into the
+    /// rewriter's encoder, as the object's new record: every field counts
+    /// as set, and as changed unless it is indexed and its bytes are the
+    /// stored ones (the rule of ``assign(_:at:)``, which decides which
+    /// indexes to rebuild).
+    func adoptEncodedRecord(_ record: RecordView) {
+        state.pointee.isDirty = true
+        state.pointee.isEncoded = true
+        let count = table.fields.count
+        var changed: UInt64 = count >= 64 ? ~0 : (1 << UInt64(count)) - 1
+        if table.indexedPositions != 0, let base {
+            for field in table.fields
+            where field.position < 63 && table.indexedPositions & (1 << UInt64(field.position)) != 0 {
+                if let new = record.encodedField(field.id, expectedAt: field.position),
+                    let old = base.encodedField(field.id, expectedAt: field.position),
+                    new.bytes.elementsEqual(old.bytes)
+                {
+                    changed &= ~(1 << UInt64(field.position))
+                }
+            }
+        }
+        state.pointee.changedPositions = changed
+    }
+
+    @inline(never)
+    private func assignConverting(_ value: Value, at position: Int) {
+        let field = table.fields[position]
+        let coerced = value.coerced(to: field.type)
+        guard coerced.fits(field.type, optional: field.isOptional) else {
+            let expected = field.isOptional ? "\(field.type)?" : "\(field.type)"
+            if state.pointee.pendingError == nil {
+                state.pointee.pendingError = StrataError.invalidValue(
+                    "A typed step set property '\(table.name).\(field.name)' (\(expected)) to \(value), which it cannot hold (in \(table.path)).",
+                    typeName: table.name, property: field.name, nothingWritten: true, path: table.path)
+            }
+            return
+        }
+        assign(coerced, at: position)
     }
 
     func markDeleted() {

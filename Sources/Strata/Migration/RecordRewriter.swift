@@ -16,6 +16,10 @@ final class RecordRewriter: MigrationRecords {
     /// Set by `Migration.setEmbeddingPolicy(_:forType:)`, by type name.
     var embeddingPolicies: [String: EmbeddingPolicy] = [:]
     private var encoder: ObjectEncoder
+    /// The encoder whose record ``write(_:_:_:)`` writes back: a typed step
+    /// that encodes its new model straight into bytes writes it here
+    /// (``MutableObject/adoptEncodedRecord(_:)``).
+    var recordEncoder: ObjectEncoder { encoder }
     /// New-side tables opened so far, by type id.
     private(set) var tables: [TypeID: ObjectTable] = [:]
     private var enumerated: Set<TypeID> = []
@@ -331,22 +335,32 @@ final class RecordRewriter: MigrationRecords {
         let automaticKey: ObjectEncoder.AutomaticKey =
             target.rekey && table.primaryKey == nil ? engine.newID(table) : .keep
         let keyEncoded: Bool
-        do {
-            let overrides = object.overrides
-            keyEncoded = try encoder.encode(
-                table: table, schemaVersion: object.stampedVersion ?? scope.newVersion, automaticKey: automaticKey,
-                base: object.base, storedPositions: target.storedPositions, rekeys: target.rekey
-            ) { position in
-                // What the closure or a typed step set was coerced and
-                // checked when it was set.
-                overrides[position].map(ObjectEncoder.FieldSource.checked)
-                    ?? (object.base == nil ? .value(table.fields[position].valueWhenAbsent) : .stored)
+        if object.isEncoded {
+            // A typed step wrote the record and its primary key already.
+            keyEncoded = table.primaryKey != nil
+            if case .new(let nextID) = automaticKey {
+                encoder.key.removeAll()
+                KeyCodec.appendAutomaticID(try nextID(), to: encoder.key)
             }
-        } catch {
-            throw scope.failure(
-                error,
-                at: "writing the '\(table.name)' object \(scope.describeKey(object.key, of: table, oldKey: true))",
-                advice: "Give every required property of the new schema a value of its type in the migration closure.")
+        } else {
+            do {
+                let overrides = object.overrides
+                keyEncoded = try encoder.encode(
+                    table: table, schemaVersion: object.stampedVersion ?? scope.newVersion, automaticKey: automaticKey,
+                    base: object.base, storedPositions: target.storedPositions, rekeys: target.rekey
+                ) { position in
+                    // What the closure or a typed step set was coerced and
+                    // checked when it was set.
+                    overrides[position].map(ObjectEncoder.FieldSource.checked)
+                        ?? (object.base == nil ? .value(table.fields[position].valueWhenAbsent) : .stored)
+                }
+            } catch {
+                throw scope.failure(
+                    error,
+                    at: "writing the '\(table.name)' object \(scope.describeKey(object.key, of: table, oldKey: true))",
+                    advice:
+                        "Give every required property of the new schema a value of its type in the migration closure.")
+            }
         }
         if target.rekey {
             guard try engine.putRecord(table, encoder, noOverwrite: true) else {

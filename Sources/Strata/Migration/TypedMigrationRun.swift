@@ -85,7 +85,8 @@ final class TypedMigrationRun {
         }.first
         let readsRecords = first.map { $0.0.fromVersion == fileVersion && $0.1.oldModel.objectSchema == declared }
         let stages = try stages(
-            of: typeName, after: nil, table: newTable ?? oldTable, records: readsRecords == true ? oldTable : nil)
+            of: typeName, after: nil, table: newTable ?? oldTable, records: readsRecords == true ? oldTable : nil,
+            writing: newTable)
         guard let last = stages.last else { return }
         let stamp = typed.stamp(typeName, after: last.step.toVersion)
         let resolver = requireResolver()
@@ -101,26 +102,49 @@ final class TypedMigrationRun {
                 return
             }
             guard let new else { return }
-            chain.write(into: new)
+            if let record = chain.record, record.wrote {
+                // The last stage wrote the record itself.
+                record.encoder.record.withUnsafeBytes { bytes in
+                    guard let view = try? RecordView(trusting: bytes) else {
+                        preconditionFailure("A record a typed step encoded for '\(typeName)' does not decode")
+                    }
+                    new.adoptEncodedRecord(view)
+                }
+                new.stampedVersion = chain.stamp
+            } else {
+                chain.write(into: new)
+            }
         }
     }
 
     /// The stages of `typeName`'s mappings in the steps after `step` (all
     /// of them when nil). The first stage decodes the records of
-    /// `records`, the file's table, when given.
-    private func stages(of typeName: String, after step: Int?, table: ObjectTable, records: ObjectTable? = nil)
-        throws -> [Stage]
-    {
+    /// `records`, the file's table, when given. The last one encodes the
+    /// records of `writing`, the app's table, itself when its new model is
+    /// the app's and that model's properties are the table's fields.
+    private func stages(
+        of typeName: String, after step: Int?, table: ObjectTable, records: ObjectTable? = nil,
+        writing: ObjectTable? = nil
+    ) throws -> [Stage] {
+        let found = steps.enumerated().filter { $0.offset > (step ?? -1) }.flatMap { index, candidate in
+            candidate.mappings.filter { $0.oldModel.objectSchema.name == typeName }.map { (index, candidate, $0) }
+        }
         var stages: [Stage] = []
-        for (index, candidate) in steps.enumerated() where index > (step ?? -1) {
-            for mapping in candidate.mappings where mapping.oldModel.objectSchema.name == typeName {
-                let records = stages.isEmpty ? records : nil
-                stages.append(
-                    Stage(
-                        mapping: mapping, step: candidate, context: contexts[index],
-                        binding: try records.map(mapping.recordBinding) ?? mapping.valueBinding(table: table),
-                        readsRecords: records != nil))
+        for (offset, (index, candidate, mapping)) in found.enumerated() {
+            let records = stages.isEmpty ? records : nil
+            var target: RecordTarget?
+            if offset == found.count - 1, let writing, candidate.toVersion == typed.appVersion,
+                let binding = mapping.newRecordBinding(table: writing)
+            {
+                target = RecordTarget(
+                    binding: binding, encoder: runner.records.recordEncoder,
+                    schemaVersion: typed.stamp(typeName, after: candidate.toVersion))
             }
+            stages.append(
+                Stage(
+                    mapping: mapping, step: candidate, context: contexts[index],
+                    binding: try records.map(mapping.recordBinding) ?? mapping.valueBinding(table: table),
+                    readsRecords: records != nil, record: target))
         }
         return stages
     }
@@ -196,6 +220,9 @@ final class Stage {
     let output: UnsafeMutableBufferPointer<Value>
     /// The number of the new model's stored properties.
     let outputCount: Int
+    /// Where the stage writes the new model's record itself, when it can
+    /// (the last stage of a walk).
+    let record: RecordTarget?
     /// The mapping run on an input, writing into ``output``: made once by
     /// the mapping, so that each object calls the step's generic code
     /// directly instead of opening the mapping's existential.
@@ -203,9 +230,10 @@ final class Stage {
 
     init(
         mapping: any TypedMapping, step: MigrationStep, context: MigrationStepContext, binding: ModelBinding,
-        readsRecords: Bool
+        readsRecords: Bool, record: RecordTarget? = nil
     ) {
         self.mapping = mapping
+        self.record = record
         self.step = step
         self.context = context
         self.binding = binding
@@ -215,7 +243,8 @@ final class Stage {
         outputCount = mapping.newModel.objectSchema.properties.count
         output = .allocate(capacity: max(outputCount, 1))
         output.initialize(repeating: .null)
-        apply = mapping.application(binding: binding, context: context, output: output.baseAddress!, count: outputCount)
+        apply = mapping.application(
+            binding: binding, context: context, output: output.baseAddress!, count: outputCount, record: record)
     }
 
     deinit {
@@ -271,6 +300,8 @@ final class Chain {
     let exit: Conversion
     /// The version stamped on the objects written.
     let stamp: UInt64
+    /// Where the last stage writes records itself, if it does.
+    var record: RecordTarget? { stages.last?.record }
     /// The values for the app's table, by field position.
     let fields: UnsafeMutableBufferPointer<Value>
     /// For created objects: the created model's values.

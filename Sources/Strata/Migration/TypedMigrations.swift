@@ -232,18 +232,46 @@ protocol TypedMapping: Sendable {
     /// A binding of the old model that decodes straight from the records
     /// of `table`, the file's table of the model's type.
     func recordBinding(table: ObjectTable) throws -> ModelBinding
+    /// A binding of the new model that writes records of `table`, the
+    /// app's table of the model's type; nil when the model's properties
+    /// are not that table's fields.
+    func newRecordBinding(table: ObjectTable) -> ModelBinding?
     /// Runs the mapping on the old model read from `input`; writes the new
-    /// model's `count` values into `output`, or returns false for a
-    /// deleted object.
+    /// model's `count` values into `output`, and its record into `record`
+    /// when given and it can; returns false for a deleted object.
     func apply(
         _ input: StageInput, binding: ModelBinding, key: UnsafeRawBufferPointer,
-        context: MigrationStepContext, output: UnsafeMutablePointer<Value>, count: Int
+        context: MigrationStepContext, output: UnsafeMutablePointer<Value>, count: Int, record: RecordTarget?
     ) throws -> Bool
-    /// ``apply(_:binding:key:context:output:count:)`` with everything but
-    /// the input and the key bound, as one closure of the concrete types.
+    /// ``apply(_:binding:key:context:output:count:record:)`` with everything
+    /// but the input and the key bound, as one closure of the concrete types.
     func application(
-        binding: ModelBinding, context: MigrationStepContext, output: UnsafeMutablePointer<Value>, count: Int
+        binding: ModelBinding, context: MigrationStepContext, output: UnsafeMutablePointer<Value>, count: Int,
+        record: RecordTarget?
     ) -> (StageInput, UnsafeRawBufferPointer) throws -> Bool
+}
+
+/// Where the last stage of a walk writes each new model's record when it
+/// can: straight into the migration rewriter's encoder, field bytes as the
+/// model hands its properties over, with no `Value` in between.
+final class RecordTarget {
+    /// The new model against the app's table.
+    let binding: ModelBinding
+    /// The rewriter's encoder (``RecordRewriter/recordEncoder``).
+    let encoder: ObjectEncoder
+    /// The version stamped on the records.
+    let schemaVersion: UInt64
+    /// Whether the last object's record was written; when not (a value
+    /// that does not fit its field as it is, or an encoding error), the
+    /// stage's values are written the general way, which converts or
+    /// explains.
+    var wrote = false
+
+    init(binding: ModelBinding, encoder: ObjectEncoder, schemaVersion: UInt64) {
+        self.binding = binding
+        self.encoder = encoder
+        self.schemaVersion = schemaVersion
+    }
 }
 
 struct Mapping<Old: Model, New: Model>: TypedMapping {
@@ -262,24 +290,41 @@ struct Mapping<Old: Model, New: Model>: TypedMapping {
         try ModelBinding(Old.self, table: table)
     }
 
+    func newRecordBinding(table: ObjectTable) -> ModelBinding? {
+        guard let binding = try? ModelBinding(New.self, table: table), binding.writesRecords else { return nil }
+        return binding
+    }
+
     func application(
-        binding: ModelBinding, context: MigrationStepContext, output: UnsafeMutablePointer<Value>, count: Int
+        binding: ModelBinding, context: MigrationStepContext, output: UnsafeMutablePointer<Value>, count: Int,
+        record: RecordTarget?
     ) -> (StageInput, UnsafeRawBufferPointer) throws -> Bool {
         { input, key in
-            try apply(input, binding: binding, key: key, context: context, output: output, count: count)
+            try apply(input, binding: binding, key: key, context: context, output: output, count: count, record: record)
         }
     }
 
     @inline(__always)
     func apply(
         _ input: StageInput, binding: ModelBinding, key: UnsafeRawBufferPointer,
-        context: MigrationStepContext, output: UnsafeMutablePointer<Value>, count: Int
+        context: MigrationStepContext, output: UnsafeMutablePointer<Value>, count: Int, record: RecordTarget?
     ) throws -> Bool {
         var decoder =
             switch input {
             case .record(let record): ModelDecoder(binding: binding, record: record, key: key)
             case .values(let values): ModelDecoder(binding: binding, values: values, key: key)
             }
+        if let record,
+            var encoder = record.binding.recordEncoder(
+                into: record.encoder, schemaVersion: record.schemaVersion, keepingValuesIn: output)
+        {
+            record.wrote = false
+            guard try run(&decoder, context, &encoder) else { return false }
+            record.wrote =
+                (try? record.binding.finishRecord(encoder, into: record.encoder, schemaVersion: record.schemaVersion))
+                ?? false
+            return true
+        }
         var encoder = ModelEncoder(slots: output, capacity: count)
         guard try run(&decoder, context, &encoder) else { return false }
         precondition(

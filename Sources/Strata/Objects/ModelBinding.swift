@@ -32,6 +32,8 @@ final class ModelBinding: @unchecked Sendable {
     /// properties, no more (synced mode's kept fields need the stored
     /// record, and fields the model lacks their defaults). Nil otherwise.
     private let recordFields: UnsafeMutableBufferPointer<RecordField>?
+    /// Whether the model writes records of the table itself.
+    var writesRecords: Bool { recordFields != nil }
     /// Whether the model's properties are the table's fields in field
     /// order, all primitive: then their bytes go straight into the record;
     /// else into ``scratch``, to be put in field order.
@@ -157,26 +159,51 @@ final class ModelBinding: @unchecked Sendable {
     /// - Throws: What encoding a composite value or the key throws.
     @inline(__always)
     func encodeRecord<M: Model>(_ object: M, into target: ObjectEncoder, schemaVersion: UInt64) throws -> Bool {
-        guard let recordFields else { return false }
+        guard var encoder = recordEncoder(into: target, schemaVersion: schemaVersion) else { return false }
+        object.encode(to: &encoder)
+        return try finishRecord(encoder, into: target, schemaVersion: schemaVersion)
+    }
+
+    /// An encoder that writes a model's record into `target` (see
+    /// ``encodeRecord(_:into:schemaVersion:)``), or nil when the binding
+    /// does not write records itself. With `values`, every value is kept
+    /// there too, by model position (a typed step, whose caller needs the
+    /// values when the record cannot be written this way); else the values
+    /// the write needs again go into ``slots``.
+    @inline(__always)
+    func recordEncoder(
+        into target: ObjectEncoder, schemaVersion: UInt64, keepingValuesIn values: UnsafeMutablePointer<Value>? = nil
+    ) -> ModelEncoder? {
+        guard let recordFields else { return nil }
         let writer = inOrder ? target.record : scratch
         writer.removeAll()
         if inOrder { RecordCodec.beginRecord(writer, schemaVersion: schemaVersion, fieldCount: count) }
-        var encoder = ModelEncoder(
-            slots: slots.baseAddress!, capacity: count, fields: UnsafePointer(recordFields.baseAddress!),
-            writer: writer, ends: ends.baseAddress!)
-        object.encode(to: &encoder)
+        return ModelEncoder(
+            slots: values ?? slots.baseAddress!, capacity: count, fields: UnsafePointer(recordFields.baseAddress!),
+            writer: writer, ends: ends.baseAddress!, keepsEveryValue: values != nil)
+    }
+
+    /// Completes the record that `encoder`, made by
+    /// ``recordEncoder(into:schemaVersion:keepingValuesIn:)``, wrote: its
+    /// fields in field order, its composite fields and its key. False when
+    /// a value did not fit its field as it is.
+    @inline(__always)
+    func finishRecord(_ encoder: borrowing ModelEncoder, into target: ObjectEncoder, schemaVersion: UInt64) throws
+        -> Bool
+    {
         precondition(
             encoder.count == count,
             "The model \(modelName) encoded \(encoder.count) properties; its schema declares \(count).")
-        if encoder.misfit { return false }
-        if !inOrder { try assemble(into: target.record, schemaVersion: schemaVersion) }
+        guard let recordFields, !encoder.misfit else { return false }
+        let values = encoder.slots
+        if !inOrder { try assemble(into: target.record, schemaVersion: schemaVersion, values: values) }
         if let primaryKeyPosition {
             // An integer key is eight bytes: no conversion, no size check.
-            if recordFields[primaryKeyPosition].kind == .int, case .int = slots[primaryKeyPosition] {
+            if recordFields[primaryKeyPosition].kind == .int, case .int = values[primaryKeyPosition] {
                 target.key.removeAll()
-                _ = StoredKind.appendPrimaryKey(slots[primaryKeyPosition], kind: .int, to: target.key)
+                _ = StoredKind.appendPrimaryKey(values[primaryKeyPosition], kind: .int, to: target.key)
             } else {
-                try target.encodeKey(slots[primaryKeyPosition], table: table)
+                try target.encodeKey(values[primaryKeyPosition], table: table)
             }
         }
         return true
@@ -184,7 +211,7 @@ final class ModelBinding: @unchecked Sendable {
 
     /// Puts the fields written into ``scratch`` in field order, with the
     /// composite ones encoded from their values, after a record header.
-    private func assemble(into record: ByteWriter, schemaVersion: UInt64) throws {
+    private func assemble(into record: ByteWriter, schemaVersion: UInt64, values: UnsafeMutablePointer<Value>) throws {
         guard let recordFields else { return }
         record.removeAll()
         RecordCodec.beginRecord(record, schemaVersion: schemaVersion, fieldCount: count)
@@ -193,7 +220,7 @@ final class ModelBinding: @unchecked Sendable {
                 let position = modelPositions[tablePosition]
                 guard !recordFields[position].isComposite else {
                     let field = table.fields[tablePosition]
-                    let value = try ObjectEncoder.resolve(field, given: slots[position], table: table)
+                    let value = try ObjectEncoder.resolve(field, given: values[position], table: table)
                     try CompositeCodec.appendField(record, field, value, owner: table.name, path: table.path)
                     continue
                 }

@@ -29,6 +29,9 @@ public struct ModelEncoder: ~Copyable {
     /// then goes through slots and the engine's encoder, which converts or
     /// explains.
     private(set) var misfit = false
+    /// Whether every value also goes into ``slots``, not only those the
+    /// field marks (``ModelBinding/RecordField/keepsValue``).
+    private let keepsEveryValue: Bool
 
     init(slots: UnsafeMutablePointer<Value>, capacity: Int) {
         self.slots = slots
@@ -37,11 +40,12 @@ public struct ModelEncoder: ~Copyable {
         self.writer = nil
         self.sink = nil
         self.ends = nil
+        self.keepsEveryValue = true
     }
 
     init(
         slots: UnsafeMutablePointer<Value>, capacity: Int, fields: UnsafePointer<ModelBinding.RecordField>,
-        writer: ByteWriter, ends: UnsafeMutablePointer<Int>
+        writer: ByteWriter, ends: UnsafeMutablePointer<Int>, keepsEveryValue: Bool = false
     ) {
         self.slots = slots
         self.capacity = capacity
@@ -49,6 +53,7 @@ public struct ModelEncoder: ~Copyable {
         self.writer = writer
         self.sink = writer.sink
         self.ends = ends
+        self.keepsEveryValue = keepsEveryValue
     }
 
     /// Stores the next property's value.
@@ -67,7 +72,7 @@ public struct ModelEncoder: ~Copyable {
             return
         }
         let field = fields[position]
-        if field.keepsValue { slots[position] = value }
+        if field.keepsValue || keepsEveryValue { slots[position] = value }
         let writer = self.writer.unsafelyUnwrapped
         if !field.isComposite && !misfit && !write(value, as: field, to: writer) { misfit = true }
         ends[position] = writer.count
@@ -98,7 +103,7 @@ public struct ModelEncoder: ~Copyable {
         let position = count
         if let fields, let sink, position < capacity, !misfit, fields[position].kind == kind {
             let field = fields[position]
-            if field.keepsValue { slots[position] = value() }
+            if field.keepsValue || keepsEveryValue { slots[position] = value() }
             count = position + 1
             sink.appendVarint(field.id)
             sink.append(tag.rawValue)
