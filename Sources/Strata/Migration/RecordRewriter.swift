@@ -316,6 +316,18 @@ final class RecordRewriter: MigrationRecords {
 
     // MARK: Writing back
 
+    /// For a record a typed step encoded whole: whether its key is in the
+    /// encoder (a primary key, which the step wrote), after giving a
+    /// re-keyed type without one its new automatic id.
+    @inline(never)
+    private func takeEncodedKey(_ table: ObjectTable, _ automaticKey: ObjectEncoder.AutomaticKey) throws -> Bool {
+        if case .new(let nextID) = automaticKey {
+            encoder.key.removeAll()
+            KeyCodec.appendAutomaticID(try nextID(), to: encoder.key)
+        }
+        return table.primaryKey != nil
+    }
+
     /// Writes back one object: deleted, changed, or rewritten because its
     /// type's keys or value types changed. Left alone otherwise.
     func write(_ object: MutableObject, _ target: Target, _ writer: LMDBCursor) throws {
@@ -334,14 +346,9 @@ final class RecordRewriter: MigrationRecords {
         walkWrote = true
         let automaticKey: ObjectEncoder.AutomaticKey =
             target.rekey && table.primaryKey == nil ? engine.newID(table) : .keep
-        let keyEncoded: Bool
+        var keyEncoded = false
         if object.isEncoded {
-            // A typed step wrote the record and its primary key already.
-            keyEncoded = table.primaryKey != nil
-            if case .new(let nextID) = automaticKey {
-                encoder.key.removeAll()
-                KeyCodec.appendAutomaticID(try nextID(), to: encoder.key)
-            }
+            keyEncoded = try takeEncodedKey(table, automaticKey)
         } else {
             do {
                 let overrides = object.overrides
