@@ -38,11 +38,20 @@ struct ObjectEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: S
         case (_?, nil):
             return ObjectChange(kind: .deleted, object: nil, changedProperties: [], transactionID: id)
         case (let before?, let now?):
-            let old = query.storedValues(of: before)
-            let new = query.storedValues(of: now)
-            let changed = zip(query.propertyNames, zip(old, new)).filter { !$0.1.0.isStored(identicallyTo: $0.1.1) }
+            let changed = changedNames(query.propertyNames, query.storedValues(of: before), query.storedValues(of: now))
             guard !changed.isEmpty else { return nil }
-            return ObjectChange(kind: .modified, object: now, changedProperties: changed.map(\.0), transactionID: id)
+            return ObjectChange(kind: .modified, object: now, changedProperties: changed, transactionID: id)
         }
     }
+}
+
+/// The names of the properties whose stored values differ between `old`
+/// and `new`, in order. Not generic, so that it runs as compiled code
+/// rather than through the metadata of the tuples of a generic `zip`.
+private func changedNames(_ names: [String], _ old: [Value], _ new: [Value]) -> [String] {
+    var changed: [String] = []
+    for index in 0 ..< min(names.count, old.count, new.count) where !old[index].isStored(identicallyTo: new[index]) {
+        changed.append(names[index])
+    }
+    return changed
 }

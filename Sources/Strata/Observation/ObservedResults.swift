@@ -59,6 +59,19 @@ struct ObservedResults {
     ///   ``settle(_:_:_:_:)``).
     mutating func apply(_ edit: ResultsEdit) -> ResultsDiff {
         var diff = ResultsDiff()
+        if edit.removed.isEmpty && edit.added.isEmpty {
+            // Values changed in place (the common one-object update): no
+            // position moves, so one descent per value finds its position
+            // and replaces it.
+            diff.modifications.reserveCapacity(edit.modified.count)
+            for entry in edit.modified {
+                let position = tree.insert(entry.value, forKey: entry.new).position
+                if let value = entry.new.value { sortValues[entry.new.key] = value }
+                diff.modifications.append((position, position, entry.new.key))
+            }
+            Self.settle(edit.moved, &diff.deletions, &diff.insertions, &diff.modifications)
+            return diff
+        }
         diff.deletions.reserveCapacity(edit.removed.count)
         for old in edit.removed { diff.deletions.append((tree.rank(of: old).position, old.key)) }
         var modifiedBefore: [Int] = []
