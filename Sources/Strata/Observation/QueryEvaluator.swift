@@ -95,7 +95,9 @@ struct QueryEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: Se
     /// (all when nil).
     private mutating func rerun(_ query: ModelQuery<M>, touched: Set<[UInt8]>?) throws -> QueryChange<M>? {
         let fresh = try values(of: query, order: results.order)
-        guard let diff = results.replace(with: fresh, touched: touched, sameValues: { Self.sameStoredValues($0, $1, query) })
+        guard
+            let diff = results.replace(
+                with: fresh, touched: touched, sameValues: { Self.sameStoredValues($0, $1, query) })
         else { return nil }
         return try change(diff, query, transactionID: query.snapshotID)
     }
