@@ -114,6 +114,43 @@ import Testing
     }
 }
 
+/// A result key's shortcut (precomputed bits of its value and key)
+/// orders exactly as the query's walk does.
+@Suite struct ResultKeyOrderTests {
+    static let values: [Value?] = [
+        nil, .null, .int(.min), .int(-1), .int(0), .int(1), .int(.max), .double(-.infinity), .double(-1.5),
+        .double(-0.0), .double(0.0), .double(2.5), .double(.infinity), .double(.nan),
+        .date(Date(timeIntervalSince1970: 0)),
+        .date(Date(timeIntervalSince1970: 1e9)), .string(""), .string("a"), .string("ab"), .bool(false), .bool(true),
+    ]
+    static let keys: [[UInt8]] = [
+        [], [0], [1], [1, 0], [1, 2], [0, 0, 0, 0, 0, 0, 0, 1], [0, 0, 0, 0, 0, 0, 0, 1, 0],
+        [0, 0, 0, 0, 0, 0, 0, 1, 9], [255, 255, 255, 255, 255, 255, 255, 255, 0], [128, 0, 0, 0, 0, 0, 0, 0],
+    ]
+
+    @Test(arguments: [true, false])
+    func resultKeysOrderAsTheQueryOrderCompares(ascending: Bool) {
+        var mismatches: [String] = []
+        for a in Self.values {
+            for b in Self.values {
+                for x in Self.keys {
+                    for y in Self.keys {
+                        let expected = x.withUnsafeBytes { x in y.withUnsafeBytes { QueryOrder.compare(a, x, b, $0) } }
+                        let sign = (ascending ? expected : -expected).signum()
+                        let first = ResultKey(value: a, key: x, ascending: ascending)
+                        let second = ResultKey(value: b, key: y, ascending: ascending)
+                        let got = first < second ? -1 : (first == second ? 0 : 1)
+                        if got != sign {
+                            mismatches.append("\(String(describing: a)) \(x) vs \(String(describing: b)) \(y)")
+                        }
+                    }
+                }
+            }
+        }
+        #expect(mismatches.isEmpty, "\(mismatches.prefix(5))")
+    }
+}
+
 @Suite(.temporaryFolder) struct ObservedQueryDescriptionTests {
     let folder = TemporaryFolder.current
 
