@@ -30,18 +30,18 @@ struct ObjectEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: S
         let now = try query.matchingObject(key: key)?.model
         defer { current = now }
         let id = transaction.context.lmdb.id
-        switch (current, now) {
-        case (nil, nil):
-            return nil
-        case (nil, let now?):
-            return ObjectChange(kind: .inserted, object: now, changedProperties: [], transactionID: id)
-        case (_?, nil):
-            return ObjectChange(kind: .deleted, object: nil, changedProperties: [], transactionID: id)
-        case (let before?, let now?):
-            let changed = changedNames(query.propertyNames, query.storedValues(of: before), query.storedValues(of: now))
-            guard !changed.isEmpty else { return nil }
-            return ObjectChange(kind: .modified, object: now, changedProperties: changed, transactionID: id)
+        // `if let`s, not a `switch` over the pair: a tuple of the model's
+        // optionals costs a tuple-metadata lookup per update.
+        guard let now else {
+            return current == nil
+                ? nil : ObjectChange(kind: .deleted, object: nil, changedProperties: [], transactionID: id)
         }
+        guard let before = current else {
+            return ObjectChange(kind: .inserted, object: now, changedProperties: [], transactionID: id)
+        }
+        let changed = changedNames(query.propertyNames, query.storedValues(of: before), query.storedValues(of: now))
+        guard !changed.isEmpty else { return nil }
+        return ObjectChange(kind: .modified, object: now, changedProperties: changed, transactionID: id)
     }
 }
 
