@@ -14,9 +14,12 @@ struct QueryEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: Se
     private var results = ObservedResults(order: QueryOrder(position: nil, ascending: true))
     private var type: TypeID?
     /// What `build` made of the type's objects at the last evaluation that
-    /// ran it: reused while the type's table is the one it was made for,
-    /// since building a query costs about as much as updating its values.
-    private var described: (plan: QueryPlan, predicates: [(M) throws -> Bool])?
+    /// ran it (its plan and filters): reused while the type's table is the
+    /// one it was made for, since building a query costs about as much as
+    /// updating its values. Two properties rather than an optional tuple,
+    /// whose metadata generic code looks up on every use.
+    private var describedPlan: QueryPlan?
+    private var describedPredicates: [(M) throws -> Bool] = []
 
     init(_ build: @escaping @Sendable (ModelQuery<M>) -> ModelQuery<M>) {
         self.build = build
@@ -24,13 +27,14 @@ struct QueryEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: Se
 
     private mutating func query(_ transaction: ReadTransaction) throws -> ModelQuery<M> {
         var objects = try transaction.objects(M.self)
-        if let described, described.plan.table === objects.binding.table {
-            objects.plan = described.plan
-            objects.predicates = described.predicates
+        if let describedPlan, describedPlan.table === objects.binding.table {
+            objects.plan = describedPlan
+            objects.predicates = describedPredicates
             return objects
         }
         let query = build(objects)
-        described = (query.plan, query.predicates)
+        describedPlan = query.plan
+        describedPredicates = query.predicates
         return query
     }
 
