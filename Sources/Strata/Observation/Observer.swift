@@ -39,7 +39,13 @@ final class Observer<Evaluator: ObservationEvaluator>: DatabaseObserver, @unchec
 
     private let lock = NSLock()
     private var state = State.running
-    private var waiter: CheckedContinuation<Element?, any Error>?
+    private var waiter: CheckedContinuation<Element?, any Error>? {
+        didSet { isWaiting = waiter != nil }
+    }
+    /// Whether `waiter` is set: asked on every commit, and, unlike the
+    /// optional continuation (generic over `Element`), answered without a
+    /// metadata lookup.
+    private var isWaiting = false
     /// Commits newer than the last element, not yet evaluated.
     private var pending = PendingCommits()
     /// Whether the first element was handed over.
@@ -116,7 +122,7 @@ final class Observer<Evaluator: ObservationEvaluator>: DatabaseObserver, @unchec
             guard case .running = state, commit.transactionID > seen else { return false }
             if let changes = commit.changes, let watched, !changes.touches(watched) { return false }
             pending.append(commit)
-            return waiter != nil
+            return isWaiting
         }
     }
 
@@ -126,7 +132,7 @@ final class Observer<Evaluator: ObservationEvaluator>: DatabaseObserver, @unchec
         // tuple-metadata lookup per call.
         let snapshot = transaction.context.lmdb.id
         lock.lock()
-        guard case .running = state, waiter != nil else {
+        guard case .running = state, isWaiting else {
             lock.unlock()
             return
         }
@@ -163,7 +169,7 @@ final class Observer<Evaluator: ObservationEvaluator>: DatabaseObserver, @unchec
             deliveredInitial = true
             ready = waiting
         } else {
-            again = waiter != nil && !pending.isEmpty
+            again = isWaiting && !pending.isEmpty
         }
         lock.unlock()
         ready?.resume(returning: element)
@@ -238,12 +244,10 @@ struct PendingCommits {
 
     /// Removes and returns the commits up to the snapshot `snapshot`.
     mutating func take(upTo snapshot: Int) -> PendingCommits {
-        var taken = PendingCommits()
-        var kept: [CommitFeed.Commit] = []
-        for commit in commits {
-            if commit.transactionID <= snapshot { taken.commits.append(commit) } else { kept.append(commit) }
-        }
-        commits = kept
+        // Filtering out of place and removing in place keeps this array's
+        // capacity for the next commits.
+        let taken = PendingCommits(commits: commits.filter { $0.transactionID <= snapshot })
+        commits.removeAll { $0.transactionID <= snapshot }
         return taken
     }
 
