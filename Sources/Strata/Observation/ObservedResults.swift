@@ -237,4 +237,15 @@ struct ResultsDiff {
     var modifications: [(position: Int, before: Int, key: [UInt8])] = []
 
     var isEmpty: Bool { deletions.isEmpty && insertions.isEmpty && modifications.isEmpty }
+
+    /// The positions of the deletions or of the insertions.
+    func positions(of list: KeyPath<ResultsDiff, [(position: Int, key: [UInt8])]>) -> [Int] {
+        self[keyPath: list].map { $0.position }
+    }
+
+    /// The positions of the modifications in the new values.
+    var modificationPositions: [Int] { modifications.map { $0.position } }
+
+    /// The positions of the modifications in the previous values.
+    var modificationPositionsBefore: [Int] { modifications.map { $0.before } }
 }

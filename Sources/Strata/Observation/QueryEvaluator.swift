@@ -108,38 +108,22 @@ struct QueryEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: Se
 
     /// The element for `diff`, with the current values.
     private func change(_ diff: ResultsDiff, _ query: ModelQuery<M>, transactionID: Int) throws -> QueryChange<M> {
-        var deletions: [Int] = []
-        var deletedKeys: [M.Key] = []
-        deletions.reserveCapacity(diff.deletions.count)
-        deletedKeys.reserveCapacity(diff.deletions.count)
-        for entry in diff.deletions {
-            deletions.append(entry.position)
-            deletedKeys.append(try query.typedKey(entry.key))
-        }
-        var insertions: [Int] = []
-        var insertedKeys: [M.Key] = []
-        insertions.reserveCapacity(diff.insertions.count)
-        insertedKeys.reserveCapacity(diff.insertions.count)
-        for entry in diff.insertions {
-            insertions.append(entry.position)
-            insertedKeys.append(try query.typedKey(entry.key))
-        }
-        var modifications: [Int] = []
-        var modificationsInPrevious: [Int] = []
-        var modifiedKeys: [M.Key] = []
-        modifications.reserveCapacity(diff.modifications.count)
-        modificationsInPrevious.reserveCapacity(diff.modifications.count)
-        modifiedKeys.reserveCapacity(diff.modifications.count)
-        for entry in diff.modifications {
-            modifications.append(entry.position)
-            modificationsInPrevious.append(entry.before)
-            modifiedKeys.append(try query.typedKey(entry.key))
-        }
-        return QueryChange<M>(
-            results: QueryResults(tree: results.tree), isInitial: false, deletions: deletions,
-            insertions: insertions, modifications: modifications, modificationsInPrevious: modificationsInPrevious,
-            deletedKeys: deletedKeys, insertedKeys: insertedKeys, modifiedKeys: modifiedKeys,
+        QueryChange<M>(
+            results: QueryResults(tree: results.tree), isInitial: false, deletions: diff.positions(of: \.deletions),
+            insertions: diff.positions(of: \.insertions), modifications: diff.modificationPositions,
+            modificationsInPrevious: diff.modificationPositionsBefore,
+            deletedKeys: try typedKeys(diff.deletions.count, query) { diff.deletions[$0].key },
+            insertedKeys: try typedKeys(diff.insertions.count, query) { diff.insertions[$0].key },
+            modifiedKeys: try typedKeys(diff.modifications.count, query) { diff.modifications[$0].key },
             transactionID: transactionID)
+    }
+
+    /// The typed primary keys of `count` stored keys, the `i`th `key(i)`.
+    private func typedKeys(_ count: Int, _ query: ModelQuery<M>, _ key: (Int) -> [UInt8]) throws -> [M.Key] {
+        var typed: [M.Key] = []
+        typed.reserveCapacity(count)
+        for index in 0 ..< count { typed.append(try query.typedKey(key(index))) }
+        return typed
     }
 
     static func sameStoredValues(_ a: ResultBox, _ b: ResultBox, _ query: ModelQuery<M>) -> Bool {
