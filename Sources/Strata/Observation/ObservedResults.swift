@@ -238,14 +238,22 @@ struct ResultsDiff {
 
     var isEmpty: Bool { deletions.isEmpty && insertions.isEmpty && modifications.isEmpty }
 
-    /// The positions of the deletions or of the insertions.
-    func positions(of list: KeyPath<ResultsDiff, [(position: Int, key: [UInt8])]>) -> [Int] {
-        self[keyPath: list].map { $0.position }
+    // Plain loops: these run for every element, and `map` over tuple
+    // arrays with a key path cost more than the lists they build.
+    var deletionPositions: [Int] { Self.column(deletions.count) { deletions[$0].position } }
+    var insertionPositions: [Int] { Self.column(insertions.count) { insertions[$0].position } }
+    var modificationPositions: [Int] { Self.column(modifications.count) { modifications[$0].position } }
+    var modificationPositionsBefore: [Int] { Self.column(modifications.count) { modifications[$0].before } }
+    var deletedKeys: [[UInt8]] { Self.column(deletions.count) { deletions[$0].key } }
+    var insertedKeys: [[UInt8]] { Self.column(insertions.count) { insertions[$0].key } }
+    var modifiedKeys: [[UInt8]] { Self.column(modifications.count) { modifications[$0].key } }
+
+    @inline(__always)
+    private static func column<T>(_ count: Int, _ element: (Int) -> T) -> [T] {
+        var column: [T] = []
+        if count == 0 { return column }
+        column.reserveCapacity(count)
+        for index in 0 ..< count { column.append(element(index)) }
+        return column
     }
-
-    /// The positions of the modifications in the new values.
-    var modificationPositions: [Int] { modifications.map { $0.position } }
-
-    /// The positions of the modifications in the previous values.
-    var modificationPositionsBefore: [Int] { modifications.map { $0.before } }
 }

@@ -109,20 +109,19 @@ struct QueryEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: Se
     /// The element for `diff`, with the current values.
     private func change(_ diff: ResultsDiff, _ query: ModelQuery<M>, transactionID: Int) throws -> QueryChange<M> {
         QueryChange<M>(
-            results: QueryResults(tree: results.tree), isInitial: false, deletions: diff.positions(of: \.deletions),
-            insertions: diff.positions(of: \.insertions), modifications: diff.modificationPositions,
+            results: QueryResults(tree: results.tree), isInitial: false, deletions: diff.deletionPositions,
+            insertions: diff.insertionPositions, modifications: diff.modificationPositions,
             modificationsInPrevious: diff.modificationPositionsBefore,
-            deletedKeys: try typedKeys(diff.deletions.count, query) { diff.deletions[$0].key },
-            insertedKeys: try typedKeys(diff.insertions.count, query) { diff.insertions[$0].key },
-            modifiedKeys: try typedKeys(diff.modifications.count, query) { diff.modifications[$0].key },
-            transactionID: transactionID)
+            deletedKeys: try typedKeys(diff.deletedKeys, query), insertedKeys: try typedKeys(diff.insertedKeys, query),
+            modifiedKeys: try typedKeys(diff.modifiedKeys, query), transactionID: transactionID)
     }
 
-    /// The typed primary keys of `count` stored keys, the `i`th `key(i)`.
-    private func typedKeys(_ count: Int, _ query: ModelQuery<M>, _ key: (Int) -> [UInt8]) throws -> [M.Key] {
+    /// The typed primary keys of stored `keys`.
+    private func typedKeys(_ keys: [[UInt8]], _ query: ModelQuery<M>) throws -> [M.Key] {
         var typed: [M.Key] = []
-        typed.reserveCapacity(count)
-        for index in 0 ..< count { typed.append(try query.typedKey(key(index))) }
+        if keys.isEmpty { return typed }
+        typed.reserveCapacity(keys.count)
+        for key in keys { typed.append(try query.typedKey(key)) }
         return typed
     }
 
