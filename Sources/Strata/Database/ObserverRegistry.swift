@@ -70,9 +70,22 @@ final class ObserverRegistry: @unchecked Sendable {
 
     /// Evaluates `observer` soon, with any others due.
     func schedule(_ observer: any DatabaseObserver, database: Database) {
+        schedule(CollectionOfOne(observer), database: database)
+    }
+
+    /// Evaluates `batch` soon, with any others due: one lock and at most
+    /// one drain for all of them.
+    private func schedule<Batch: Collection>(_ batch: Batch, database: Database)
+    where Batch.Element == any DatabaseObserver {
+        guard !batch.isEmpty else { return }
         let start: Bool = lock.withLock {
-            guard !closed, observers[ObjectIdentifier(observer)] != nil else { return false }
-            due[ObjectIdentifier(observer)] = observer
+            guard !closed else { return false }
+            var added = false
+            for observer in batch where observers[ObjectIdentifier(observer)] != nil {
+                due[ObjectIdentifier(observer)] = observer
+                added = true
+            }
+            guard added else { return false }
             defer { drainScheduled = true }
             return !drainScheduled
         }
@@ -82,9 +95,10 @@ final class ObserverRegistry: @unchecked Sendable {
     private func committed(_ commit: CommitFeed.Commit, database: Database?) {
         guard let database else { return }
         let current = lock.withLock { Array(observers.values) }
-        for observer in current where observer.noteCommit(commit) {
-            schedule(observer, database: database)
-        }
+        var wanting: [any DatabaseObserver] = []
+        wanting.reserveCapacity(current.count)
+        for observer in current where observer.noteCommit(commit) { wanting.append(observer) }
+        schedule(wanting, database: database)
     }
 
     /// Evaluates every due observer in one read transaction.

@@ -16,8 +16,11 @@ extension Database {
     ///
     /// `query` receives every object of the type and narrows, sorts and
     /// cuts it as in a read transaction (`where`, `filter`, `sorted`,
-    /// `limit`). It runs again on each evaluation, so keep it free of side
-    /// effects. The values come in the query's order; without
+    /// `limit`). It runs when the observation begins, and again only if
+    /// the type's table changes; its `where`s, order, limit and filters
+    /// are kept for every later evaluation, so keep it free of side
+    /// effects and of values that change (build a new observation for new
+    /// bounds). The values come in the query's order; without
     /// `sorted(by:)`, in the order of the index a `where` walks, else in
     /// primary-key order.
     ///

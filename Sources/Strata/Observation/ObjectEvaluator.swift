@@ -30,19 +30,28 @@ struct ObjectEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: S
         let now = try query.matchingObject(key: key)?.model
         defer { current = now }
         let id = transaction.context.lmdb.id
-        switch (current, now) {
-        case (nil, nil):
-            return nil
-        case (nil, let now?):
-            return ObjectChange(kind: .inserted, object: now, changedProperties: [], transactionID: id)
-        case (_?, nil):
-            return ObjectChange(kind: .deleted, object: nil, changedProperties: [], transactionID: id)
-        case (let before?, let now?):
-            let old = query.storedValues(of: before)
-            let new = query.storedValues(of: now)
-            let changed = zip(query.propertyNames, zip(old, new)).filter { !$0.1.0.isStored(identicallyTo: $0.1.1) }
-            guard !changed.isEmpty else { return nil }
-            return ObjectChange(kind: .modified, object: now, changedProperties: changed.map(\.0), transactionID: id)
+        // `if let`s, not a `switch` over the pair: a tuple of the model's
+        // optionals costs a tuple-metadata lookup per update.
+        guard let now else {
+            return current == nil
+                ? nil : ObjectChange(kind: .deleted, object: nil, changedProperties: [], transactionID: id)
         }
+        guard let before = current else {
+            return ObjectChange(kind: .inserted, object: now, changedProperties: [], transactionID: id)
+        }
+        let changed = changedNames(query.propertyNames, query.storedValues(of: before), query.storedValues(of: now))
+        guard !changed.isEmpty else { return nil }
+        return ObjectChange(kind: .modified, object: now, changedProperties: changed, transactionID: id)
     }
+}
+
+/// The names of the properties whose stored values differ between `old`
+/// and `new`, in order. Not generic, so that it runs as compiled code
+/// rather than through the metadata of the tuples of a generic `zip`.
+private func changedNames(_ names: [String], _ old: [Value], _ new: [Value]) -> [String] {
+    var changed: [String] = []
+    for index in 0 ..< min(names.count, old.count, new.count) where !old[index].isStored(identicallyTo: new[index]) {
+        changed.append(names[index])
+    }
+    return changed
 }

@@ -39,9 +39,15 @@ final class Observer<Evaluator: ObservationEvaluator>: DatabaseObserver, @unchec
 
     private let lock = NSLock()
     private var state = State.running
-    private var waiter: CheckedContinuation<Element?, any Error>?
+    private var waiter: CheckedContinuation<Element?, any Error>? {
+        didSet { isWaiting = waiter != nil }
+    }
+    /// Whether `waiter` is set: asked on every commit, and, unlike the
+    /// optional continuation (generic over `Element`), answered without a
+    /// metadata lookup.
+    private var isWaiting = false
     /// Commits newer than the last element, not yet evaluated.
-    private var pending: [CommitFeed.Commit] = []
+    private var pending = PendingCommits()
     /// Whether the first element was handed over.
     private var deliveredInitial = false
     /// Every commit up to this transaction id is applied to the last
@@ -116,20 +122,22 @@ final class Observer<Evaluator: ObservationEvaluator>: DatabaseObserver, @unchec
             guard case .running = state, commit.transactionID > seen else { return false }
             if let changes = commit.changes, let watched, !changes.touches(watched) { return false }
             pending.append(commit)
-            if pending.count > Self.pendingLimit { compactPending() }
-            return waiter != nil
+            return isWaiting
         }
     }
 
     func evaluate(in transaction: ReadTransaction) {
+        // Plain lock and unlock rather than `withLock` closures: in this
+        // generic class, a closure returning the continuation costs a
+        // tuple-metadata lookup per call.
         let snapshot = transaction.context.lmdb.id
-        let taken: [CommitFeed.Commit]? = lock.withLock {
-            guard case .running = state, waiter != nil else { return nil }
-            let taken = pending.filter { $0.transactionID <= snapshot }
-            pending.removeAll { $0.transactionID <= snapshot }
-            return taken
+        lock.lock()
+        guard case .running = state, isWaiting else {
+            lock.unlock()
+            return
         }
-        guard let taken else { return }
+        let taken = pending.take(upTo: snapshot)
+        lock.unlock()
         var element: Element?
         // What the evaluation applied: every commit up to the snapshot after
         // a full read, else the commits taken. A commit of this process that
@@ -144,23 +152,26 @@ final class Observer<Evaluator: ObservationEvaluator>: DatabaseObserver, @unchec
                 applied = snapshot
                 lock.withLock { watched = type }
             } else if !taken.isEmpty {
-                let changes = Self.merged(taken)
+                let changes = taken.merged
                 element = try evaluator.update(in: transaction, changes: changes)
-                applied = changes == nil ? snapshot : taken.map(\.transactionID).max()!
+                applied = changes == nil ? snapshot : taken.newest
             }
         } catch {
             fail(error)
             return
         }
-        let (ready, again): (CheckedContinuation<Element?, any Error>?, Bool) = lock.withLock {
-            seen = max(seen, applied)
-            if element != nil, let waiting = waiter, case .running = state {
-                waiter = nil
-                deliveredInitial = true
-                return (waiting, false)
-            }
-            return (nil, waiter != nil && !pending.isEmpty)
+        var ready: CheckedContinuation<Element?, any Error>?
+        var again = false
+        lock.lock()
+        seen = max(seen, applied)
+        if element != nil, let waiting = waiter, case .running = state {
+            waiter = nil
+            deliveredInitial = true
+            ready = waiting
+        } else {
+            again = isWaiting && !pending.isEmpty
         }
+        lock.unlock()
         ready?.resume(returning: element)
         if again { database.observers.schedule(self, database: database) }
     }
@@ -189,36 +200,6 @@ final class Observer<Evaluator: ObservationEvaluator>: DatabaseObserver, @unchec
         waiting?.resume(returning: nil)
     }
 
-    /// How many commits the observer keeps apart while its consumer is
-    /// busy; older ones are merged into one.
-    static var pendingLimit: Int { 32 }
-    /// How many keys merged commits may name before the observer forgets
-    /// them and runs its query again when evaluated: a consumer that
-    /// stalls while writers go on costs bounded memory.
-    static var mergedKeyLimit: Int { 50_000 }
-
-    /// Merges every pending commit but the newest into one, which carries
-    /// the newest id of those it merges: an evaluation whose snapshot
-    /// predates that id leaves it for the next evaluation, which only
-    /// delays it. Call while holding `lock`.
-    private func compactPending() {
-        let older = pending.dropLast()
-        var merged = Self.merged(Array(older))
-        if let keys = merged?.keys.values.reduce(0, { $0 + $1.count }), keys > Self.mergedKeyLimit { merged = nil }
-        let newest = older.map(\.transactionID).max() ?? 0
-        pending = [CommitFeed.Commit(transactionID: newest, changes: merged)] + [pending.last!]
-    }
-
-    /// The changes of several commits together; nil when one of them is
-    /// unknown.
-    private static func merged(_ commits: [CommitFeed.Commit]) -> CommittedChanges? {
-        var merged = CommittedChanges()
-        for commit in commits {
-            guard let changes = commit.changes else { return nil }
-            merged.formUnion(changes)
-        }
-        return merged
-    }
 }
 
 /// What a consumer asking for the next element gets at once.
@@ -239,4 +220,69 @@ final class ObserverLifetime<Evaluator: ObservationEvaluator>: Sendable {
     init(_ observer: Observer<Evaluator>) { self.observer = observer }
 
     deinit { observer.cancel() }
+}
+
+/// The commits an observer has not evaluated yet, oldest first. Not
+/// generic, so that it is compiled once, for its concrete types.
+struct PendingCommits {
+    private var commits: [CommitFeed.Commit] = []
+
+    var isEmpty: Bool { commits.isEmpty }
+
+    /// How many commits are kept apart while the consumer is busy; older
+    /// ones are merged into one.
+    static var limit: Int { 32 }
+    /// How many keys merged commits may name before they are forgotten and
+    /// the query runs again when evaluated: a consumer that stalls while
+    /// writers go on costs bounded memory.
+    static var mergedKeyLimit: Int { 50_000 }
+
+    mutating func append(_ commit: CommitFeed.Commit) {
+        commits.append(commit)
+        if commits.count > Self.limit { compact() }
+    }
+
+    /// Removes and returns the commits up to the snapshot `snapshot`.
+    mutating func take(upTo snapshot: Int) -> PendingCommits {
+        // Filtering out of place and removing in place keeps this array's
+        // capacity for the next commits.
+        let taken = PendingCommits(commits: commits.filter { $0.transactionID <= snapshot })
+        commits.removeAll { $0.transactionID <= snapshot }
+        return taken
+    }
+
+    /// The id of the newest commit.
+    var newest: Int {
+        var newest = Int.min
+        for commit in commits { newest = max(newest, commit.transactionID) }
+        return newest
+    }
+
+    /// The changes of the commits together; nil when one of them is
+    /// unknown.
+    var merged: CommittedChanges? {
+        if commits.count == 1 { return commits[0].changes }
+        var merged = CommittedChanges()
+        for commit in commits {
+            guard let changes = commit.changes else { return nil }
+            merged.formUnion(changes)
+        }
+        return merged
+    }
+
+    /// Merges every commit but the newest into one, which carries the
+    /// newest id of those it merges: an evaluation whose snapshot predates
+    /// that id leaves it for the next evaluation, which only delays it.
+    private mutating func compact() {
+        let older = PendingCommits(commits: Array(commits.dropLast()))
+        var merged = older.merged
+        if let keys = merged?.keys.values.reduce(0, { $0 + $1.count }), keys > Self.mergedKeyLimit { merged = nil }
+        commits = [CommitFeed.Commit(transactionID: older.newest, changes: merged), commits.last!]
+    }
+
+    private init(commits: [CommitFeed.Commit]) {
+        self.commits = commits
+    }
+
+    init() {}
 }

@@ -30,11 +30,14 @@ extension RankedTree {
         /// The number of entries in this node and below it.
         fileprivate(set) var count: Int
 
-        /// Whether the node holds entries rather than children.
-        var isLeaf: Bool { children.isEmpty }
+        /// Whether the node holds entries rather than children; a node
+        /// never changes kind. Stored, so that asking needs no exclusive
+        /// access to `children`.
+        let isLeaf: Bool
 
         /// Creates a leaf.
         init(keys: [Key], values: [Value]) {
+            self.isLeaf = true
             self.keys = keys
             self.values = values
             self.children = []
@@ -44,6 +47,7 @@ extension RankedTree {
 
         /// Creates a branch.
         init(keys: [Key], children: [Node], childCounts: [Int]) {
+            self.isLeaf = false
             self.keys = keys
             self.values = []
             self.children = children
@@ -56,6 +60,7 @@ extension RankedTree {
         }
 
         private init(copying node: Node) {
+            isLeaf = node.isLeaf
             keys = node.keys
             values = node.values
             children = node.children
@@ -211,8 +216,14 @@ extension RankedTree {
         }
 
         /// Mends the underfull child at `index` (already unshared) with a
-        /// neighbour: merges the two when they fit in one node, and otherwise
-        /// shares their contents evenly.
+        /// neighbour: merges the two when they fit in one node with room to
+        /// spare, and otherwise shares their contents evenly.
+        ///
+        /// Two nodes that exactly fill one are shared (half each), not
+        /// merged: a full node splits at the next insertion, so a value that
+        /// leaves and re-enters one place on every commit (a value sorted by
+        /// a changing property) would otherwise merge and split two nodes
+        /// each time.
         private func rebalance(childAt index: Int) {
             // A branch holds at least two children, so a neighbour exists.
             let leftIndex = index > 0 ? index - 1 : index
@@ -221,8 +232,8 @@ extension RankedTree {
             let left = children[leftIndex]
             let fits =
                 left.isLeaf
-                ? left.keys.count + children[rightIndex].keys.count <= Self.leafCapacity
-                : left.children.count + children[rightIndex].children.count <= Self.branchCapacity
+                ? left.keys.count + children[rightIndex].keys.count < Self.leafCapacity
+                : left.children.count + children[rightIndex].children.count < Self.branchCapacity
             if fits {
                 left.absorb(children[rightIndex], separator: left.isLeaf ? nil : keys[leftIndex])
                 keys.remove(at: leftIndex)
