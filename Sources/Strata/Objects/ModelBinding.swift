@@ -15,13 +15,13 @@ final class ModelBinding: @unchecked Sendable {
     let properties: [Property]
     /// Per model position, the table field's position, or -1 when the
     /// table has no such field.
-    private let tablePositions: UnsafeMutableBufferPointer<Int>
+    let tablePositions: UnsafeMutableBufferPointer<Int>
     /// Per table field position, the model position, or -1.
     private let modelPositions: UnsafeMutableBufferPointer<Int>
     /// Per model position, the table field's id (0 when the table has no
     /// such field): what a typed read looks for, kept here so that reading
     /// a property touches neither the table nor its reference count.
-    private let fieldIDs: UnsafeMutableBufferPointer<PropertyID>
+    let fieldIDs: UnsafeMutableBufferPointer<PropertyID>
     /// Per model position, what a record without the field reads as.
     let absentValues: UnsafeMutableBufferPointer<Value>
     /// Filled by ``encode(_:)``; by ``encodeRecord(_:into:schemaVersion:)``
@@ -265,24 +265,6 @@ final class ModelBinding: @unchecked Sendable {
     @inline(__always)
     func value(at position: Int, in record: RecordView) -> Value {
         storedValue(at: position, in: record) ?? absentValues[position]
-    }
-
-    /// The stored integer of the model's property at `position`, or nil
-    /// when the record has none or stores another type there.
-    @inline(__always)
-    func storedInt(at position: Int, in record: RecordView) -> Int64? {
-        let tablePosition = tablePositions[position]
-        guard tablePosition >= 0 else { return nil }
-        return record.int(forField: fieldIDs[position], expectedAt: tablePosition)
-    }
-
-    /// The stored string of the model's property at `position`, or nil
-    /// when the record has none or stores another type there.
-    @inline(__always)
-    func storedString(at position: Int, in record: RecordView) -> String? {
-        let tablePosition = tablePositions[position]
-        guard tablePosition >= 0 else { return nil }
-        return record.string(forField: fieldIDs[position], expectedAt: tablePosition)
     }
 
     /// Decodes one object of the table.

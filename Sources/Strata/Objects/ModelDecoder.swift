@@ -15,20 +15,31 @@ public struct ModelDecoder: ~Copyable {
     let values: UnsafePointer<Value>?
     /// The object's key, for messages.
     let key: UnsafeRawBufferPointer
+    /// The binding's map by model position: the table field's position
+    /// (-1: none) and its id. Read through raw pointers, so that the
+    /// common reads touch neither the binding nor its reference count.
+    private let tablePositions: UnsafePointer<Int>
+    private let fieldIDs: UnsafePointer<PropertyID>
+    private let count: Int
     private var position = 0
 
     init(binding: ModelBinding, record: RecordView, key: UnsafeRawBufferPointer) {
-        self.binding = binding
-        self.record = record
-        self.values = nil
-        self.key = key
+        self.init(binding: binding, record: record, values: nil, key: key)
     }
 
     init(binding: ModelBinding, values: UnsafePointer<Value>, key: UnsafeRawBufferPointer) {
+        self.init(binding: binding, record: nil, values: values, key: key)
+    }
+
+    private init(binding: ModelBinding, record: RecordView?, values: UnsafePointer<Value>?, key: UnsafeRawBufferPointer)
+    {
         self.binding = binding
-        self.record = nil
+        self.record = record
         self.values = values
         self.key = key
+        tablePositions = UnsafePointer(binding.tablePositions.baseAddress!)
+        fieldIDs = UnsafePointer(binding.fieldIDs.baseAddress!)
+        count = binding.count
     }
 
     /// The next property's value.
@@ -120,8 +131,7 @@ public struct ModelDecoder: ~Copyable {
     @inline(__always)
     private mutating func decode<V: PropertyValue>(as type: V.Type) throws -> V {
         let position = self.position
-        precondition(
-            position < binding.count, "A model decoded more properties than its schema declares (\(binding.count)).")
+        precondition(position < count, "A model decoded more properties than its schema declares (\(count)).")
         self.position += 1
         // The common types straight from the record, without a `Value`.
         // Above all, without the `V?` that `V(propertyValue:)` returns: a
@@ -131,16 +141,18 @@ public struct ModelDecoder: ~Copyable {
         // of metatypes are constants. A field that is absent or stored with
         // another type takes the general path below, with its defaults and
         // errors.
-        if let record {
-            if V.self == Int.self, let value = binding.storedInt(at: position, in: record),
+        if let record, tablePositions[position] >= 0 {
+            let id = fieldIDs[position]
+            let expected = tablePositions[position]
+            if V.self == Int.self, let value = record.int(forField: id, expectedAt: expected),
                 let exact = Int(exactly: value)
             {
                 return unsafeBitCast(exact, to: V.self)
             }
-            if V.self == Int64.self, let value = binding.storedInt(at: position, in: record) {
+            if V.self == Int64.self, let value = record.int(forField: id, expectedAt: expected) {
                 return unsafeBitCast(value, to: V.self)
             }
-            if V.self == String.self, let value = binding.storedString(at: position, in: record) {
+            if V.self == String.self, let value = record.string(forField: id, expectedAt: expected) {
                 return unsafeBitCast(value, to: V.self)
             }
         }
