@@ -346,29 +346,36 @@ final class RecordRewriter: MigrationRecords {
         walkWrote = true
         let automaticKey: ObjectEncoder.AutomaticKey =
             target.rekey && table.primaryKey == nil ? engine.newID(table) : .keep
-        var keyEncoded = false
         if object.isEncoded {
-            keyEncoded = try takeEncodedKey(table, automaticKey)
-        } else {
-            do {
-                let overrides = object.overrides
-                keyEncoded = try encoder.encode(
-                    table: table, schemaVersion: object.stampedVersion ?? scope.newVersion, automaticKey: automaticKey,
-                    base: object.base, storedPositions: target.storedPositions, rekeys: target.rekey
-                ) { position in
-                    // What the closure or a typed step set was coerced and
-                    // checked when it was set.
-                    overrides[position].map(ObjectEncoder.FieldSource.checked)
-                        ?? (object.base == nil ? .value(table.fields[position].valueWhenAbsent) : .stored)
-                }
-            } catch {
-                throw scope.failure(
-                    error,
-                    at: "writing the '\(table.name)' object \(scope.describeKey(object.key, of: table, oldKey: true))",
-                    advice:
-                        "Give every required property of the new schema a value of its type in the migration closure.")
-            }
+            // A typed step wrote the record and its primary key already.
+            return try store(object, target, writer, keyEncoded: try takeEncodedKey(table, automaticKey))
         }
+        let keyEncoded: Bool
+        do {
+            let overrides = object.overrides
+            keyEncoded = try encoder.encode(
+                table: table, schemaVersion: object.stampedVersion ?? scope.newVersion, automaticKey: automaticKey,
+                base: object.base, storedPositions: target.storedPositions, rekeys: target.rekey
+            ) { position in
+                // What the closure or a typed step set was coerced and
+                // checked when it was set.
+                overrides[position].map(ObjectEncoder.FieldSource.checked)
+                    ?? (object.base == nil ? .value(table.fields[position].valueWhenAbsent) : .stored)
+            }
+        } catch {
+            throw scope.failure(
+                error,
+                at: "writing the '\(table.name)' object \(scope.describeKey(object.key, of: table, oldKey: true))",
+                advice: "Give every required property of the new schema a value of its type in the migration closure.")
+        }
+        try store(object, target, writer, keyEncoded: keyEncoded)
+    }
+
+    /// Stores the record in the encoder as `object`'s: under a new key for
+    /// a re-keyed type, else in place of the stored one, after checking
+    /// that the key, when encoded (`keyEncoded`), is the object's.
+    private func store(_ object: MutableObject, _ target: Target, _ writer: LMDBCursor, keyEncoded: Bool) throws {
+        let table = target.table
         if target.rekey {
             guard try engine.putRecord(table, encoder, noOverwrite: true) else {
                 let key = "\(encoder.decodedKey(table))"
