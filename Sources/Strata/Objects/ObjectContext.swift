@@ -120,7 +120,7 @@ final class ObjectContext {
         // A cursor rather than mdb_get: it returns LMDB's own copy of the key,
         // which stays valid for the whole transaction.
         return try keyEncoder.key.withUnsafeBytes { keyBytes in
-            try lmdb.withCursor(table.records) { cursor in
+            try lmdb.withLookupCursor(table.records) { cursor in
                 guard let entry = try cursor.seek(exactly: keyBytes) else { return nil }
                 return try object(table: table, key: entry.key, record: entry.value)
             }

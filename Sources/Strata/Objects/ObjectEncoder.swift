@@ -225,6 +225,12 @@ final class ObjectEncoder {
         let path = table.path
         key.removeAll()
         if let field = table.primaryKey {
+            // An integer key of an integer property: eight bytes, nothing
+            // to convert or check.
+            if field.type == .int, case .int = value {
+                _ = StoredKind.appendPrimaryKey(value, kind: .int, to: key)
+                return
+            }
             let value = value.coerced(to: field.type)
             guard KeyCodec.appendPrimaryKey(value, type: field.type, to: key) else {
                 throw StrataError.primaryKeyDoesNotFit(

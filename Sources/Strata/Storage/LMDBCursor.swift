@@ -26,6 +26,12 @@ final class LMDBCursor {
         handle = nil
     }
 
+    /// Lets go of the cursor without closing it: its transaction keeps it
+    /// (``LMDBTransaction/withLookupCursor(_:_:)``).
+    func release() {
+        handle = nil
+    }
+
     @inline(__always)
     private func get(_ op: MDB_cursor_op, key: UnsafeRawBufferPointer? = nil, value: UnsafeRawBufferPointer? = nil)
         throws -> Entry?

@@ -49,9 +49,40 @@ final class LMDBTransaction {
     /// commit it sees.
     var id: Int { Int(mdb_txn_id(txn)) }
 
+    /// Cursors kept open for lookups by key (``withLookupCursor(_:_:)``),
+    /// one per database, closed before the transaction ends.
+    private var lookupCursors: [(dbi: MDB_dbi, cursor: OpaquePointer)] = []
+
+    /// Calls `body` with a cursor on `dbi` that the transaction keeps for
+    /// later lookups: opening and closing a cursor for each lookup cost
+    /// about 400 instructions, a fifth of a lookup by key. `body` must not
+    /// keep the cursor, nor count on its position.
+    func withLookupCursor<T>(_ dbi: DatabaseHandle, _ body: (LMDBCursor) throws -> T) throws -> T {
+        var handle: OpaquePointer?
+        for kept in lookupCursors where kept.dbi == dbi.rawValue {
+            handle = kept.cursor
+            break
+        }
+        if handle == nil {
+            try check(mdb_cursor_open(txn, dbi.rawValue, &handle), "mdb_cursor_open", path: path, in: self)
+            lookupCursors.append((dbi.rawValue, handle!))
+        }
+        let wrapper = LMDBCursor(handle: handle!, transaction: self)
+        defer { wrapper.release() }
+        return try body(wrapper)
+    }
+
+    /// Closes the lookup cursors: before the transaction ends, while LMDB
+    /// still owns them.
+    private func closeLookupCursors() {
+        for kept in lookupCursors { mdb_cursor_close(kept.cursor) }
+        lookupCursors.removeAll()
+    }
+
     /// Commits the transaction. A read transaction is committed too, so that
     /// the named databases it opened stay open for later transactions.
     func commit() throws {
+        closeLookupCursors()
         let txn = self.txn
         handle = nil
         defer { environment.transactionEnded(readOnly: isReadOnly) }
@@ -61,6 +92,7 @@ final class LMDBTransaction {
     /// Aborts the transaction if it is still active.
     func finish() {
         guard let txn = handle else { return }
+        closeLookupCursors()
         handle = nil
         mdb_txn_abort(txn)
         environment.transactionEnded(readOnly: isReadOnly)
