@@ -39,9 +39,21 @@ final class Observer<Evaluator: ObservationEvaluator>: DatabaseObserver, @unchec
 
     private let lock = NSLock()
     private var state = State.running
-    private var waiter: CheckedContinuation<Element?, any Error>? {
+    /// The waiting consumer, resumed without a value: it takes the element
+    /// from `handedOver`, under `lock`.
+    private var waiter: CheckedContinuation<Void, any Error>? {
         didSet { isWaiting = waiter != nil }
     }
+    /// The element for the consumer that was just resumed. It goes through
+    /// the lock, not through the continuation: the evaluation wrote the
+    /// nodes the element reads (new ones, and ones it changed in place
+    /// because no element held them any more), and the lock, released by
+    /// the evaluation and taken by the consumer after its resumption,
+    /// orders those writes before the consumer's reads in a way the thread
+    /// sanitizer sees. A continuation's resumption alone does not always
+    /// give it that edge (seen when the resumption races with the
+    /// consumer's suspension).
+    private var handedOver: Element?
     /// Whether `waiter` is set: asked on every commit, and, unlike the
     /// optional continuation (generic over `Element`), answered without a
     /// metadata lookup.
@@ -70,7 +82,7 @@ final class Observer<Evaluator: ObservationEvaluator>: DatabaseObserver, @unchec
     /// database closed).
     func next() async throws -> Element? {
         try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Element?, any Error>) in
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let outcome: WaitOutcome = lock.withLock {
                     switch state {
                     case .finished:
@@ -92,7 +104,7 @@ final class Observer<Evaluator: ObservationEvaluator>: DatabaseObserver, @unchec
                 case .wait(let schedule):
                     if schedule { database.observers.schedule(self, database: database) }
                 case .end:
-                    continuation.resume(returning: nil)
+                    continuation.resume()
                     database.observers.remove(self, from: database)
                 case .fail(let error):
                     continuation.resume(throwing: error)
@@ -102,16 +114,28 @@ final class Observer<Evaluator: ObservationEvaluator>: DatabaseObserver, @unchec
         } onCancel: {
             cancel()
         }
+        return takeHandedOver()
+    }
+
+    /// The element `evaluate(in:)` left for the consumer it resumed, if
+    /// any; taken under the lock, which orders the evaluation's writes
+    /// before the consumer's reads.
+    private func takeHandedOver() -> Element? {
+        lock.lock()
+        defer { lock.unlock() }
+        let element = handedOver
+        handedOver = nil
+        return element
     }
 
     /// Ends the observation: a waiting consumer gets nil.
     func cancel() {
-        let waiting: CheckedContinuation<Element?, any Error>? = lock.withLock {
+        let waiting: CheckedContinuation<Void, any Error>? = lock.withLock {
             state = .finished
             defer { waiter = nil }
             return waiter
         }
-        waiting?.resume(returning: nil)
+        waiting?.resume()
         database.observers.remove(self, from: database)
     }
 
@@ -160,24 +184,25 @@ final class Observer<Evaluator: ObservationEvaluator>: DatabaseObserver, @unchec
             fail(error)
             return
         }
-        var ready: CheckedContinuation<Element?, any Error>?
+        var ready: CheckedContinuation<Void, any Error>?
         var again = false
         lock.lock()
         seen = max(seen, applied)
         if element != nil, let waiting = waiter, case .running = state {
             waiter = nil
             deliveredInitial = true
+            handedOver = element
             ready = waiting
         } else {
             again = isWaiting && !pending.isEmpty
         }
         lock.unlock()
-        ready?.resume(returning: element)
+        ready?.resume()
         if again { database.observers.schedule(self, database: database) }
     }
 
     func fail(_ error: any Error) {
-        let waiting: CheckedContinuation<Element?, any Error>? = lock.withLock {
+        let waiting: CheckedContinuation<Void, any Error>? = lock.withLock {
             guard case .running = state else { return nil }
             guard let waiting = waiter else {
                 state = .failed(error)
@@ -192,12 +217,12 @@ final class Observer<Evaluator: ObservationEvaluator>: DatabaseObserver, @unchec
     }
 
     func databaseClosed() {
-        let waiting: CheckedContinuation<Element?, any Error>? = lock.withLock {
+        let waiting: CheckedContinuation<Void, any Error>? = lock.withLock {
             state = .finished
             defer { waiter = nil }
             return waiter
         }
-        waiting?.resume(returning: nil)
+        waiting?.resume()
     }
 
 }

@@ -173,6 +173,43 @@ import Testing
         }
         #expect(runs.count == 1)
     }
+
+    /// Each update changes the results in place when the consumer dropped
+    /// the previous element, and each element is read as soon as it is
+    /// handed over, on the consumer's thread: under the thread sanitizer,
+    /// this checks that the evaluation's writes (new nodes and nodes
+    /// changed in place) are ordered before those reads. Elements kept
+    /// across later updates stay as they were.
+    @Test func handedOverResultsAreReadAfterTheUpdateAndNeverChangeLater() async throws {
+        let db = try Observing.open(folder.path())
+        try await withTimeout {
+            var changes = db.observe(Card.self) { $0.where(\.score, in: 1 ... 1_000).sorted(by: \.rank) }
+                .makeAsyncIterator()
+            #expect(try await changes.next()?.results.isEmpty == true)
+            var kept: [(results: QueryResults<Card>, ids: [Int], titles: [String])] = []
+            for round in 1 ... 30 {
+                // A value added (into an empty tree at first), and from the
+                // fourth round an earlier one changed in place as well.
+                try await db.write { tx in
+                    try tx.insert(Card(id: round, score: round, rank: -round))
+                    if round > 3 {
+                        try tx.update(Card(id: round / 2, score: round / 2, rank: -(round / 2), title: "\(round)"))
+                    }
+                }
+                if round % 5 != 0 {
+                    // Read at once, and dropped: the next update is in place.
+                    #expect(try await changes.next()?.results.map(\.id) == Array((1 ... round).reversed()))
+                    continue
+                }
+                let results = try #require(try await changes.next()).results
+                kept.append((results, results.map(\.id), results.map(\.title)))
+            }
+            for (results, ids, titles) in kept {
+                #expect(results.map(\.id) == ids)
+                #expect(results.map(\.title) == titles)
+            }
+        }
+    }
 }
 
 // @unchecked: `value` is read and written only while holding `lock`.
