@@ -56,6 +56,29 @@ extension RecordView {
         return Int64(bitPattern: raw >> 1) ^ -Int64(bitPattern: raw & 1)
     }
 
+    /// The 8-byte payload (a double's or a date's bit pattern) stored for
+    /// field `id` under `tag`, or nil when the record has no such field or
+    /// stores another type there. A typed read: no ``Value`` is made.
+    @inline(__always)
+    func bitPattern(forField id: PropertyID, expectedAt position: Int, tag: RecordCodec.Tag) -> UInt64? {
+        guard let base = bytes.baseAddress, let p = tagOffset(forField: id, expectedAt: position),
+            base.load(fromByteOffset: p, as: UInt8.self) == tag.rawValue, p + 9 <= bytes.count
+        else { return nil }
+        return UInt64(littleEndian: base.loadUnaligned(fromByteOffset: p + 1, as: UInt64.self))
+    }
+
+    /// The boolean stored for field `id`, or nil when the record has no
+    /// such field or stores another type there. A typed read.
+    @inline(__always)
+    func bool(forField id: PropertyID, expectedAt position: Int) -> Bool? {
+        guard let base = bytes.baseAddress, let p = tagOffset(forField: id, expectedAt: position) else { return nil }
+        switch base.load(fromByteOffset: p, as: UInt8.self) {
+        case RecordCodec.Tag.trueValue.rawValue: return true
+        case RecordCodec.Tag.falseValue.rawValue: return false
+        default: return nil
+        }
+    }
+
     /// The string stored for field `id`, or nil when the record has no
     /// such field or stores another type there. A typed read: no ``Value``
     /// is made.

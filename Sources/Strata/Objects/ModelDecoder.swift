@@ -133,7 +133,8 @@ public struct ModelDecoder: ~Copyable {
         let position = self.position
         precondition(position < count, "A model decoded more properties than its schema declares (\(count)).")
         self.position += 1
-        // The common types straight from the record, without a `Value`.
+        // The common types straight from the record, without a `Value`
+        // (`Int`, `Int64`, `String`, `Double`, `Bool`, `Date`).
         // Above all, without the `V?` that `V(propertyValue:)` returns: a
         // model in another module calls this unspecialized, and there each
         // `V?` looks up the metadata of `Optional<V>`, 400 instructions per
@@ -154,6 +155,16 @@ public struct ModelDecoder: ~Copyable {
             }
             if V.self == String.self, let value = record.string(forField: id, expectedAt: expected) {
                 return unsafeBitCast(value, to: V.self)
+            }
+            if V.self == Double.self, let bits = record.bitPattern(forField: id, expectedAt: expected, tag: .double) {
+                return unsafeBitCast(Double(bitPattern: bits), to: V.self)
+            }
+            if V.self == Bool.self, let value = record.bool(forField: id, expectedAt: expected) {
+                return unsafeBitCast(value, to: V.self)
+            }
+            if V.self == Date.self, let bits = record.bitPattern(forField: id, expectedAt: expected, tag: .date) {
+                let date = Date(timeIntervalSinceReferenceDate: Double(bitPattern: bits))
+                return unsafeBitCast(date, to: V.self)
             }
         }
         return try decodeValue(V.self, at: position)
