@@ -59,10 +59,7 @@ struct ByteWriter {
     func appendLittleEndian(_ value: UInt64) { sink.appendLittleEndian(value) }
 
     @inline(__always)
-    func appendBigEndian(_ value: UInt64) {
-        sink.reserve(8).storeBytes(of: value.bigEndian, as: UInt64.self)
-        sink.advance(8)
-    }
+    func appendBigEndian(_ value: UInt64) { sink.appendBigEndian(value) }
 
     func append(_ uuid: UUID) {
         Swift.withUnsafeBytes(of: uuid.uuid) { append(contentsOf: $0) }
@@ -106,7 +103,7 @@ struct ByteSink {
 
     /// Room for `extra` more bytes; returns where they go.
     @inline(__always)
-    func reserve(_ extra: Int) -> UnsafeMutableRawPointer {
+    private func reserve(_ extra: Int) -> UnsafeMutableRawPointer {
         if header.pointee.count + extra > header.pointee.capacity { grow(extra) }
         return header.pointee.base + header.pointee.count
     }
@@ -122,7 +119,7 @@ struct ByteSink {
     }
 
     @inline(__always)
-    func advance(_ n: Int) { header.pointee.count += n }
+    private func advance(_ n: Int) { header.pointee.count += n }
 
     @inline(__always)
     func append(_ byte: UInt8) {
@@ -147,6 +144,12 @@ struct ByteSink {
     @inline(__always)
     func appendLittleEndian(_ value: UInt64) {
         reserve(8).storeBytes(of: value.littleEndian, as: UInt64.self)
+        advance(8)
+    }
+
+    @inline(__always)
+    func appendBigEndian(_ value: UInt64) {
+        reserve(8).storeBytes(of: value.bigEndian, as: UInt64.self)
         advance(8)
     }
 

@@ -255,6 +255,33 @@ enum StoredKind: CaseIterable, Sendable {
 
     // MARK: Records
 
+    /// Appends an int's payload: a zigzag varint.
+    @inline(__always)
+    static func appendIntPayload(_ value: Int64, to sink: ByteSink) {
+        sink.appendVarint(UInt64(bitPattern: (value << 1) ^ (value >> 63)))
+    }
+
+    /// Appends a string's payload: its UTF-8 length, then its UTF-8 bytes.
+    @inline(__always)
+    static func appendStringPayload(_ value: String, to sink: ByteSink) {
+        func append(_ utf8: UnsafeBufferPointer<UInt8>) {
+            sink.appendVarint(UInt64(utf8.count))
+            sink.append(contentsOf: UnsafeRawBufferPointer(utf8))
+        }
+        // A native or small string lends its bytes without a copy.
+        if value.utf8.withContiguousStorageIfAvailable(append) == nil {
+            var copy = value
+            copy.withUTF8(append)
+        }
+    }
+
+    /// Appends a double's or a date's payload: the 8 bytes of the double's
+    /// bit pattern (a date's seconds since 2001), little-endian.
+    @inline(__always)
+    static func appendBitsPayload(_ value: Double, to sink: ByteSink) {
+        sink.appendLittleEndian(value.bitPattern)
+    }
+
     /// Appends the tag and payload of a primitive value; false, writing
     /// nothing, for null and the relationships.
     @inline(__always)
@@ -264,23 +291,20 @@ enum StoredKind: CaseIterable, Sendable {
             writer.append(v ? RecordCodec.Tag.trueValue.rawValue : RecordCodec.Tag.falseValue.rawValue)
         case .int(let v):
             writer.append(RecordCodec.Tag.int.rawValue)
-            writer.appendVarint(UInt64(bitPattern: (v << 1) ^ (v >> 63)))
+            appendIntPayload(v, to: writer.sink)
         case .double(let v):
             writer.append(RecordCodec.Tag.double.rawValue)
-            writer.appendLittleEndian(v.bitPattern)
-        case .string(var v):
+            appendBitsPayload(v, to: writer.sink)
+        case .string(let v):
             writer.append(RecordCodec.Tag.string.rawValue)
-            v.withUTF8 { utf8 in
-                writer.appendVarint(UInt64(utf8.count))
-                writer.append(contentsOf: utf8)
-            }
+            appendStringPayload(v, to: writer.sink)
         case .data(let v):
             writer.append(RecordCodec.Tag.data.rawValue)
             writer.appendVarint(UInt64(v.count))
             writer.append(contentsOf: v)
         case .date(let v):
             writer.append(RecordCodec.Tag.date.rawValue)
-            writer.appendLittleEndian(v.timeIntervalSinceReferenceDate.bitPattern)
+            appendBitsPayload(v.timeIntervalSinceReferenceDate, to: writer.sink)
         case .uuid(let v):
             writer.append(RecordCodec.Tag.uuid.rawValue)
             writer.append(v)

@@ -15,7 +15,7 @@ final class RecordRewriter: MigrationRecords {
     var links: MigrationLinks
     /// Set by `Migration.setEmbeddingPolicy(_:forType:)`, by type name.
     var embeddingPolicies: [String: EmbeddingPolicy] = [:]
-    private var encoder: ObjectEncoder
+    private let encoder: ObjectEncoder
     /// The encoder whose record ``write(_:_:_:)`` writes back: a typed step
     /// that encodes its new model straight into bytes writes it here
     /// (``MutableObject/adoptEncodedRecord(_:)``).

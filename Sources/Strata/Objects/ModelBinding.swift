@@ -260,13 +260,6 @@ final class ModelBinding: @unchecked Sendable {
         return tablePosition < 0 ? nil : table.fields[tablePosition]
     }
 
-    /// What the model's property at `position` reads as for `record`: the
-    /// stored value, or the value of a property the record lacks.
-    @inline(__always)
-    func value(at position: Int, in record: RecordView) -> Value {
-        storedValue(at: position, in: record) ?? absentValues[position]
-    }
-
     /// Decodes one object of the table.
     @inline(__always)
     func decode<M: Model>(_ type: M.Type, record: RecordView, key: UnsafeRawBufferPointer) throws -> M {

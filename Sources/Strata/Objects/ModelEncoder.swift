@@ -6,9 +6,10 @@ import Foundation
 /// `encode(_:)` once per stored property.
 ///
 /// A write through a model's binding writes each primitive value straight
-/// into record bytes: the field's id, tag and payload, keeping no `Value`
-/// but those of the primary key and the indexed properties, which the
-/// write needs again. Elsewhere (and for a type whose records hold fields
+/// into record bytes: the field's id, tag and payload (as ``StoredKind``
+/// lays them out), keeping no `Value` but those the write needs again:
+/// the primary key, the indexed properties and the links, lists and
+/// embedded objects, which the engine's checking codec encodes. Elsewhere (and for a type whose records hold fields
 /// the model lacks) the values go into slots by position.
 public struct ModelEncoder: ~Copyable {
     let slots: UnsafeMutablePointer<Value>
@@ -114,9 +115,6 @@ public struct ModelEncoder: ~Copyable {
         append(value())
     }
 
-    @inline(__always)
-    private static func zigzag(_ value: Int64) -> UInt64 { UInt64(bitPattern: (value << 1) ^ (value >> 63)) }
-
     // One overload per stored type, which the calls of a model in another
     // module pick over the generic method: the generic one runs there
     // unspecialized, through witness tables and type metadata, about a
@@ -138,7 +136,7 @@ public struct ModelEncoder: ~Copyable {
     /// Stores the next property's value.
     @inline(__always)
     public mutating func encode(_ value: Int) {
-        write(.int, tag: .int, .int(Int64(value))) { $0.appendVarint(Self.zigzag(Int64(value))) }
+        write(.int, tag: .int, .int(Int64(value))) { StoredKind.appendIntPayload(Int64(value), to: $0) }
     }
     /// Stores the next property's value.
     @inline(__always)
@@ -149,7 +147,7 @@ public struct ModelEncoder: ~Copyable {
     /// Stores the next property's value.
     @inline(__always)
     public mutating func encode(_ value: Int64) {
-        write(.int, tag: .int, .int(value)) { $0.appendVarint(Self.zigzag(value)) }
+        write(.int, tag: .int, .int(value)) { StoredKind.appendIntPayload(value, to: $0) }
     }
     /// Stores the next property's value.
     @inline(__always)
@@ -160,7 +158,7 @@ public struct ModelEncoder: ~Copyable {
     /// Stores the next property's value.
     @inline(__always)
     public mutating func encode(_ value: Double) {
-        write(.double, tag: .double, .double(value)) { $0.appendLittleEndian(value.bitPattern) }
+        write(.double, tag: .double, .double(value)) { StoredKind.appendBitsPayload(value, to: $0) }
     }
     /// Stores the next property's value.
     @inline(__always)
@@ -171,19 +169,7 @@ public struct ModelEncoder: ~Copyable {
     /// Stores the next property's value.
     @inline(__always)
     public mutating func encode(_ value: String) {
-        write(.string, tag: .string, .string(value)) { sink in
-            let written: Void? = value.utf8.withContiguousStorageIfAvailable { utf8 in
-                sink.appendVarint(UInt64(utf8.count))
-                sink.append(contentsOf: UnsafeRawBufferPointer(utf8))
-            }
-            if written == nil {
-                var copy = value
-                copy.withUTF8 { utf8 in
-                    sink.appendVarint(UInt64(utf8.count))
-                    sink.append(contentsOf: UnsafeRawBufferPointer(utf8))
-                }
-            }
-        }
+        write(.string, tag: .string, .string(value)) { StoredKind.appendStringPayload(value, to: $0) }
     }
     /// Stores the next property's value.
     @inline(__always)
@@ -202,7 +188,7 @@ public struct ModelEncoder: ~Copyable {
     @inline(__always)
     public mutating func encode(_ value: Date) {
         write(.date, tag: .date, .date(value)) {
-            $0.appendLittleEndian(value.timeIntervalSinceReferenceDate.bitPattern)
+            StoredKind.appendBitsPayload(value.timeIntervalSinceReferenceDate, to: $0)
         }
     }
     /// Stores the next property's value.

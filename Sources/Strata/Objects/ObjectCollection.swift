@@ -163,16 +163,6 @@ public struct ObjectCollection {
     /// - Throws: What `body` or a filter throws, or a ``StrataError`` for a
     ///   damaged record.
     public func forEach(_ body: (DynamicObject) throws -> Void) throws {
-        if plan.isPlain && predicates.isEmpty {
-            // The plain walk hands each record straight to `body`, one
-            // closure call per object instead of three.
-            let context = self.context
-            let table = self.table
-            return try plan.scanRecords(in: context) { key, record in
-                try body(context.object(table: table, key: key, view: record))
-                return true
-            }
-        }
         try iterate {
             try body($0)
             return true
