@@ -264,14 +264,22 @@ enum StoredKind: CaseIterable, Sendable {
     /// Appends a string's payload: its UTF-8 length, then its UTF-8 bytes.
     @inline(__always)
     static func appendStringPayload(_ value: String, to sink: ByteSink) {
-        func append(_ utf8: UnsafeBufferPointer<UInt8>) {
+        // A native or small string lends its bytes without a copy.
+        let written: Void? = value.utf8.withContiguousStorageIfAvailable { utf8 in
             sink.appendVarint(UInt64(utf8.count))
             sink.append(contentsOf: UnsafeRawBufferPointer(utf8))
         }
-        // A native or small string lends its bytes without a copy.
-        if value.utf8.withContiguousStorageIfAvailable(append) == nil {
-            var copy = value
-            copy.withUTF8(append)
+        if written == nil { appendBridgedString(value, to: sink) }
+    }
+
+    /// ``appendStringPayload(_:to:)`` for a string without contiguous
+    /// UTF-8 (a bridged one): made native first.
+    @inline(never)
+    private static func appendBridgedString(_ value: String, to sink: ByteSink) {
+        var copy = value
+        copy.withUTF8 { utf8 in
+            sink.appendVarint(UInt64(utf8.count))
+            sink.append(contentsOf: UnsafeRawBufferPointer(utf8))
         }
     }
 
