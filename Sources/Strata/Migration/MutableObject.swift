@@ -259,7 +259,10 @@ public final class MutableObject {
             if state.pointee.pendingError == nil {
                 state.pointee.pendingError = StrataError.invalidValue(
                     "A typed step set property '\(table.name).\(field.name)' (\(expected)) to \(value), which it cannot hold (in \(table.path)).",
-                    typeName: table.name, property: field.name, nothingWritten: true, path: table.path)
+                    typeName: table.name, property: field.name,
+                    remedy:
+                        "Have the step's new model hand over a value of the property's type (in encode(to:), or through the @Model macro).",
+                    nothingWritten: true, path: table.path)
             }
             return
         }

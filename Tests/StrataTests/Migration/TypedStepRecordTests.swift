@@ -33,7 +33,8 @@ enum PartsV2: VersionedSchema {
 }
 
 /// The new model of a version-2 `Part` written by hand, handing an `Int`
-/// over for the `Double` property `weight`, as a model written by hand may.
+/// over for the `Double` property `weight`, as a model written by hand may,
+/// and an `Int` for an empty `title`.
 struct LoosePartV2: Model {
     typealias Key = Int
     var part: PartV2
@@ -55,7 +56,9 @@ struct LoosePartV2: Model {
         encoder.encode(part.id)
         encoder.encode(part.code)
         encoder.encode(part.rank)
-        encoder.encode(part.title)
+        // An empty title is handed over as the id, an integer, which the
+        // string property cannot hold.
+        if part.title.isEmpty { encoder.encode(part.id) } else { encoder.encode(part.title) }
         encoder.encode(part.tags)
         encoder.encode(part.parent)
         encoder.encode(Int(part.weight))
@@ -148,5 +151,27 @@ enum LoosePartsV2: VersionedSchema {
         let weights = try db.read { tx in try tx.objects("Part").array().map { $0["weight"] } }
         #expect(weights == Self.parts.map { .double(Double($0.id)) })
         #expect(try db.verify() == [])
+    }
+
+    @Test func aValueNoPropertyCanHoldInATypedStepIsRefusedWithTheFileAsItWas() throws {
+        let path = try seed()
+        let step = MigrationStep.step(from: PartsV1.self, to: LoosePartsV2.self) {
+            $0.map(PartV1.self, to: LoosePartV2.self) { old in
+                var part = Self.migrated(old)
+                if old.id == 3 { part.title = "" }
+                return LoosePartV2(part)
+            }
+        }
+        var config = Database.Configuration(
+            path: path, schema: LoosePartsV2.self, versions: [PartsV1.self], migrations: [step])
+        config.durability = .noSync
+        let error = #expect(throws: StrataError.self) { _ = try Database(configuration: config) }
+        #expect(error?.typeName == "Part")
+        #expect((error?.cause as? StrataError)?.property == "title")
+        var old = Database.Configuration(path: path, schema: PartsV1.self)
+        old.durability = .noSync
+        let db = try Database(configuration: old)
+        let parts = try db.read { tx in try tx.objects(PartV1.self).sorted(by: \.id).array() }
+        #expect(parts == Self.parts)
     }
 }
