@@ -234,20 +234,7 @@ public final class MutableObject {
     func adoptEncodedRecord(_ record: RecordView) {
         state.pointee.isDirty = true
         state.pointee.isEncoded = true
-        let count = table.fields.count
-        var changed: UInt64 = count >= 64 ? ~0 : (1 << UInt64(count)) - 1
-        if table.indexedPositions != 0, let base {
-            for field in table.fields
-            where field.position < 63 && table.indexedPositions & (1 << UInt64(field.position)) != 0 {
-                if let new = record.encodedField(field.id, expectedAt: field.position),
-                    let old = base.encodedField(field.id, expectedAt: field.position),
-                    new.bytes.elementsEqual(old.bytes)
-                {
-                    changed &= ~(1 << UInt64(field.position))
-                }
-            }
-        }
-        state.pointee.changedPositions = changed
+        state.pointee.changedPositions = table.changedPositions(of: record, from: base)
     }
 
     @inline(never)

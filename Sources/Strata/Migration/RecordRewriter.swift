@@ -22,16 +22,16 @@ final class RecordRewriter: MigrationRecords {
     var recordEncoder: ObjectEncoder { encoder }
     /// New-side tables opened so far, by type id.
     private(set) var tables: [TypeID: ObjectTable] = [:]
-    private var enumerated: Set<TypeID> = []
+    var enumerated: Set<TypeID> = []
     private var removedWalks: Set<TypeID> = []
-    private(set) var isWalking = false
+    var isWalking = false
     private var rekeyed: [TypeID: Bool] = [:]
     private var rewritesAll: [TypeID: Bool] = [:]
     /// Positions of the fields set on the objects written by the current
     /// walk, one bit each (all bits once a position passes 63), and whether
     /// it wrote anything.
-    private var walkChangedPositions: UInt64 = 0
-    private var walkWrote = false
+    var walkChangedPositions: UInt64 = 0
+    var walkWrote = false
 
     let scope: MigrationScope
     /// The scope's table engine, held directly: the write-back runs once per object.
@@ -163,7 +163,7 @@ final class RecordRewriter: MigrationRecords {
         let conversions: [EmbeddingConversion]
     }
 
-    private func target(_ type: CatalogType) throws -> Target {
+    func target(_ type: CatalogType) throws -> Target {
         let table = try table(for: type)
         let oldIDs = (old[typeID: type.id]?.properties.map(\.id) ?? []).sorted()
         let stored = table.fields.map { field in oldIDs.firstIndex(of: field.id) ?? Int.max }
@@ -191,8 +191,36 @@ final class RecordRewriter: MigrationRecords {
             if let target, let object { try walkCreated(target, object, body) }
             return
         }
-        let (reader, context) = try scope.snapshotContext()
-        let name = newType?.name ?? oldType.name
+        let context = try scope.snapshotContext().context
+        try walkRecords(of: oldTable, as: newType?.name ?? oldType.name, writing: target?.table) { key, record, writer in
+            let oldObject = try context.object(table: oldTable, key: key, record: record)
+            guard let target, let object else {
+                return try call(body, oldObject, nil, table: oldTable, key: key)
+            }
+            if !secondPass {
+                object.reset(key: key, base: oldObject.record, storage: nil)
+                if !target.conversions.isEmpty { try convert(object, old: oldObject, target) }
+                try visit(object, old: oldObject, target, writer, body)
+            } else if let current = try txn.get(target.table.records, key) {
+                // Start from what the first pass wrote.
+                let copy = CopiedBytes(key: key, record: current)
+                let view = try target.table.validatedView(key: copy.key, record: copy.record)
+                object.reset(key: key, base: view, storage: copy)
+                try visit(object, old: oldObject, target, writer, body)
+            }
+        }
+        if let newType, let target { finishWalk(newType.id, target) }
+    }
+
+    /// Calls `each` with every record of `oldTable` in the snapshot from
+    /// before the migration, and a write cursor on `writing` (else on
+    /// `oldTable`) that follows the walk; reports progress as `name`, and
+    /// logs the walk.
+    func walkRecords(
+        of oldTable: ObjectTable, as name: String, writing: ObjectTable?,
+        _ each: (_ key: UnsafeRawBufferPointer, _ record: UnsafeRawBufferPointer, _ writer: LMDBCursor) throws -> Void
+    ) throws {
+        let reader = try scope.snapshotContext().txn
         var progress = ProgressCounter(
             typeName: name, step: .migratingObjects, total: try reader.entryCount(oldTable.records),
             handler: scope.settings.progress)
@@ -205,35 +233,23 @@ final class RecordRewriter: MigrationRecords {
             )
         }
         try reader.withCursor(oldTable.records) { cursor in
-            try txn.withCursor(target?.table.records ?? oldTable.records) { writer in
+            try txn.withCursor(writing?.records ?? oldTable.records) { writer in
                 var entry = try cursor.first()
                 while let (key, record) = entry {
-                    let oldObject = try context.object(table: oldTable, key: key, record: record)
-                    if let target, let object {
-                        if !secondPass {
-                            object.reset(key: key, base: oldObject.record, storage: nil)
-                            if !target.conversions.isEmpty { try convert(object, old: oldObject, target) }
-                            try visit(object, old: oldObject, target, writer, body)
-                        } else if let current = try txn.get(target.table.records, key) {
-                            // Start from what the first pass wrote.
-                            let copy = CopiedBytes(key: key, record: current)
-                            let view = try target.table.validatedView(key: copy.key, record: copy.record)
-                            object.reset(key: key, base: view, storage: copy)
-                            try visit(object, old: oldObject, target, writer, body)
-                        }
-                    } else {
-                        try call(body, oldObject, nil, table: oldTable, key: key)
-                    }
+                    try each(key, record, writer)
                     progress.advance()
                     entry = try cursor.next()
                 }
             }
         }
         progress.finish()
-        if let newType, let target {
-            indexes.markTrusted(newType.id)
-            if walkWrote { noteWrites(newType.id, target) }
-        }
+    }
+
+    /// After a walk that wrote into `type`'s table: its indexes are
+    /// trusted but for those the writes made stale.
+    func finishWalk(_ type: TypeID, _ target: Target) {
+        indexes.markTrusted(type)
+        if walkWrote { noteWrites(type, target) }
     }
 
     /// Records which indexes the writes of a walk made stale.
@@ -272,8 +288,7 @@ final class RecordRewriter: MigrationRecords {
             }
         }
         progress.finish()
-        indexes.markTrusted(table.type.id)
-        if walkWrote { noteWrites(table.type.id, target) }
+        finishWalk(table.type.id, target)
     }
 
     /// Calls the closure's body with one object, restating what it throws
@@ -284,8 +299,16 @@ final class RecordRewriter: MigrationRecords {
         key: UnsafeRawBufferPointer
     ) throws {
         guard let body else { return }
+        try restating(table: table, key: key) { try body(old, new) }
+    }
+
+    /// Runs the app's code for one object (a closure's body, a typed
+    /// step), restating what it throws so that the error names the object
+    /// and the version step.
+    @inline(__always)
+    func restating<R>(table: ObjectTable, key: UnsafeRawBufferPointer, _ work: () throws -> R) throws -> R {
         do {
-            try body(old, new)
+            return try work()
         } catch let error as StrataError where scope.isMigrationError(error) {
             // Raised or restated by this migration: it names the place already.
             throw error
@@ -296,7 +319,7 @@ final class RecordRewriter: MigrationRecords {
     }
 
     @inline(__always)
-    private func visit(
+    func visit(
         _ object: MutableObject, old: DynamicObject?, _ target: Target, _ writer: LMDBCursor, _ body: Body?
     ) throws {
         if body != nil {
@@ -332,24 +355,16 @@ final class RecordRewriter: MigrationRecords {
     /// type's keys or value types changed. Left alone otherwise.
     func write(_ object: MutableObject, _ target: Target, _ writer: LMDBCursor) throws {
         let table = target.table
-        if object.isDeleted {
-            // A re-keyed table starts empty: the object is simply not
-            // inserted again.
-            if !target.rekey { _ = try engine.deleteRecord(table, key: object.key) }
-            links.deleted(in: table.type.id)
-            walkWrote = true
-            indexes.markStale(table.type.id)
-            return
-        }
+        if object.isDeleted { return try delete(object.key, target) }
         guard object.isDirty || target.rewriteAll else { return }
+        if object.isEncoded {
+            // A typed step wrote the record and its primary key already.
+            return try storeEncoded(object.key, changed: object.changedPositions, target, writer)
+        }
         walkChangedPositions |= object.changedPositions
         walkWrote = true
         let automaticKey: ObjectEncoder.AutomaticKey =
             target.rekey && table.primaryKey == nil ? engine.newID(table) : .keep
-        if object.isEncoded {
-            // A typed step wrote the record and its primary key already.
-            return try store(object, target, writer, keyEncoded: try takeEncodedKey(table, automaticKey))
-        }
         let keyEncoded: Bool
         do {
             let overrides = object.overrides
@@ -368,13 +383,41 @@ final class RecordRewriter: MigrationRecords {
                 at: "writing the '\(table.name)' object \(scope.describeKey(object.key, of: table, oldKey: true))",
                 advice: "Give every required property of the new schema a value of its type in the migration closure.")
         }
-        try store(object, target, writer, keyEncoded: keyEncoded)
+        try store(object.key, typed: object.stampedVersion != nil, target, writer, keyEncoded: keyEncoded)
     }
 
-    /// Stores the record in the encoder as `object`'s: under a new key for
-    /// a re-keyed type, else in place of the stored one, after checking
-    /// that the key, when encoded (`keyEncoded`), is the object's.
-    private func store(_ object: MutableObject, _ target: Target, _ writer: LMDBCursor, keyEncoded: Bool) throws {
+    /// Deletes a walked object, whose key is `key`.
+    func delete(_ key: UnsafeRawBufferPointer, _ target: Target) throws {
+        let table = target.table
+        // A re-keyed table starts empty: the object is simply not inserted
+        // again.
+        if !target.rekey { _ = try engine.deleteRecord(table, key: key) }
+        links.deleted(in: table.type.id)
+        walkWrote = true
+        indexes.markStale(table.type.id)
+    }
+
+    /// Stores the record a typed step encoded whole, with its primary key
+    /// when it has one, for the walked object whose key is `key`; the
+    /// fields at the positions of `changed` differ from the stored ones.
+    func storeEncoded(
+        _ key: UnsafeRawBufferPointer, changed: UInt64, _ target: Target, _ writer: LMDBCursor
+    ) throws {
+        walkChangedPositions |= changed
+        walkWrote = true
+        let table = target.table
+        let automaticKey: ObjectEncoder.AutomaticKey =
+            target.rekey && table.primaryKey == nil ? engine.newID(table) : .keep
+        try store(key, typed: true, target, writer, keyEncoded: try takeEncodedKey(table, automaticKey))
+    }
+
+    /// Stores the record in the encoder as that of the walked object whose
+    /// key is `objectKey`: under a new key for a re-keyed type, else in
+    /// place of the stored one, after checking that the key, when encoded
+    /// (`keyEncoded`), is the object's. `typed`: a typed step wrote it.
+    private func store(
+        _ objectKey: UnsafeRawBufferPointer, typed: Bool, _ target: Target, _ writer: LMDBCursor, keyEncoded: Bool
+    ) throws {
         let table = target.table
         if target.rekey {
             guard try engine.putRecord(table, encoder, noOverwrite: true) else {
@@ -385,18 +428,18 @@ final class RecordRewriter: MigrationRecords {
                     remedy: "Give them distinct values in the migration closure, or delete one with migration.delete.",
                     typeName: table.name, key: key)
             }
-            encoder.key.withUnsafeBytes { links.rekeyed(table.type.id, from: object.key, to: $0) }
+            encoder.key.withUnsafeBytes { links.rekeyed(table.type.id, from: objectKey, to: $0) }
             return
         }
         if keyEncoded {
             try encoder.key.withUnsafeBytes { key in
-                guard KeyCodec.compare(key, object.key) == 0 else {
+                guard KeyCodec.compare(key, objectKey) == 0 else {
                     // A typed step stamps its objects; a closure does not.
                     let advice =
-                        object.stampedVersion != nil
+                        typed
                         ? "Return nil from the mapping to delete this object, and insert one with the new key through the mapping's context (context.insert) instead."
                         : "Create a new object with migration.create and delete this one with migration.delete instead."
-                    let oldKey = scope.describeKey(object.key, of: table, oldKey: true)
+                    let oldKey = scope.describeKey(objectKey, of: table, oldKey: true)
                     throw scope.problem(
                         .migrationFailed,
                         "The migration of \(path) \(scope.step) changed the primary key of a '\(table.name)' object from \(oldKey) to \(scope.describeKey(key, of: table, oldKey: false)), but the new schema keeps the primary key of '\(table.name)'.",
@@ -405,7 +448,7 @@ final class RecordRewriter: MigrationRecords {
             }
         }
         try encoder.record.withUnsafeBytes { record in
-            try engine.replaceRecord(table, key: object.key, record: record, walking: writer)
+            try engine.replaceRecord(table, key: objectKey, record: record, walking: writer)
         }
     }
 }

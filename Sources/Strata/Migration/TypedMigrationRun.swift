@@ -94,6 +94,14 @@ final class TypedMigrationRun {
             stages: stages, resolver: resolver,
             source: resolver.shape(of: oldTable.name, oldTable.shape.fields.map(\.property), at: fileVersion),
             target: newTable, targetVersion: typed.appVersion, stamp: stamp)
+        let walked = try runner.records.walkTyped(
+            typeName,
+            run: { record, key in
+                guard try chain.run(record: record, of: oldTable, key: key) else { return .deleted }
+                return chain.record?.wrote == true ? .encoded : .values
+            },
+            writeValues: chain.write(into:))
+        guard !walked else { return }
         let migration = self.migration
         try migration.enumerateObjects(ofType: typeName) { old, new in
             guard let old else { return }

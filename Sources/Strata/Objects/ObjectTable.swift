@@ -238,6 +238,25 @@ final class ObjectTable: @unchecked Sendable {
         return .unknownProperty(typeName: self.name, property: name, known: known, path: path)
     }
 
+    /// The positions, one bit each (all bits from 63 on), of the fields of
+    /// `record`, a whole record written for an object stored as `base`,
+    /// that count as changed: every field, but an indexed one whose bytes
+    /// are the stored ones (so that its index is not rebuilt for nothing).
+    func changedPositions(of record: RecordView, from base: RecordView?) -> UInt64 {
+        let count = fields.count
+        var changed: UInt64 = count >= 64 ? ~0 : (1 << UInt64(count)) - 1
+        guard indexedPositions != 0, let base else { return changed }
+        for field in fields where field.position < 63 && indexedPositions & (1 << UInt64(field.position)) != 0 {
+            if let new = record.encodedField(field.id, expectedAt: field.position),
+                let old = base.encodedField(field.id, expectedAt: field.position),
+                new.bytes.elementsEqual(old.bytes)
+            {
+                changed &= ~(1 << UInt64(field.position))
+            }
+        }
+        return changed
+    }
+
     /// Checks a key and its record, and returns a view of the record: the
     /// one validation every reader and writer of this type's records uses.
     @inline(__always)

@@ -1,0 +1,70 @@
+/// The walk of a typed migration: each stored record goes to the typed
+/// steps as it is, and what they write goes back through the same write
+/// cursor, with no ``DynamicObject`` or ``MutableObject`` in between but
+/// for an object whose values must be written the general way.
+extension RecordRewriter {
+    /// What the typed steps did with one walked object.
+    enum TypedOutcome {
+        /// A step returned nil: the object goes.
+        case deleted
+        /// The last step wrote the object's whole record, and its primary
+        /// key when the type has one, into ``recordEncoder``.
+        case encoded
+        /// The steps' values are written the general way, which converts
+        /// or explains what does not fit (`writeValues`).
+        case values
+    }
+
+    /// Walks the stored objects of the type `name` for a typed migration.
+    /// `run` gets each record, validated, and its key; for an object whose
+    /// outcome is ``TypedOutcome/values``, `writeValues` sets the new
+    /// values on a ``MutableObject`` standing for it.
+    ///
+    /// - Returns: False, having walked nothing, when the type needs the
+    ///   closure API's walk: a type the app's schema does not have, one
+    ///   walked before in this migration, or one whose links become
+    ///   embedded objects.
+    func walkTyped(
+        _ name: String, run: (_ record: RecordView, _ key: UnsafeRawBufferPointer) throws -> TypedOutcome,
+        writeValues: (MutableObject) -> Void
+    ) throws -> Bool {
+        guard !catalog.wasDeleted(name), let index = catalog.typeIndex(name) else { return false }
+        let type = catalog.working.types[index]
+        guard catalog.isNew(type), !enumerated.contains(type.id), let oldTable = scope.oldTables[type.id] else {
+            return false
+        }
+        let target = try self.target(type)
+        guard target.conversions.isEmpty else { return false }
+        isWalking = true
+        defer { isWalking = false }
+        enumerated.insert(type.id)
+        walkChangedPositions = 0
+        walkWrote = false
+        let table = target.table
+        let encoder = recordEncoder
+        var object: MutableObject?
+        try walkRecords(of: oldTable, as: type.name, writing: table) { key, record, writer in
+            let view = try oldTable.validatedView(key: key, record: record)
+            switch try restating(table: table, key: key, { try run(view, key) }) {
+            case .deleted:
+                try delete(key, target)
+            case .encoded:
+                let changed = encoder.record.withUnsafeBytes { bytes in
+                    guard let written = try? RecordView(trusting: bytes) else {
+                        preconditionFailure("A record a typed step encoded for '\(table.name)' does not decode")
+                    }
+                    return table.changedPositions(of: written, from: view)
+                }
+                try storeEncoded(key, changed: changed, target, writer)
+            case .values:
+                let values = object ?? MutableObject(table: table)
+                object = values
+                values.reset(key: key, base: view, storage: nil)
+                writeValues(values)
+                try visit(values, old: nil, target, writer, nil)
+            }
+        }
+        finishWalk(type.id, target)
+        return true
+    }
+}
