@@ -70,63 +70,63 @@ public struct ModelDecoder: ~Copyable {
     public mutating func decode(_ type: Bool.Type) throws -> Bool { try decode(as: Bool.self) }
     /// The next property's value, as the generic `decode(_:)` reads it.
     @inline(__always)
-    public mutating func decode(_ type: Bool?.Type) throws -> Bool? { try decode(as: Bool?.self) }
+    public mutating func decode(_ type: Bool?.Type) throws -> Bool? { try decodeOptional(Bool.self) }
 
     /// The next property's value, as the generic `decode(_:)` reads it.
     @inline(__always)
     public mutating func decode(_ type: Int.Type) throws -> Int { try decode(as: Int.self) }
     /// The next property's value, as the generic `decode(_:)` reads it.
     @inline(__always)
-    public mutating func decode(_ type: Int?.Type) throws -> Int? { try decode(as: Int?.self) }
+    public mutating func decode(_ type: Int?.Type) throws -> Int? { try decodeOptional(Int.self) }
 
     /// The next property's value, as the generic `decode(_:)` reads it.
     @inline(__always)
     public mutating func decode(_ type: Int64.Type) throws -> Int64 { try decode(as: Int64.self) }
     /// The next property's value, as the generic `decode(_:)` reads it.
     @inline(__always)
-    public mutating func decode(_ type: Int64?.Type) throws -> Int64? { try decode(as: Int64?.self) }
+    public mutating func decode(_ type: Int64?.Type) throws -> Int64? { try decodeOptional(Int64.self) }
 
     /// The next property's value, as the generic `decode(_:)` reads it.
     @inline(__always)
     public mutating func decode(_ type: Double.Type) throws -> Double { try decode(as: Double.self) }
     /// The next property's value, as the generic `decode(_:)` reads it.
     @inline(__always)
-    public mutating func decode(_ type: Double?.Type) throws -> Double? { try decode(as: Double?.self) }
+    public mutating func decode(_ type: Double?.Type) throws -> Double? { try decodeOptional(Double.self) }
 
     /// The next property's value, as the generic `decode(_:)` reads it.
     @inline(__always)
     public mutating func decode(_ type: String.Type) throws -> String { try decode(as: String.self) }
     /// The next property's value, as the generic `decode(_:)` reads it.
     @inline(__always)
-    public mutating func decode(_ type: String?.Type) throws -> String? { try decode(as: String?.self) }
+    public mutating func decode(_ type: String?.Type) throws -> String? { try decodeOptional(String.self) }
 
     /// The next property's value, as the generic `decode(_:)` reads it.
     @inline(__always)
     public mutating func decode(_ type: Data.Type) throws -> Data { try decode(as: Data.self) }
     /// The next property's value, as the generic `decode(_:)` reads it.
     @inline(__always)
-    public mutating func decode(_ type: Data?.Type) throws -> Data? { try decode(as: Data?.self) }
+    public mutating func decode(_ type: Data?.Type) throws -> Data? { try decodeOptional(Data.self) }
 
     /// The next property's value, as the generic `decode(_:)` reads it.
     @inline(__always)
     public mutating func decode(_ type: Date.Type) throws -> Date { try decode(as: Date.self) }
     /// The next property's value, as the generic `decode(_:)` reads it.
     @inline(__always)
-    public mutating func decode(_ type: Date?.Type) throws -> Date? { try decode(as: Date?.self) }
+    public mutating func decode(_ type: Date?.Type) throws -> Date? { try decodeOptional(Date.self) }
 
     /// The next property's value, as the generic `decode(_:)` reads it.
     @inline(__always)
     public mutating func decode(_ type: UUID.Type) throws -> UUID { try decode(as: UUID.self) }
     /// The next property's value, as the generic `decode(_:)` reads it.
     @inline(__always)
-    public mutating func decode(_ type: UUID?.Type) throws -> UUID? { try decode(as: UUID?.self) }
+    public mutating func decode(_ type: UUID?.Type) throws -> UUID? { try decodeOptional(UUID.self) }
 
     /// The next property's value, as the generic `decode(_:)` reads it.
     @inline(__always)
     public mutating func decode(_ type: Decimal.Type) throws -> Decimal { try decode(as: Decimal.self) }
     /// The next property's value, as the generic `decode(_:)` reads it.
     @inline(__always)
-    public mutating func decode(_ type: Decimal?.Type) throws -> Decimal? { try decode(as: Decimal?.self) }
+    public mutating func decode(_ type: Decimal?.Type) throws -> Decimal? { try decodeOptional(Decimal.self) }
 
     @inline(__always)
     private mutating func decode<V: PropertyValue>(as type: V.Type) throws -> V {
@@ -168,6 +168,26 @@ public struct ModelDecoder: ~Copyable {
             }
         }
         return try decodeValue(V.self, at: position)
+    }
+
+    /// The next property's value for an optional property of the
+    /// concrete overloads: a stored null is nil without a ``Value``, and
+    /// a stored value reads as `V` does.
+    @inline(__always)
+    private mutating func decodeOptional<V: PropertyValue>(_ type: V.Type) throws -> V? {
+        let position = self.position
+        if let record, position < count, tablePositions[position] >= 0,
+            let tag = record.fieldOffset(forField: fieldIDs[position], expectedAt: tablePositions[position])
+        {
+            guard record.bytes.load(fromByteOffset: tag, as: UInt8.self) == RecordCodec.Tag.null.rawValue else {
+                return try decode(as: V.self)
+            }
+            self.position += 1
+            return nil
+        }
+        precondition(position < count, "A model decoded more properties than its schema declares (\(count)).")
+        self.position += 1
+        return try decodeValue(V?.self, at: position)
     }
 
     /// ``decode(_:)`` through the stored ``Value``, for any type.
