@@ -192,7 +192,8 @@ final class RecordRewriter: MigrationRecords {
             return
         }
         let context = try scope.snapshotContext().context
-        try walkRecords(of: oldTable, as: newType?.name ?? oldType.name, writing: target?.table) { key, record, writer in
+        try walkRecords(of: oldTable, as: newType?.name ?? oldType.name, writing: target?.table) {
+            key, record, writer in
             let oldObject = try context.object(table: oldTable, key: key, record: record)
             guard let target, let object else {
                 return try call(body, oldObject, nil, table: oldTable, key: key)
