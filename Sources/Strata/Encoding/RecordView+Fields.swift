@@ -155,14 +155,14 @@ extension RecordView {
     @inline(__always)
     static func read(_ base: UnsafeRawPointer, _ p: inout Int, _ end: Int) -> Value? {
         let tag = base.load(fromByteOffset: p, as: UInt8.self)
+        p += 1
         switch tag {
         case RecordCodec.Tag.null.rawValue:
-            p += 1
             return .null
         case RecordCodec.Tag.link.rawValue, RecordCodec.Tag.list.rawValue:
+            p -= 1
             return readComposite(base, &p, end)
         default:
-            p += 1
             return StoredKind.read(tag: tag, base, &p, end)
         }
     }
