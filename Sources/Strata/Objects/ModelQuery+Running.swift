@@ -50,19 +50,6 @@ extension ModelQuery {
         }
     }
 
-    /// Walks the matching values until `body` returns false; `body` gets
-    /// each value, its object's key, and, when the plan has an order by a
-    /// property, the value that orders it.
-    func iterateWithKeys(_ body: (M, UnsafeRawBufferPointer, Value?) throws -> Bool) throws {
-        let binding = self.binding
-        let predicates = self.predicates
-        try plan.run(in: context, orderValues: true) { key, record in
-            try Self.decode(key, record, binding, predicates)
-        } _: { model, key, value in
-            try body(model, key, value)
-        }
-    }
-
     /// Decodes a record as a model value, or nil when a filter rejects it.
     @inline(__always)
     private static func decode(
