@@ -157,33 +157,29 @@ extension RecordView {
         let tag = base.load(fromByteOffset: p, as: UInt8.self)
         p += 1
         switch tag {
-        case RecordCodec.Tag.null.rawValue: return .null
+        case RecordCodec.Tag.null.rawValue:
+            return .null
         case RecordCodec.Tag.link.rawValue, RecordCodec.Tag.list.rawValue:
-            return readComposite(tag, base, &p, end)
+            p -= 1
+            return readComposite(base, &p, end)
         default:
             return StoredKind.read(tag: tag, base, &p, end)
         }
     }
 
-    /// Reads the payload of a link or a list whose tag was just read.
+    /// Reads the link or list at `p` (its tag): a link's key, or a list's
+    /// elements, each read once as ``CompositeBytes`` walks to it.
     @inline(never)
-    private static func readComposite(_ tag: UInt8, _ base: UnsafeRawPointer, _ p: inout Int, _ end: Int) -> Value? {
-        if tag == RecordCodec.Tag.link.rawValue { return read(base, &p, end).map { .link($0) } }
-        guard let length = varint(base, &p, end), length <= UInt64(end - p) else { return nil }
-        let contentEnd = p + Int(length)
-        defer { p = contentEnd }
-        guard let count = varint(base, &p, contentEnd) else { return nil }
-        var elements: [Value] = []
-        elements.reserveCapacity(Int(min(count, UInt64(contentEnd - p))))
-        for _ in 0 ..< count {
-            guard p < contentEnd, let element = read(base, &p, contentEnd) else { return nil }
-            elements.append(element)
+    private static func readComposite(_ base: UnsafeRawPointer, _ p: inout Int, _ end: Int) -> Value? {
+        if base.load(fromByteOffset: p, as: UInt8.self) == RecordCodec.Tag.link.rawValue {
+            p += 1
+            return read(base, &p, end).map { .link($0) }
         }
-        return .list(elements)
-    }
-
-    /// Reads a varint at `p` of a validated record (relationship decoding).
-    static func readVarint(_ base: UnsafeRawPointer, _ p: inout Int, _ end: Int) -> UInt64? {
-        varint(base, &p, end)
+        guard var contents = CompositeBytes(base, at: p, end: end) else { return nil }
+        p = contents.end
+        var elements: [Value] = []
+        elements.reserveCapacity(Int(min(contents.count, UInt64(contents.end - contents.position))))
+        while let element = contents.nextElement({ read(base, &$0, $1) }) { elements.append(element) }
+        return contents.isDamaged ? nil : .list(elements)
     }
 }

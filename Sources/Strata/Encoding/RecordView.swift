@@ -92,7 +92,7 @@ struct RecordView {
             {
                 p += 2 + length
             } else if RecordCodec.Tag.isComposite(tag) {
-                guard RecordView.skipComposite(base, &p, end, deep: true, depth: 0) else {
+                guard CompositeBytes.skipChecking(base, &p, end) else {
                     throw DecodingFailure(reason: "damaged value of field \(id)", offset: fieldStart)
                 }
             } else if !RecordView.skip(base, &p, end) {
@@ -168,7 +168,7 @@ struct RecordView {
     /// comparisons, most frequent first, rather than a `switch`, whose jump
     /// table mispredicts on mixed records; any other kind is skipped by its
     /// ``StoredKind/payload`` shape (a test checks the chain against every
-    /// kind), and the relationships by ``skipComposite(_:_:_:deep:depth:)``.
+    /// kind), and the relationships by ``CompositeBytes/skip(_:_:_:)``.
     @inline(__always)
     static func skip(_ base: UnsafeRawPointer, _ p: inout Int, _ end: Int) -> Bool {
         let tag = base.load(fromByteOffset: p, as: UInt8.self)
@@ -204,54 +204,7 @@ struct RecordView {
         }
         if let kind = StoredKind(tag: tag) { return StoredKind.skipPayload(kind, tag: tag, base, &p, end) }
         p -= 1
-        return skipComposite(base, &p, end, deep: false, depth: 0)
-    }
-
-    /// Skips a link, list or embedded object at `p` (its tag included).
-    /// `deep` also checks everything inside: every element and field well
-    /// formed, a link's key an int, string or uuid, field ids increasing,
-    /// counts and lengths that agree. Validation goes deep once; later
-    /// walks trust the lengths.
-    @inline(never)
-    static func skipComposite(_ base: UnsafeRawPointer, _ p: inout Int, _ end: Int, deep: Bool, depth: Int) -> Bool {
-        guard p < end, depth < RecordCodec.maxNesting else { return false }
-        let tag = base.load(fromByteOffset: p, as: UInt8.self)
-        switch tag {
-        case RecordCodec.Tag.link.rawValue:
-            p += 1
-            guard p < end else { return false }
-            let keyTag = base.load(fromByteOffset: p, as: UInt8.self)
-            guard StoredKind(tag: keyTag)?.canBePrimaryKey == true else { return false }
-            return skip(base, &p, end)
-        case RecordCodec.Tag.list.rawValue, RecordCodec.Tag.object.rawValue:
-            p += 1
-            guard let length = varint(base, &p, end), length <= UInt64(end - p) else { return false }
-            let contentEnd = p + Int(length)
-            guard deep else {
-                p = contentEnd
-                return true
-            }
-            guard let count = varint(base, &p, contentEnd), count <= UInt64(contentEnd - p) else { return false }
-            var previous: UInt64 = 0
-            for index in 0 ..< Int(count) {
-                if tag == RecordCodec.Tag.object.rawValue {
-                    guard let id = varint(base, &p, contentEnd), id <= UInt64(UInt32.max), index == 0 || id > previous
-                    else { return false }
-                    previous = id
-                }
-                guard p < contentEnd else { return false }
-                let inner = base.load(fromByteOffset: p, as: UInt8.self)
-                if RecordCodec.Tag.isComposite(inner) {
-                    guard skipComposite(base, &p, contentEnd, deep: true, depth: depth + 1) else { return false }
-                } else if !skip(base, &p, contentEnd) {
-                    return false
-                }
-            }
-            guard p == contentEnd else { return false }
-            return true
-        default:
-            return false
-        }
+        return CompositeBytes.skip(base, &p, end)
     }
 
     /// Skips the tag and payload at `p` of a validated record: a field's

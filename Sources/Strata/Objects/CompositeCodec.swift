@@ -226,12 +226,9 @@ enum CompositeCodec {
         case .list where field.elementType == .embedded:
             guard var contents = CompositeBytes(base, at: p, end: end) else { return nil }
             p = contents.end
+            let layout = field.embedded
             var elements: [Value] = []
-            while let element = contents.nextElement() {
-                var at = element.value
-                guard let value = readObject(field.embedded, base, &at, contents.end) else { return nil }
-                elements.append(value)
-            }
+            while let element = contents.nextElement({ readObject(layout, base, &$0, $1) }) { elements.append(element) }
             return contents.isDamaged ? nil : .list(elements)
         default:
             guard let value = RecordView.read(base, &p, end) else { return nil }

@@ -3,36 +3,50 @@
 /// value and runs its filters on it.
 extension ModelQuery {
     /// Walks the matching values until `body` returns false.
-    @inline(__always)
+    ///
+    /// Inlinable, like the public walks that call it, so that the work per
+    /// object (decoding the model, its filters, `body`) is compiled in the
+    /// app's module for its concrete model, as `MigrationStep.Builder.map`
+    /// is: compiled here, generic over a model of another module, each
+    /// object went through the model's value witnesses (a copy into
+    /// generic storage and a destroy) and a witness call of `init(from:)`.
+    /// A plain plan walks through ``walkPlain(_:)``, which is not generic
+    /// over the model; any other through the plan's generic executor.
+    @inlinable
     func iterate(_ body: (M) throws -> Bool) throws {
+        let predicates = self.predicates
+        let walked = try walkPlain { decoder in
+            let model = try M(from: &decoder)
+            for predicate in predicates where try !predicate(model) { return true }
+            return try body(model)
+        }
+        if !walked { try iterateThroughPlan(body) }
+    }
+
+    /// Walks every record of a plain plan (``QueryPlan/isPlain``), calling
+    /// `visit` with a decoder over each until it returns false; false, and
+    /// nothing walked, for any other plan.
+    @usableFromInline
+    func walkPlain(_ visit: (inout ModelDecoder) throws -> Bool) throws -> Bool {
+        guard plan.isPlain else { return false }
+        let binding = self.binding
+        try plan.scanRecords(in: context) { key, record in
+            var decoder = ModelDecoder(binding: binding, record: record, key: key)
+            return try visit(&decoder)
+        }
+        return true
+    }
+
+    /// Walks the matching values of a plan that is not plain until `body`
+    /// returns false: conditions, an order or a limit.
+    @usableFromInline
+    func iterateThroughPlan(_ body: (M) throws -> Bool) throws {
         let binding = self.binding
         let predicates = self.predicates
-        // A plain walk without filters hands each decoded value straight
-        // over: through an optional, a model's generic value is copied by
-        // its type's value witnesses (unspecialized across modules) a few
-        // times per object.
-        if plan.isPlain && predicates.isEmpty {
-            return try plan.scanRecords(in: context) { key, record in
-                try body(binding.decode(M.self, record: record, key: key))
-            }
-        }
         try plan.run(in: context) { key, record in
             try Self.decode(key, record, binding, predicates)
         } _: { model, _, _ in
             try body(model)
-        }
-    }
-
-    /// Walks the matching values until `body` returns false; `body` gets
-    /// each value, its object's key, and, when the plan has an order by a
-    /// property, the value that orders it.
-    func iterateWithKeys(_ body: (M, UnsafeRawBufferPointer, Value?) throws -> Bool) throws {
-        let binding = self.binding
-        let predicates = self.predicates
-        try plan.run(in: context, orderValues: true) { key, record in
-            try Self.decode(key, record, binding, predicates)
-        } _: { model, key, value in
-            try body(model, key, value)
         }
     }
 

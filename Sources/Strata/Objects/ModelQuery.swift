@@ -64,7 +64,7 @@
 public struct ModelQuery<M: Model> {
     let context: ObjectContext
     let binding: ModelBinding
-    var predicates: [(M) throws -> Bool] = []
+    @usableFromInline var predicates: [(M) throws -> Bool] = []
     /// The `where`s, order and limit, shared with the dynamic API.
     var plan: QueryPlan
 
@@ -224,6 +224,7 @@ public struct ModelQuery<M: Model> {
     /// - Throws: What `body` or a filter throws, or a ``StrataError`` for a
     ///   key path that is not a stored property, a damaged record, or a
     ///   stored value the model cannot hold.
+    @inlinable
     public func forEach(_ body: (M) throws -> Void) throws {
         try iterate {
             try body($0)
@@ -238,6 +239,7 @@ public struct ModelQuery<M: Model> {
     /// ```
     ///
     /// - Throws: As ``forEach(_:)``.
+    @inlinable
     public func map<T>(_ transform: (M) throws -> T) throws -> [T] {
         var result: [T] = []
         try iterate {
@@ -250,6 +252,7 @@ public struct ModelQuery<M: Model> {
     /// Every value, in an array, in the query's order.
     ///
     /// - Throws: As ``forEach(_:)``.
+    @inlinable
     public func array() throws -> [M] {
         try map { $0 }
     }

@@ -64,11 +64,26 @@ struct QueryEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: Se
     }
 
     /// The query's values with their result keys, in order.
+    ///
+    /// The plan's executor walks with boxes, a concrete type, so that it
+    /// runs as compiled for them: walking with the app's model (generic
+    /// here, its module being another) looked up the metadata of the
+    /// executor's tuples of it twice per object (about 1,000
+    /// instructions). The box's type is named once, outside the walk: named
+    /// in it, its metadata was looked up for each object.
     private func values(of query: ModelQuery<M>, order: QueryOrder) throws -> [(key: ResultKey, value: ResultBox)] {
         var found: [(key: ResultKey, value: ResultBox)] = []
         let ascending = order.ascending
-        try query.inObservedOrder().iterateWithKeys { model, key, value in
-            found.append((ResultKey(value: value, key: Array(key), ascending: ascending), TypedBox(model)))
+        let query = try query.inObservedOrder()
+        let binding = query.binding
+        let predicates = query.predicates
+        let box = TypedBox<M>.self
+        try query.plan.run(in: query.context, orderValues: true) { key, record -> ResultBox? in
+            let model = try binding.decode(M.self, record: record, key: key)
+            for predicate in predicates where try !predicate(model) { return nil }
+            return box.init(model)
+        } _: { value, key, orderValue in
+            found.append((ResultKey(value: orderValue, key: Array(key), ascending: ascending), value))
             return true
         }
         ObservedResults.inResultKeyOrder(&found)
