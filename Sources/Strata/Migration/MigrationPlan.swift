@@ -196,7 +196,8 @@ extension MigrationPlan {
         var evolved: Catalog?
         if (action == .open && !settings.readOnly) || action == .migrate {
             let next = catalog.evolved(
-                to: settings.schema, schemaVersion: settings.appSchemaVersion, mode: settings.mode)
+                to: settings.schema, schemaVersion: settings.appSchemaVersion, mode: settings.mode,
+                declared: settings.typed?.versions.map(\.names) ?? [])
             if action == .open && !next.isEquivalent(to: catalog) { action = .updateCatalog }
             evolved = next
         }
