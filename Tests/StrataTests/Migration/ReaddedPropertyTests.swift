@@ -145,6 +145,18 @@ struct ReaddedPropertyTests {
         try expectOldFieldKept(db, path)
     }
 
+    /// The plan says what happens: the old `a` goes (is kept, in synced
+    /// mode) and a new `a` comes, automatically; no value type changes.
+    @Test(arguments: [Path.automatic, .synced])
+    func thePlanListsARemovalAndAnAddition(_ path: Path) throws {
+        try seed(path.mode)
+        let config = configuration(path, latest: GaugesV3Text.self, seen: Recorder<Value>())
+        let plan = try Database.migrationPlan(for: config)
+        #expect(plan.steps.map(\.change.kind) == [.propertyAdded, .propertyRemoved], "\(plan)")
+        #expect(plan.steps.map(\.change.propertyName) == ["a", "a"])
+        #expect(plan.steps.allSatisfy { $0.handling == .automatic }, "\(plan)")
+    }
+
     /// The old field is another one than the new `a`: retired in local
     /// mode, kept in synced mode for the app versions that still read it.
     private func expectOldFieldKept(_ db: Database, _ path: Path) throws {
