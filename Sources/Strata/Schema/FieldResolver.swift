@@ -16,13 +16,19 @@
 ///   out). A property the type's previous version lacks starts a lineage,
 ///   so a name reused after a removal is another field, as the catalog
 ///   retires a removed property's id and never hands it out again.
-/// - A lineage present at the catalog's version has the catalog's id; any
-///   other (a property a later version adds) gets an id of its own,
-///   counted down from `UInt32.max`, that pairs fields in memory and is
-///   never written.
+/// - A lineage present at the catalog's version has the catalog's id (a
+///   kept type's, at the last version that listed it; a kept property's
+///   too); any other (a property a later version adds) gets an id of its
+///   own, counted down from `UInt32.max`, that pairs fields in memory and
+///   is never written. The catalog's version has the declared names when
+///   a version declares them, else the catalog's own (``Catalog/names``).
+/// - A name is followed the same way, but a changed value type does not
+///   end it (``keepsName(of:_:at:since:olderType:)``): what tells a type
+///   change from a removal and an addition.
 ///
 /// Its answers become ``RecordShape``s: the shape of a model at a version,
-/// whose fields pair with another shape's by id.
+/// whose fields pair with another shape's by id; and the catalog that an
+/// open writes pairs its fields through it (``FieldPairing``).
 struct FieldResolver: Sendable {
     /// The names of one schema version.
     struct Version: Sendable {
