@@ -2,7 +2,8 @@
 /// the data, for the mode, the version jump and the code that runs.
 extension MigrationPlan {
     /// Every change, classified for the mode and version jump.
-    static func steps(from catalog: Catalog, settings: MigrationSettings) -> [Step] {
+    /// `pairing` pairs the schema's properties with the file's fields.
+    static func steps(from catalog: Catalog, settings: MigrationSettings, pairing: FieldPairing) -> [Step] {
         let raised = settings.appSchemaVersion > catalog.fileSchemaVersion
         // A type the schema names again after leaving it out still has its
         // objects in the file: its changes count against what they store.
@@ -12,8 +13,6 @@ extension MigrationPlan {
         // A stored property whose name the schema gives to another field
         // (a declared version in between removed it) is removed, and the
         // schema's property of that name added.
-        let pairing = catalog.pairing(
-            with: settings.schema, at: settings.appSchemaVersion, declared: settings.typed?.versions.map(\.names) ?? [])
         var replaced: [SchemaChange] = []
         let stored = Schema(
             catalog.types.filter { !$0.isKept || settings.schema[$0.name] != nil }.map { type in

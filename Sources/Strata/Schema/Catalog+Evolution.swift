@@ -14,15 +14,13 @@ extension Catalog {
     /// kept in both. Renames are not followed here: the migration applies
     /// them (`renameProperty`), declared ones included.
     ///
-    /// - Parameter declared: The app's declared schema versions
-    ///   (``VersionedSchema``s), whose names tell which fields continue;
-    ///   without them a property continues the file's field of its name.
-    func evolved(
-        to schema: Schema, schemaVersion: UInt64, mode: DatabaseMode, declared: [FieldResolver.Version] = []
-    ) -> Catalog {
+    /// - Parameter pairing: This catalog's pairing with `schema`, made
+    ///   with the app's declared versions (``VersionedSchema``s), whose
+    ///   names tell which fields continue; without them a property
+    ///   continues the file's field of its name.
+    func evolved(to schema: Schema, schemaVersion: UInt64, mode: DatabaseMode, pairing: FieldPairing) -> Catalog {
         var next = self
         next.fileSchemaVersion = mode == .local ? schemaVersion : Swift.max(self.fileSchemaVersion, schemaVersion)
-        let pairing = pairing(with: schema, at: schemaVersion, declared: declared)
         var types: [CatalogType] = []
         for objectSchema in schema.objectSchemas {
             if var type = self[type: objectSchema.name] {
