@@ -65,7 +65,8 @@ extension Catalog {
         return FieldPairing(
             resolver: FieldResolver(
                 versions: versions, catalog: self, standing: standing, renamedTypes: renamedTypes),
-            version: schemaVersion, fileVersion: standing ?? fileSchemaVersion, renamedTypes: renamedTypes)
+            version: schemaVersion, fileVersion: standing ?? fileSchemaVersion, renamedTypes: renamedTypes,
+            nextPropertyID: nextPropertyID)
     }
 
     /// A type new to the file, with new ids for it and its properties.
@@ -143,11 +144,13 @@ struct FieldPairing: Sendable {
     /// Per type name at ``version``, its name at ``fileVersion`` when a
     /// migration renamed it.
     let renamedTypes: [String: String]
+    /// The catalog's next property id: every id of its fields is lower.
+    let nextPropertyID: PropertyID
 
     /// The id of the file's field that `type`'s property `name` continues;
     /// nil for a property that starts a field of its own.
     func field(_ type: String, _ name: String) -> PropertyID? {
-        resolver.fieldID(of: type, named: name, at: version)
+        resolver.fieldID(of: type, named: name, at: version).flatMap { $0 < nextPropertyID ? $0 : nil }
     }
 
     /// Whether `type`'s property `name` is the file's property of that
