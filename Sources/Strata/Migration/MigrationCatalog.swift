@@ -237,7 +237,18 @@ final class MigrationCatalog {
             guard !records.hasWritten(working.types[targetIndex].id) else {
                 throw renameError(call, "objects of '\(newName)' were already created; rename the type before that.")
             }
-            working.rebind(&moved, to: schema, mode: .local)
+            let originalName = old[typeID: moved.id]?.name ?? oldName
+            let pairing = self.pairing(renaming: [newName: originalName])
+            // A property renamed in this migration continues by its new name.
+            var renamed: [String: PropertyID] = [:]
+            let before = old[typeID: moved.id]?.properties ?? []
+            for property in moved.properties {
+                let name = property.property.name
+                if !before.contains(where: { $0.id == property.id && $0.property.name == name }) {
+                    renamed[name] = property.id
+                }
+            }
+            working.rebind(&moved, to: schema, mode: .local) { renamed[$0] ?? pairing.field(newName, $0) }
             working.types[targetIndex] = moved
             working.types.remove(at: sourceIndex)
             // Renames of its properties done under an earlier name are bound
@@ -247,9 +258,7 @@ final class MigrationCatalog {
             renameSources[moved.id] = nil
             records.typeRebound(moved.id)
             openTypeRenames[moved.id] = nil
-            if let originalName = old[typeID: moved.id]?.name {
-                try keepLinks(renamedFrom: originalName, to: newName)
-            }
+            try keepLinks(renamedFrom: originalName, to: newName, pairing: pairing)
         } else {
             if let taken = typeIndex(newName), working.types[taken].id != moved.id {
                 throw renameError(call, "a type named '\(newName)' already exists at this point of the migration.")
@@ -265,7 +274,8 @@ final class MigrationCatalog {
     /// schema that name the type by its new name take back the ids their
     /// properties had when they named it by its old one, so that their
     /// values and backlinks stay as they are and no record is rewritten.
-    private func keepLinks(renamedFrom originalName: String, to newName: String) throws {
+    /// `pairing` pairs a property with the field it continues.
+    private func keepLinks(renamedFrom originalName: String, to newName: String, pairing: FieldPairing) throws {
         for index in working.types.indices where isNew(working.types[index]) {
             let typeID = working.types[index].id
             guard let before = old[typeID: typeID] else { continue }
@@ -273,7 +283,8 @@ final class MigrationCatalog {
             for position in working.types[index].properties.indices {
                 let property = working.types[index].properties[position]
                 guard property.property.target == newName,
-                    let previous = before.properties.first(where: { $0.property.name == property.property.name }),
+                    let id = pairing.field(working.types[index].name, property.property.name),
+                    let previous = before.properties.first(where: { $0.id == id }),
                     previous.id != property.id,
                     previous.property.hasSameShape(as: property.property, renamedTargets: [originalName: newName]),
                     working.types[index].retiredProperties.contains(where: { $0.id == previous.id })
@@ -287,6 +298,25 @@ final class MigrationCatalog {
             }
             if rebound { records.typeRebound(typeID) }
         }
+    }
+
+    /// How the new schema's properties pair with the file's fields, with
+    /// the type renames so far and `renaming` (new name to old).
+    func pairing(renaming: [String: String] = [:]) -> FieldPairing {
+        old.pairing(
+            with: newSchema, at: scope.settings.appSchemaVersion,
+            declared: scope.settings.typed?.versions.map(\.names) ?? [],
+            renamedTypes: renamedTypes.merging(renaming) { _, new in new })
+    }
+
+    /// Per type of the new schema that a rename brought in so far, its name
+    /// before the migration.
+    private var renamedTypes: [String: String] {
+        var renamed: [String: String] = [:]
+        for type in working.types where isNew(type) {
+            if let before = old[typeID: type.id]?.name, before != type.name { renamed[type.name] = before }
+        }
+        return renamed
     }
 
     /// Throws for a rename chain that the closure left open.

@@ -2,16 +2,36 @@
 /// the data, for the mode, the version jump and the code that runs.
 extension MigrationPlan {
     /// Every change, classified for the mode and version jump.
-    static func steps(from catalog: Catalog, settings: MigrationSettings) -> [Step] {
+    /// `pairing` pairs the schema's properties with the file's fields.
+    static func steps(from catalog: Catalog, settings: MigrationSettings, pairing: FieldPairing) -> [Step] {
         let raised = settings.appSchemaVersion > catalog.fileSchemaVersion
         // A type the schema names again after leaving it out still has its
         // objects in the file: its changes count against what they store.
         // In synced mode, kept types and properties are part of the file for
         // older app versions, so naming one again must agree with it too.
         let returning = catalog.types.filter { $0.isKept && settings.schema[$0.name] != nil }
+        // A stored property whose name the schema gives to another field
+        // (a declared version in between removed it) is removed, and the
+        // schema's property of that name added.
+        var replaced: [SchemaChange] = []
         let stored = Schema(
             catalog.types.filter { !$0.isKept || settings.schema[$0.name] != nil }.map { type in
-                let properties = settings.mode == .synced ? type.properties + type.keptProperties : type.properties
+                var properties = settings.mode == .synced ? type.properties + type.keptProperties : type.properties
+                properties.removeAll { property in
+                    let name = property.property.name
+                    guard let now = settings.schema[type.name]?[property: name] else { return false }
+                    // A kept field of the name that the property does not continue.
+                    let other = pairing.field(type.name, name).map { $0 != property.id } ?? false
+                    guard !pairing.keepsName(type.name, name) || (other && now.type == property.property.type)
+                    else { return false }
+                    if !type.keptProperties.contains(where: { $0.id == property.id }) {
+                        replaced.append(
+                            SchemaChange(
+                                kind: .propertyRemoved, typeName: type.name, propertyName: name,
+                                description: "Property '\(type.name).\(name)' has been removed."))
+                    }
+                    return true
+                }
                 return ObjectSchema(
                     type.name, primaryKey: type.primaryKey, embedded: type.isEmbedded,
                     properties: properties.map(\.property))
@@ -32,6 +52,10 @@ extension MigrationPlan {
                 return true
             }
             return catalog[type: change.typeName]?.keptProperties.contains { $0.property.name == name } != true
+        }
+        for change in replaced {
+            let position = changes.lastIndex { $0.typeName <= change.typeName }.map { $0 + 1 } ?? changes.startIndex
+            changes.insert(change, at: position)
         }
         for type in returning {
             let position = changes.firstIndex { $0.typeName >= type.name } ?? changes.endIndex

@@ -181,7 +181,10 @@ extension MigrationPlan {
             }
             return
         }
-        var planned = MigrationPlan.steps(from: catalog, settings: settings)
+        // Which stored field each property of the schema is, asked once.
+        let pairing = catalog.pairing(
+            with: settings.schema, at: settings.appSchemaVersion, declared: settings.typed?.versions.map(\.names) ?? [])
+        var planned = MigrationPlan.steps(from: catalog, settings: settings, pairing: pairing)
         let decision = MigrationPlan.decide(catalog: catalog, steps: planned, settings: settings)
         var error = decision.error
         var action = decision.action
@@ -196,7 +199,7 @@ extension MigrationPlan {
         var evolved: Catalog?
         if (action == .open && !settings.readOnly) || action == .migrate {
             let next = catalog.evolved(
-                to: settings.schema, schemaVersion: settings.appSchemaVersion, mode: settings.mode)
+                to: settings.schema, schemaVersion: settings.appSchemaVersion, mode: settings.mode, pairing: pairing)
             if action == .open && !next.isEquivalent(to: catalog) { action = .updateCatalog }
             evolved = next
         }

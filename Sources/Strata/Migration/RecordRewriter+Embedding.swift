@@ -57,9 +57,12 @@ struct EmbeddingConversion {
 
 extension RecordRewriter {
     /// The properties of `type` whose values change between links and
-    /// embedded objects in this migration.
+    /// embedded objects in this migration: each takes the values of the
+    /// file's property of its name, unless a version in between removed
+    /// that name (``FieldPairing/keepsName(_:_:)``).
     func embeddingConversions(of type: CatalogType, table: ObjectTable) -> [EmbeddingConversion] {
         guard let before = old[typeID: type.id] else { return [] }
+        var pairing: FieldPairing?
         return table.fields.compactMap { field in
             guard field.isLink || field.type == .embedded || field.elementType == .embedded,
                 let targetName = field.target, let target = catalog.working[type: targetName],
@@ -67,6 +70,9 @@ extension RecordRewriter {
                 let previous = before[property: field.name]?.property, previous.target == oldTarget.name,
                 (previous.type == .list) == (field.type == .list)
             else { return nil }
+            let names = pairing ?? catalog.pairing()
+            pairing = names
+            guard names.keepsName(type.name, field.name) else { return nil }
             let toEmbedded = target.isEmbedded
             guard toEmbedded ? previous.isLink : previous.isEmbedding else { return nil }
             return EmbeddingConversion(

@@ -39,10 +39,21 @@ final class RecordShape: @unchecked Sendable {
     /// table's dynamic reads) keep a copy of the struct beside the shape.
     let lookup: FieldLookup
 
+    /// The fields' ids, ascending, and beside each its position: an id is
+    /// found by binary search (an embedded object's read looks up every
+    /// field it stores).
+    private let sortedIDs: [PropertyID]
+    private let positionsByID: [Int]
+
     init(typeName: String, fields: [Field]) {
         self.typeName = typeName
         self.fields = fields
         self.lookup = FieldLookup(names: fields.map(\.name))
+        let order = fields.indices.filter { fields[$0].id != RecordShape.unresolved }.sorted {
+            fields[$0].id < fields[$1].id
+        }
+        self.sortedIDs = order.map { fields[$0].id }
+        self.positionsByID = order
     }
 
     /// The shape of a catalog entry: its current properties sorted by id,
@@ -62,7 +73,13 @@ final class RecordShape: @unchecked Sendable {
     /// The position of the field with the id `id`; never for
     /// ``unresolved``.
     func position(ofField id: PropertyID) -> Int? {
-        id == RecordShape.unresolved ? nil : fields.firstIndex { $0.id == id }
+        var low = 0
+        var high = sortedIDs.count
+        while low < high {
+            let middle = (low + high) / 2
+            if sortedIDs[middle] < id { low = middle + 1 } else { high = middle }
+        }
+        return low < sortedIDs.count && sortedIDs[low] == id ? positionsByID[low] : nil
     }
 
     /// Per field of `target`, the position in this shape of the same field

@@ -202,4 +202,36 @@ import Testing
         #expect(resolver.fieldID(of: "Visit", named: "spot", at: 2) == (try Self.catalogID(catalog, "Visit", "spot")))
         #expect(resolver.names(of: "Spot", "road", at: 2, since: 1) == ["street", "road"])
     }
+
+    /// Synced mode: v1 has `a`, v2 removes it (kept), v3 adds it again (a
+    /// field of its own). Each app version's `a` pairs with its own field,
+    /// an older app's too, and a changed value type keeps a name where a
+    /// removal does not.
+    @Test func eachVersionOfANameAddedAgainPairsWithItsOwnField() throws {
+        let v1 = Self.person([Property("a", .int)])
+        let v2 = Self.person([])
+        let v3 = Self.person([Property("a", .int)])
+        let declared = [Self.version(1, Names(v1)), Self.version(2, Names(v2)), Self.version(3, Names(v3))]
+        var catalog = Catalog(schema: Schema([v1]), schemaVersion: 1, mode: .synced)
+        let first = try Self.catalogID(catalog, "Person", "a")
+        for (version, schema) in [(UInt64(2), v2), (3, v3)] {
+            let pairing = catalog.pairing(with: Schema([schema]), at: version, declared: declared)
+            catalog = catalog.evolved(to: Schema([schema]), schemaVersion: version, mode: .synced, pairing: pairing)
+        }
+        let second = try Self.catalogID(catalog, "Person", "a")
+        #expect(second != first)
+        #expect(catalog[type: "Person"]?.keptProperties.map(\.id) == [first])
+        let now = catalog.pairing(with: Schema([v3]), at: 3, declared: declared)
+        #expect(now.field("Person", "a") == second)
+        let older = catalog.pairing(with: Schema([v1]), at: 1, declared: Array(declared.prefix(1)))
+        #expect(older.field("Person", "a") == first)
+        // From the catalog's version 1 to 3, with another type at 3.
+        let file = Self.catalog([v1], at: 1)
+        let text = Self.person([Property("a", .string)])
+        #expect(
+            !file.pairing(with: Schema([text]), at: 3, declared: declared.dropLast() + [Self.version(3, Names(text))])
+                .keepsName("Person", "a"))
+        #expect(file.pairing(with: Schema([text]), at: 3, declared: []).keepsName("Person", "a"))
+        #expect(file.pairing(with: Schema([text]), at: 3, declared: []).field("Person", "a") == nil)
+    }
 }
