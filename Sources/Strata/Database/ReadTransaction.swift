@@ -4,7 +4,7 @@
 /// as the base of ``WriteTransaction``); valid only during that closure.
 /// Not thread-safe: use it on the thread that runs the closure.
 public class ReadTransaction {
-    let context: ObjectContext
+    @usableFromInline let context: ObjectContext
 
     init(context: ObjectContext) {
         self.context = context
@@ -90,8 +90,9 @@ extension ReadTransaction {
     /// - Throws: ``StrataError`` when the schema has no type of the model's
     ///   stored name, the model does not match it, or the record is damaged
     ///   or holds a value the model cannot hold.
+    @inlinable
     public func object<M: Model>(_ type: M.Type, primaryKey: M.Key) throws -> M? {
-        try context.object(M.self, primaryKey: primaryKey)
+        try decodeObject(M.self, primaryKey: primaryKey.propertyValue)
     }
 
     /// Every object of model type `M`, lazily, in primary-key order.
@@ -109,8 +110,18 @@ extension ReadTransaction {
     /// ```swift
     /// let owner = try tx.object(rex.owner!)
     /// ```
+    @inlinable
     public func object<M: Model>(_ link: Link<M>) throws -> M? {
-        try context.object(M.self, primaryKey: link.key)
+        try decodeObject(M.self, primaryKey: link.key.propertyValue)
+    }
+
+    /// The stored object of `M` with `key`, decoded here, in the app's
+    /// module when inlined: the model's `init(from:)` runs specialized.
+    @inlinable
+    func decodeObject<M: Model>(_ type: M.Type, primaryKey key: Value) throws -> M? {
+        var found: M?
+        _ = try context.decodeObject(M.self, primaryKey: key) { found = try M(from: &$0) }
+        return found
     }
 
     /// The objects of model type `M` whose link at `keyPath` links to the

@@ -10,64 +10,49 @@ extension ModelQuery {
     /// is: compiled here, generic over a model of another module, each
     /// object went through the model's value witnesses (a copy into
     /// generic storage and a destroy) and a witness call of `init(from:)`.
-    /// A plain plan walks through ``walkPlain(_:)``, which is not generic
-    /// over the model; any other through the plan's generic executor.
+    /// The plan's walk (``walk(_:)``) is not generic over the model.
     @inlinable
     func iterate(_ body: (M) throws -> Bool) throws {
         let predicates = self.predicates
-        let walked = try walkPlain { decoder in
+        try walk { decoder in
             let model = try M(from: &decoder)
-            for predicate in predicates where try !predicate(model) { return true }
+            for predicate in predicates where try !predicate(model) { return nil }
             return try body(model)
         }
-        if !walked { try iterateThroughPlan(body) }
     }
 
-    /// Walks every record of a plain plan (``QueryPlan/isPlain``), calling
-    /// `visit` with a decoder over each until it returns false; false, and
-    /// nothing walked, for any other plan.
+    /// Walks the records the plan matches, in its order, calling `visit`
+    /// with a decoder over each until it returns false; nil from `visit`:
+    /// a filter rejected the value, which does not count toward the limit.
     @usableFromInline
-    func walkPlain(_ visit: (inout ModelDecoder) throws -> Bool) throws -> Bool {
-        guard plan.isPlain else { return false }
+    func walk(_ visit: (inout ModelDecoder) throws -> Bool?) throws {
         let binding = self.binding
-        try plan.scanRecords(in: context) { key, record in
+        try plan.run(in: context) { key, record, _ in
             var decoder = ModelDecoder(binding: binding, record: record, key: key)
             return try visit(&decoder)
         }
-        return true
-    }
-
-    /// Walks the matching values of a plan that is not plain until `body`
-    /// returns false: conditions, an order or a limit.
-    @usableFromInline
-    func iterateThroughPlan(_ body: (M) throws -> Bool) throws {
-        let binding = self.binding
-        let predicates = self.predicates
-        try plan.run(in: context) { key, record in
-            try Self.decode(key, record, binding, predicates)
-        } _: { model, _, _ in
-            try body(model)
-        }
-    }
-
-    /// Decodes a record as a model value, or nil when a filter rejects it.
-    @inline(__always)
-    private static func decode(
-        _ key: UnsafeRawBufferPointer, _ record: RecordView, _ binding: ModelBinding,
-        _ predicates: [(M) throws -> Bool]
-    ) throws -> M? {
-        let model = try binding.decode(M.self, record: record, key: key)
-        for predicate in predicates where try !predicate(model) { return nil }
-        return model
     }
 
     /// The number of matching values, decoding objects only for filters.
+    @inlinable
     func countValues() throws -> Int {
-        guard !predicates.isEmpty else { return try plan.count(in: context) }
-        let binding = self.binding
         let predicates = self.predicates
+        guard !predicates.isEmpty else { return try countMatching(nil) }
+        return try countMatching { decoder in
+            let model = try M(from: &decoder)
+            return try predicates.allSatisfy { try $0(model) }
+        }
+    }
+
+    /// The number of objects the plan matches and `accepts` keeps (all,
+    /// decoding nothing, when nil).
+    @usableFromInline
+    func countMatching(_ accepts: ((inout ModelDecoder) throws -> Bool)?) throws -> Int {
+        guard let accepts else { return try plan.count(in: context) }
+        let binding = self.binding
         return try plan.count(in: context) { key, record in
-            try Self.decode(key, record, binding, predicates) != nil
+            var decoder = ModelDecoder(binding: binding, record: record, key: key)
+            return try accepts(&decoder)
         }
     }
 }

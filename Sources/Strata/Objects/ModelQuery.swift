@@ -265,6 +265,7 @@ public struct ModelQuery<M: Model> {
     /// ```
     ///
     /// - Throws: As ``forEach(_:)``.
+    @inlinable
     public func first() throws -> M? {
         var found: M?
         try limit(1).iterate {

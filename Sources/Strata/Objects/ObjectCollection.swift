@@ -279,19 +279,10 @@ public struct ObjectCollection {
         let context = self.context
         let table = self.table
         let predicates = self.predicates
-        if plan.isPlain {
-            return try plan.scanRecords(in: context) { key, record in
-                let object = context.object(table: table, key: key, view: record)
-                for predicate in predicates where try !predicate(object) { return true }
-                return try body(object)
-            }
-        }
-        try plan.run(in: context) { key, record in
+        try plan.run(in: context) { key, record, _ in
             let object = context.object(table: table, key: key, view: record)
             for predicate in predicates where try !predicate(object) { return nil }
-            return object
-        } _: { object, _, _ in
-            try body(object)
+            return try body(object)
         }
     }
 }

@@ -91,16 +91,25 @@ extension ObjectContext {
         return try engine.delete(binding.table, key: binding.slots[position])
     }
 
-    /// The object with `key`, decoded, or nil when there is none.
-    func object<M: Model>(_ model: M.Type, primaryKey key: M.Key) throws -> M? {
+    /// Hands a decoder over the stored object of model `M` whose primary
+    /// key is `key` to `decode`; false, calling nothing, when there is
+    /// none. Not generic over the model's values: a typed lookup decodes
+    /// the model in the app's module, specialized
+    /// (``ReadTransaction/object(_:primaryKey:)``).
+    @usableFromInline
+    func decodeObject<M: Model>(
+        _ model: M.Type, primaryKey key: Value, _ decode: (inout ModelDecoder) throws -> Void
+    ) throws -> Bool {
         let binding = try binding(M.self)
         let table = binding.table
         let keyEncoder = engine.encoder
-        try keyEncoder.encodeKey(key.propertyValue, table: table)
+        try keyEncoder.encodeKey(key, table: table)
         return try keyEncoder.key.withUnsafeBytes { keyBytes in
-            guard let record = try lmdb.get(table.records, keyBytes) else { return nil }
-            let view = try table.validatedView(key: keyBytes, record: record)
-            return try binding.decode(M.self, record: view, key: keyBytes)
+            guard let record = try lmdb.get(table.records, keyBytes) else { return false }
+            var decoder = ModelDecoder(
+                binding: binding, record: try table.validatedView(key: keyBytes, record: record), key: keyBytes)
+            try decode(&decoder)
+            return true
         }
     }
 

@@ -3,6 +3,7 @@ import Foundation
 /// What one transaction reads and writes objects through: the open tables
 /// by name, zero-copy object views over the map, and the table engine that
 /// writes.
+@usableFromInline
 final class ObjectContext {
     let lmdb: LMDBTransaction
     var tables: [String: ObjectTable] {

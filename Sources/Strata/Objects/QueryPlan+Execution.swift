@@ -20,44 +20,58 @@
 /// - it stops when the body empties a table (`deleteAll`), whose cursor
 ///   then points at nothing.
 extension QueryPlan {
-    /// Walks the matching values in the plan's order until `body` returns
-    /// false. `decode` makes the value of a record that passes every
-    /// condition, or returns nil to skip it (a filter). `body` gets the
-    /// value, its object's key, and its order value when `orderValues` is
-    /// true and the plan has an order by a property.
-    func run<Element>(
+    /// Walks the objects that pass every condition, in the plan's order,
+    /// until `visit` returns false. `visit` gets each object's key, its
+    /// record, and its order value when `orderValues` is true and the plan
+    /// orders by a property; it returns nil for an object that the front
+    /// end's filters reject, which does not count toward the limit.
+    ///
+    /// Not generic over the front end's values: `visit` makes the value
+    /// and runs the body, so that a typed query's closure is compiled in
+    /// the app's module for its model. Objects held back for a sort are
+    /// visited once the walk has found them all, from their records as
+    /// they were found: in a write transaction, copies taken then, so
+    /// that what the body writes in between does not change them.
+    func run(
         in context: ObjectContext, orderValues: Bool = false,
-        decode: (UnsafeRawBufferPointer, RecordView) throws -> Element?,
-        _ body: (Element, UnsafeRawBufferPointer, Value?) throws -> Bool
+        _ visit: (UnsafeRawBufferPointer, RecordView, Value?) throws -> Bool?
     ) throws {
-        if isPlain { return try scan(context, decode: decode, body) }
+        if isPlain { return try scanRecords(in: context) { key, record in try visit(key, record, nil) ?? true } }
         let walk = try walk(sorting: true)
         var remaining = limit ?? .max
         guard remaining > 0, !matchesNothing else { return }
         let engine = context.engine
-        typealias Entry = (value: Value, key: [UInt8], element: Element)
+        let copies = context.copiesObjects
         func wanted(_ value: Value) -> Value? { orderValues && order?.position != nil ? value : nil }
+        /// Emits one object; false when the walk stops (the body said so,
+        /// the limit is reached or, where the walk still follows a cursor,
+        /// the body emptied a table).
+        func emit(_ key: UnsafeRawBufferPointer, _ record: RecordView, _ value: Value?, followsCursor: Bool)
+            throws -> Bool
+        {
+            let emptied = engine.tablesEmptied
+            guard let goesOn = try visit(key, record, value) else { return true }
+            remaining -= 1
+            guard goesOn, !followsCursor || engine.tablesEmptied == emptied else { return false }
+            return remaining > 0
+        }
+        func hold(_ key: UnsafeRawBufferPointer, _ record: RecordView, _ value: Value) -> HeldObject {
+            guard copies else { return HeldObject(value: value, key: key, record: record, copy: nil) }
+            let copy = CopiedBytes(key: key, record: record.bytes)
+            return HeldObject(value: value, key: copy.key, record: record.rebased(onto: copy.record), copy: copy)
+        }
         if let order = walk.sortInMemory {
-            var found: [Entry] = []
+            var held: [HeldObject] = []
             try candidates(walk, context) { key, record, _ in
-                guard let element = try decode(key, record) else { return true }
-                found.append((orderValue(order, in: record), Array(key), element))
+                held.append(hold(key, record, orderValue(order, in: record)))
                 return true
             }
-            found.sort { QueryOrder.precedes(($0.value, $0.key), ($1.value, $1.key)) }
-            if !order.ascending { found.reverse() }
-            for entry in found.prefix(remaining) {
-                guard try entry.key.withUnsafeBytes({ try body(entry.element, $0, wanted(entry.value)) }) else {
-                    return
-                }
+            held.sort { HeldObject.precedes($0, $1) }
+            if !order.ascending { held.reverse() }
+            for object in held {
+                guard try emit(object.key, object.record, wanted(object.value), followsCursor: false) else { return }
             }
             return
-        }
-        func emit(_ element: Element, _ key: UnsafeRawBufferPointer, _ value: Value?) throws -> Bool {
-            let emptied = engine.tablesEmptied
-            remaining -= 1
-            guard try body(element, key, value), engine.tablesEmptied == emptied else { return false }
-            return remaining > 0
         }
         // An index orders the values that share a cut key by primary key,
         // not by value: a walk through the index sorts each such run by the
@@ -71,48 +85,37 @@ extension QueryPlan {
         let ascending = runOrder?.ascending ?? true
         let valueOrder = orderValues ? order : nil
         // The open run: its cut index key (nil when none is open) and its
-        // entries. The code that touches entries is in functions of its
-        // own, called only while a run is open: with a generic `Element`,
-        // a function that names the entries' tuple looks up its metadata
-        // on entry, and doing so per object cost about 1,000 instructions
-        // (measured with an app's model).
+        // objects.
         var runKey: [UInt8]?
-        var runValues: [Entry] = []
-        @inline(never) func flushRun() throws -> Bool {
+        var run: [HeldObject] = []
+        func flush() throws -> Bool {
+            guard runKey != nil else { return true }
             runKey = nil
-            var values = runValues
-            runValues = []
-            values.sort { QueryOrder.precedes(($0.value, $0.key), ($1.value, $1.key)) }
-            if !ascending { values.reverse() }
-            for entry in values {
-                guard try entry.key.withUnsafeBytes({ try emit(entry.element, $0, wanted(entry.value)) }) else {
+            var objects = run
+            run = []
+            objects.sort { HeldObject.precedes($0, $1) }
+            if !ascending { objects.reverse() }
+            for object in objects {
+                guard try emit(object.key, object.record, wanted(object.value), followsCursor: true) else {
                     return false
                 }
             }
             return true
         }
-        func flush() throws -> Bool { runKey == nil ? true : try flushRun() }
-        @inline(never) func addToRun(
-            _ element: Element, _ key: UnsafeRawBufferPointer, _ record: RecordView, _ order: QueryOrder,
-            _ cutIndexKey: UnsafeRawBufferPointer
-        ) throws -> Bool {
-            let entry = (orderValue(order, in: record), Array(key), element)
-            if let indexKey = runKey, KeyCodec.compare(cutIndexKey, indexKey) == 0 {
-                runValues.append(entry)
+        try candidates(walk, context) { key, record, cutIndexKey in
+            if let cutIndexKey, sortsRuns, let runOrder {
+                let object = hold(key, record, orderValue(runOrder, in: record))
+                if let indexKey = runKey, KeyCodec.compare(cutIndexKey, indexKey) == 0 {
+                    run.append(object)
+                    return true
+                }
+                guard try flush() else { return false }
+                runKey = Array(cutIndexKey)
+                run = [object]
                 return true
             }
-            guard try flush() else { return false }
-            runKey = Array(cutIndexKey)
-            runValues = [entry]
-            return true
-        }
-        try candidates(walk, context) { key, record, cutIndexKey in
-            guard let element = try decode(key, record) else { return true }
-            if let cutIndexKey, sortsRuns, let runOrder {
-                return try addToRun(element, key, record, runOrder, cutIndexKey)
-            }
             let value = valueOrder.flatMap { $0.position == nil ? nil : orderValue($0, in: record) }
-            return try flush() && emit(element, key, value)
+            return try flush() && emit(key, record, value, followsCursor: true)
         }
         _ = try flush()
     }
@@ -125,9 +128,8 @@ extension QueryPlan {
         in context: ObjectContext, accepting accepts: (UnsafeRawBufferPointer, RecordView) throws -> Bool
     ) throws -> Int {
         var n = 0
-        try unordered.run(in: context) { key, record in
-            try accepts(key, record) ? () : nil
-        } _: { _, _, _ in
+        try unordered.run(in: context) { key, record, _ in
+            guard try accepts(key, record) else { return nil }
             n += 1
             return true
         }
@@ -178,27 +180,10 @@ extension QueryPlan {
         return n
     }
 
-    /// Walks every record in key order, for a plan without conditions,
-    /// order or limit: the common case, without the layers they need. In a
-    /// write transaction the walk stops at the key that was last when it
-    /// began.
-    @inline(__always)
-    private func scan<Element>(
-        _ context: ObjectContext, decode: (UnsafeRawBufferPointer, RecordView) throws -> Element?,
-        _ body: (Element, UnsafeRawBufferPointer, Value?) throws -> Bool
-    ) throws {
-        try scanRecords(in: context) { key, view in
-            guard let element = try decode(key, view) else { return true }
-            return try body(element, key, nil)
-        }
-    }
-
-    /// The walk of a plain plan (``isPlain``), without generics: every
-    /// record in key order, until `visit` returns false. A front end calls
-    /// it directly for a plain plan, so that the loop that makes each value
-    /// is specialized for the value's type (through ``run(in:orderValues:decode:_:)``
-    /// the value passes as an unspecialized generic, a copy through its
-    /// type's value witnesses per object).
+    /// The walk of a plain plan (``isPlain``): every record in key order,
+    /// until `visit` returns false, without the layers that conditions, an
+    /// order or a limit need. In a write transaction the walk stops at the
+    /// key that was last when it began.
     func scanRecords(
         in context: ObjectContext, _ visit: (UnsafeRawBufferPointer, RecordView) throws -> Bool
     ) throws {
@@ -350,5 +335,19 @@ extension QueryPlan {
             return last
         }
         return try cursor.previous()
+    }
+}
+
+/// An object a query's walk holds back for a sort: its order value, key
+/// and record, the last two in the transaction's memory map (a read
+/// transaction) or in a copy (a write transaction).
+struct HeldObject {
+    let value: Value
+    let key: UnsafeRawBufferPointer
+    let record: RecordView
+    let copy: CopiedBytes?
+
+    static func precedes(_ a: HeldObject, _ b: HeldObject) -> Bool {
+        QueryOrder.compare(a.value, a.key, b.value, b.key) < 0
     }
 }

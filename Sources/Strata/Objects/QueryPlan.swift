@@ -227,10 +227,4 @@ struct QueryOrder: Equatable {
         }
         return KeyCodec.compare(aKey, bKey)
     }
-
-    /// Whether `a` comes before `b`, ascending.
-    @inline(__always)
-    static func precedes(_ a: (value: Value, key: [UInt8]), _ b: (value: Value, key: [UInt8])) -> Bool {
-        a.key.withUnsafeBytes { x in b.key.withUnsafeBytes { y in compare(a.value, x, b.value, y) < 0 } }
-    }
 }

@@ -78,12 +78,10 @@ struct QueryEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: Se
         let binding = query.binding
         let predicates = query.predicates
         let box = TypedBox<M>.self
-        try query.plan.run(in: query.context, orderValues: true) { key, record -> ResultBox? in
+        try query.plan.run(in: query.context, orderValues: true) { key, record, orderValue in
             let model = try binding.decode(M.self, record: record, key: key)
             for predicate in predicates where try !predicate(model) { return nil }
-            return box.init(model)
-        } _: { value, key, orderValue in
-            found.append((ResultKey(value: orderValue, key: Array(key), ascending: ascending), value))
+            found.append((ResultKey(value: orderValue, key: Array(key), ascending: ascending), box.init(model)))
             return true
         }
         ObservedResults.inResultKeyOrder(&found)
