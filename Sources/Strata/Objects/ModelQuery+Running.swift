@@ -27,6 +27,13 @@ extension ModelQuery {
     @usableFromInline
     func walk(_ visit: (inout ModelDecoder) throws -> Bool?) throws {
         let binding = self.binding
+        if plan.isPlain {
+            // The common walk, without the executor's layers.
+            return try plan.scanRecords(in: context) { key, record in
+                var decoder = ModelDecoder(binding: binding, record: record, key: key)
+                return try visit(&decoder) ?? true
+            }
+        }
         try plan.run(in: context) { key, record, _ in
             var decoder = ModelDecoder(binding: binding, record: record, key: key)
             return try visit(&decoder)

@@ -279,6 +279,14 @@ public struct ObjectCollection {
         let context = self.context
         let table = self.table
         let predicates = self.predicates
+        if plan.isPlain {
+            // The common walk, without the executor's layers.
+            return try plan.scanRecords(in: context) { key, record in
+                let object = context.object(table: table, key: key, view: record)
+                for predicate in predicates where try !predicate(object) { return true }
+                return try body(object)
+            }
+        }
         try plan.run(in: context) { key, record, _ in
             let object = context.object(table: table, key: key, view: record)
             for predicate in predicates where try !predicate(object) { return nil }
