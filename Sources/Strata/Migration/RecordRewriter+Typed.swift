@@ -67,4 +67,32 @@ extension RecordRewriter {
         finishWalk(type.id, target)
         return true
     }
+
+    // MARK: Records a typed step encoded whole
+
+    /// Stores the record a typed step encoded whole, with its primary key
+    /// when it has one, for the walked object whose key is `key`; the
+    /// fields at the positions of `changed` differ from the stored ones.
+    func storeEncoded(
+        _ key: UnsafeRawBufferPointer, changed: UInt64, _ target: Target, _ writer: LMDBCursor
+    ) throws {
+        walkChangedPositions |= changed
+        walkWrote = true
+        let table = target.table
+        let automaticKey: ObjectEncoder.AutomaticKey =
+            target.rekey && table.primaryKey == nil ? engine.newID(table) : .keep
+        try store(key, typed: true, target, writer, keyEncoded: try takeEncodedKey(table, automaticKey))
+    }
+
+    /// For a record a typed step encoded whole: whether its key is in the
+    /// encoder (a primary key, which the step wrote), after giving a
+    /// re-keyed type without one its new automatic id.
+    @inline(never)
+    private func takeEncodedKey(_ table: ObjectTable, _ automaticKey: ObjectEncoder.AutomaticKey) throws -> Bool {
+        if case .new(let nextID) = automaticKey {
+            recordEncoder.key.removeAll()
+            KeyCodec.appendAutomaticID(try nextID(), to: recordEncoder.key)
+        }
+        return table.primaryKey != nil
+    }
 }

@@ -340,18 +340,6 @@ final class RecordRewriter: MigrationRecords {
 
     // MARK: Writing back
 
-    /// For a record a typed step encoded whole: whether its key is in the
-    /// encoder (a primary key, which the step wrote), after giving a
-    /// re-keyed type without one its new automatic id.
-    @inline(never)
-    private func takeEncodedKey(_ table: ObjectTable, _ automaticKey: ObjectEncoder.AutomaticKey) throws -> Bool {
-        if case .new(let nextID) = automaticKey {
-            encoder.key.removeAll()
-            KeyCodec.appendAutomaticID(try nextID(), to: encoder.key)
-        }
-        return table.primaryKey != nil
-    }
-
     /// Writes back one object: deleted, changed, or rewritten because its
     /// type's keys or value types changed. Left alone otherwise.
     func write(_ object: MutableObject, _ target: Target, _ writer: LMDBCursor) throws {
@@ -398,25 +386,11 @@ final class RecordRewriter: MigrationRecords {
         indexes.markStale(table.type.id)
     }
 
-    /// Stores the record a typed step encoded whole, with its primary key
-    /// when it has one, for the walked object whose key is `key`; the
-    /// fields at the positions of `changed` differ from the stored ones.
-    func storeEncoded(
-        _ key: UnsafeRawBufferPointer, changed: UInt64, _ target: Target, _ writer: LMDBCursor
-    ) throws {
-        walkChangedPositions |= changed
-        walkWrote = true
-        let table = target.table
-        let automaticKey: ObjectEncoder.AutomaticKey =
-            target.rekey && table.primaryKey == nil ? engine.newID(table) : .keep
-        try store(key, typed: true, target, writer, keyEncoded: try takeEncodedKey(table, automaticKey))
-    }
-
     /// Stores the record in the encoder as that of the walked object whose
     /// key is `objectKey`: under a new key for a re-keyed type, else in
     /// place of the stored one, after checking that the key, when encoded
     /// (`keyEncoded`), is the object's. `typed`: a typed step wrote it.
-    private func store(
+    func store(
         _ objectKey: UnsafeRawBufferPointer, typed: Bool, _ target: Target, _ writer: LMDBCursor, keyEncoded: Bool
     ) throws {
         let table = target.table
