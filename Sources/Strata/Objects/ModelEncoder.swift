@@ -6,7 +6,7 @@ import Foundation
 /// `encode(_:)` once per stored property.
 ///
 /// A write through a model's binding writes each primitive value straight
-/// into record bytes: the field's id, tag and payload (as ``StoredKind``
+/// into record bytes: the field's id, tag and payload (as `StoredKind`
 /// lays them out), keeping no `Value` but those the write needs again:
 /// the primary key, the indexed properties and the links, lists and
 /// embedded objects, which the engine's checking codec encodes. Elsewhere (and for a type whose records hold fields
