@@ -129,7 +129,8 @@ public struct ObjectCollection {
     /// The objects ordered by `property`, smallest first, or largest first
     /// when `ascending` is false. Equal values are ordered by primary key
     /// (reversed when descending). A later `sorted` replaces an earlier
-    /// one.
+    /// one; to sort by several keys, give them together:
+    /// ``sorted(by:)-(_:[SortKey])``.
     ///
     /// On the primary key this walks the table in key order; on an indexed
     /// property it walks the index. On any other property it reads every
@@ -141,9 +142,35 @@ public struct ObjectCollection {
     ///
     /// - Throws: ``StrataError`` when the type has no such property.
     public func sorted(by property: String, ascending: Bool = true) throws -> ObjectCollection {
-        let field = try table.field(named: property)
+        try sorted(by: [SortKey(property, ascending: ascending)])
+    }
+
+    /// The objects ordered by `keys`: the first orders, each later one
+    /// orders the objects the earlier ones leave equal, and the primary
+    /// key orders what they all leave equal (in the first key's
+    /// direction). Replaces an earlier `sorted`. The first key decides the
+    /// walk as in ``sorted(by:ascending:)``.
+    ///
+    /// ```swift
+    /// let people = try tx.objects("Person").sorted(by: [.ascending("lastName"), .descending("age")]).array()
+    /// ```
+    ///
+    /// - Throws: ``StrataError`` when the type has no such property.
+    public func sorted(by keys: [SortKey]) throws -> ObjectCollection {
         var copy = self
-        copy.plan.sort(by: field.position, ascending: ascending)
+        copy.plan.sort(by: try keys.map { (try table.field(named: $0.property).position, $0.ascending) })
+        return copy
+    }
+
+    /// The objects after the first `count` in the collection's order
+    /// (counted after the `where`s and filters): with ``limit(_:)``, a
+    /// page. Whichever is given first, the offset applies before the
+    /// limit; a later offset replaces an earlier one.
+    ///
+    /// - Precondition: `count` is not negative.
+    public func offset(_ count: Int) -> ObjectCollection {
+        var copy = self
+        copy.plan.skip(count)
         return copy
     }
 
@@ -287,12 +314,30 @@ public struct ObjectCollection {
                 return try body(object)
             }
         }
-        try plan.run(in: context) { key, record, _ in
+        try plan.run(in: context) { key, record, _, passOver in
+            if passOver && predicates.isEmpty { return true }
             let object = context.object(table: table, key: key, view: record)
             for predicate in predicates where try !predicate(object) { return nil }
-            return try body(object)
+            return passOver ? true : try body(object)
         }
     }
+}
+
+/// One key of an ``ObjectCollection``'s order: a property's name, and
+/// whether its values go smallest first.
+public struct SortKey: Sendable, Hashable {
+    public var property: String
+    public var ascending: Bool
+
+    public init(_ property: String, ascending: Bool = true) {
+        self.property = property
+        self.ascending = ascending
+    }
+
+    /// The key on `property`, smallest first.
+    public static func ascending(_ property: String) -> SortKey { SortKey(property) }
+    /// The key on `property`, largest first.
+    public static func descending(_ property: String) -> SortKey { SortKey(property, ascending: false) }
 }
 
 @available(*, unavailable, message: "An ObjectCollection is valid only inside its transaction.")
