@@ -95,6 +95,20 @@ extension ReadTransaction {
         try decodeObject(M.self, primaryKey: primaryKey.propertyValue)
     }
 
+    /// The effective schema version of the stored object of `M` with
+    /// `primaryKey` — the version of the app that last wrote it — or nil
+    /// when there is none. In synced mode, a version above
+    /// ``appSchemaVersion`` means a newer app wrote it.
+    ///
+    /// ```swift
+    /// let writtenBy = try tx.schemaVersion(of: Person.self, primaryKey: 1)
+    /// ```
+    public func schemaVersion<M: Model>(of type: M.Type, primaryKey: M.Key) throws -> UInt64? {
+        var version: UInt64?
+        _ = try context.decodeObject(M.self, primaryKey: primaryKey.propertyValue) { version = $0.schemaVersion }
+        return version
+    }
+
     /// Every object of model type `M`, lazily, in primary-key order.
     ///
     /// - Throws: ``StrataError`` when the schema has no type of the model's

@@ -249,6 +249,20 @@ public struct ModelQuery<M: Model> {
         return copy
     }
 
+    /// The values whose effective schema version — the version of the app
+    /// that last wrote each object — is in `versions`. Read from each
+    /// record's header before anything is decoded.
+    ///
+    /// ```swift
+    /// // Objects a newer app version wrote (synced mode):
+    /// let newer = try tx.objects(Issue.self).whereSchemaVersion((tx.appSchemaVersion + 1)...).count
+    /// ```
+    public func whereSchemaVersion(_ versions: some RangeExpression<UInt64> & Sendable) -> ModelQuery {
+        var copy = self
+        copy.plan.keepSchemaVersions(versions)
+        return copy
+    }
+
     /// The values after the first `count` in the query's order (counted
     /// after the `where`s and filters): with ``limit(_:)``, a page.
     /// Whichever is given first, the offset applies before the limit; a

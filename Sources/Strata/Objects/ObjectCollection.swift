@@ -50,7 +50,8 @@ public struct ObjectCollection {
     }
 
     /// The objects whose effective schema version — the version under which
-    /// each was last written — is in `versions`.
+    /// each was last written — is in `versions`. Read from each record's
+    /// header before an object is made.
     ///
     /// ```swift
     /// // Objects not rewritten since version 6 was introduced:
@@ -58,8 +59,10 @@ public struct ObjectCollection {
     /// // Objects written by a newer app version than this one (synced mode):
     /// let newer = try tx.objects("Issue").whereSchemaVersion((tx.appSchemaVersion + 1)...).count
     /// ```
-    public func whereSchemaVersion(_ versions: some RangeExpression<UInt64>) -> ObjectCollection {
-        filter { versions.contains($0.schemaVersion) }
+    public func whereSchemaVersion(_ versions: some RangeExpression<UInt64> & Sendable) -> ObjectCollection {
+        var copy = self
+        copy.plan.keepSchemaVersions(versions)
+        return copy
     }
 
     /// The objects whose `property` equals `value`.

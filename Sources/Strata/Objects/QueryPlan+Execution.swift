@@ -160,13 +160,15 @@ extension QueryPlan {
         // The objects past the offset, at most the limit.
         func counted(_ n: Int) -> Int { min(max(n - offset, 0), limit) }
         guard !matchesNothing else { return 0 }
-        if conditions.isEmpty { return counted(try context.lmdb.entryCount(table.records)) }
+        if conditions.isEmpty && schemaVersions == nil {
+            return counted(try context.lmdb.entryCount(table.records))
+        }
         let walk = try walk(sorting: false)
         guard limit > 0 else { return 0 }
         // Counting stops once it has passed the offset and reached the limit.
         let enough = limit > Int.max - offset ? Int.max : limit + offset
         var n = 0
-        if case .index(let index, let keys, _) = walk.access, conditions.count == 1 {
+        if case .index(let index, let keys, _) = walk.access, conditions.count == 1, schemaVersions == nil {
             // The one condition is the index's: a key that tells counts its
             // entries without reading a record.
             let condition = conditions[0]
@@ -233,6 +235,7 @@ extension QueryPlan {
             indexKey: UnsafeRawBufferPointer? = nil
         ) throws -> Bool {
             let view = try table.validatedView(key: key, record: record)
+            if let schemaVersions, !schemaVersions(view.effectiveSchemaVersion) { return true }
             for (offset, condition) in conditions.enumerated() where offset != driver || recheck {
                 guard condition.contains(value(at: condition.position, in: view)) else { return true }
             }

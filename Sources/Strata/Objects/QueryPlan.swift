@@ -26,6 +26,9 @@ struct QueryPlan {
     /// The first mistake in the query's description (a key path that is
     /// not a stored property): thrown when the query runs.
     private(set) var error: StrataError?
+    /// The schema versions whose records pass (``whereSchemaVersion``):
+    /// checked on a record's header, before any field is read.
+    private(set) var schemaVersions: (@Sendable (UInt64) -> Bool)?
     /// Whether a condition on a property that the table lacks excludes
     /// every object (the value such a property reads as is outside it).
     private(set) var matchesNothing = false
@@ -36,7 +39,8 @@ struct QueryPlan {
 
     /// Whether the plan is a plain walk of every record in key order.
     var isPlain: Bool {
-        conditions.isEmpty && order == nil && limit == nil && offset == 0 && error == nil && !matchesNothing
+        conditions.isEmpty && schemaVersions == nil && order == nil && limit == nil && offset == 0 && error == nil
+            && !matchesNothing
     }
 
     /// Adds a condition on the table field at `condition.position`, whose
@@ -73,6 +77,13 @@ struct QueryPlan {
             }
         }
         self.order = order
+    }
+
+    /// Keeps the objects last written under a schema version in
+    /// `versions` (and in those of an earlier call).
+    mutating func keepSchemaVersions(_ versions: some RangeExpression<UInt64> & Sendable) {
+        let earlier = schemaVersions
+        schemaVersions = { version in versions.contains(version) && earlier?(version) ?? true }
     }
 
     /// Passes over the first `count` values: replaces an earlier offset,
@@ -122,7 +133,7 @@ struct QueryPlan {
 
     /// Whether the object of `record` passes every condition.
     func matches(_ record: RecordView) -> Bool {
-        guard !matchesNothing else { return false }
+        guard !matchesNothing, schemaVersions?(record.effectiveSchemaVersion) ?? true else { return false }
         for condition in conditions where !condition.contains(value(at: condition.position, in: record)) {
             return false
         }
