@@ -41,6 +41,11 @@ final class ModelBinding: @unchecked Sendable {
     private let scratch = ByteWriter(capacity: 256)
     /// Per model position, where its bytes end in the buffer written.
     private let ends: UnsafeMutableBufferPointer<Int>
+    /// The model positions of properties that hold a ``PersistableEnum``
+    /// with an ``PersistableEnum/unknownCase``, with the enum: a stored
+    /// raw value it does not know reads as that case, and a write of the
+    /// object keeps it (``ObjectContext/keepUnknownValues(_:)``).
+    let fallbackEnums: [(position: Int, type: any PersistableEnum.Type)]
 
     /// One model position, as writing its value into a record needs it.
     struct RecordField {
@@ -123,6 +128,10 @@ final class ModelBinding: @unchecked Sendable {
             recordFields = nil
         }
         inOrder = writesRecords && !table.hasCompositeFields && toTable == Array(0 ..< count)
+        fallbackEnums = schema.enumTypes.enumerated().compactMap { position, type in
+            guard let type, type.hasUnknownCase, toTable[position] >= 0 else { return nil }
+            return (position, type)
+        }
     }
 
     deinit {
@@ -270,6 +279,11 @@ final class ModelBinding: @unchecked Sendable {
     /// The error for a stored value that the model's property cannot hold.
     func misfit<V>(_ stored: Value, at position: Int, as type: V.Type, key: UnsafeRawBufferPointer) -> StrataError {
         let property = properties[position]
+        if let enumType = carriedEnum(V.self), let raw = enumType.unknownRawValue(in: stored) {
+            return .unknownEnumValue(
+                raw, enumName: "\(enumType)", model: modelName, typeName: table.name, property: property.name,
+                key: table.describeKey(key), path: table.path)
+        }
         let what = stored.propertyType.map { "\(stored) of type \($0)" } ?? "null"
         let described = table.describeKey(key)
         return .invalidValue(
