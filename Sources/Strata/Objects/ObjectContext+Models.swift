@@ -28,7 +28,7 @@ extension ObjectContext {
             return try insert(object)
         }
         let encoder = engine.encoder
-        if !binding.fallbackEnums.isEmpty {
+        if !binding.fallbackPositions.isEmpty {
             binding.encode(object)
             try keepUnknownValues(binding)
             try engine.replace(binding.table, requireExisting: requireExisting) { binding.given($0) }
@@ -48,10 +48,11 @@ extension ObjectContext {
     /// unless that app set the property to another value.
     ///
     /// The stored value stays when writing it back through the property's
-    /// type gives the value written (the fallback case, or a list of which
-    /// only unknown elements read as it) and differs from it. Setting the
-    /// property to the fallback case itself cannot be told from not
-    /// touching it: the stored value stays then too.
+    /// type gives the value written (the fallback case, a list of which
+    /// only unknown elements read as it, an embedded object whose enums
+    /// did) and differs from it. Setting the property to the fallback case
+    /// itself cannot be told from not touching it: the stored value stays
+    /// then too.
     func keepUnknownValues(_ binding: ModelBinding) throws {
         guard let keyPosition = binding.primaryKeyPosition else { return }
         let table = binding.table
@@ -60,7 +61,7 @@ extension ObjectContext {
         try keyEncoder.key.withUnsafeBytes { keyBytes in
             guard let bytes = try lmdb.get(table.records, keyBytes) else { return }
             let record = try table.validatedView(key: keyBytes, record: bytes)
-            for (position, type) in binding.fallbackEnums {
+            for (position, type) in binding.fallbackPositions {
                 guard let stored = binding.storedValue(at: position, in: record) else { continue }
                 let written = binding.slots[position]
                 if stored != written, writtenBack(stored, as: type) == written { binding.slots[position] = stored }
@@ -68,9 +69,9 @@ extension ObjectContext {
         }
     }
 
-    /// What the stored `value` of a property holding enum `type` (itself,
+    /// What the stored `value` of a property holding `type` (itself,
     /// optional or in a list) reads as and is written back as.
-    private func writtenBack(_ value: Value, as type: any PersistableEnum.Type) -> Value? {
+    private func writtenBack(_ value: Value, as type: any PropertyValue.Type) -> Value? {
         switch value {
         case .null: return .null
         case .list(let elements):

@@ -29,6 +29,9 @@ public struct ModelSchema<Root>: Sendable {
     /// Per property, in declaration order, the ``PersistableEnum`` it holds
     /// (itself, optional or in an array), or nil.
     let enumTypes: [(any PersistableEnum.Type)?]
+    /// Per property, in declaration order, the embedded type it holds, or
+    /// nil.
+    let embeddedTypesByPosition: [(any EmbeddedModel.Type)?]
 
     /// Creates a model's schema.
     ///
@@ -47,6 +50,7 @@ public struct ModelSchema<Root>: Sendable {
         self.keyPaths = properties.map(\.keyPath)
         self.embeddedTypes = properties.compactMap(\.embeddedType)
         self.enumTypes = properties.map(\.enumType)
+        self.embeddedTypesByPosition = properties.map(\.embeddedType)
     }
 
     /// The stored type name.

@@ -76,6 +76,10 @@ import Testing
             #expect(objects[id]?["previous"] == "archived", "\(id)")
             #expect(objects[id]?["history"] == ["archived", "done"], "\(id)")
         }
+        // Inside embedded objects too.
+        let archivedStep: Value = ["name": "s", "status": "archived"]
+        #expect(objects[1]?["steps"] == [archivedStep])
+        #expect(objects[2]?["steps"] == [archivedStep])
         #expect(objects[2]?["status"] == "done")
         #expect(objects[2]?["previous"] == .null)
         #expect(objects[2]?["history"] == ["archived", "done"])
@@ -93,6 +97,7 @@ import Testing
         #expect(again.map(\.status) == [.archived, .done, .archived, .archived, .archived, .open])
         #expect(again[0].title == "renamed")
         #expect(again[0].history == [.archived, .done])
+        #expect(again[0].steps == [NewStep(name: "s", status: .archived)])
     }
 
     /// Setting the fallback case by hand cannot be told from leaving the
