@@ -292,7 +292,7 @@ final class ModelBinding: @unchecked Sendable {
     /// The error for a stored value that the model's property cannot hold.
     func misfit<V>(_ stored: Value, at position: Int, as type: V.Type, key: UnsafeRawBufferPointer) -> StrataError {
         let property = properties[position]
-        if let enumType = carriedEnum(V.self), let raw = enumType.unknownRawValue(in: stored) {
+        if let (raw, enumType) = Self.unknownRawValue(in: stored, as: V.self) {
             return .unknownEnumValue(
                 raw, enumName: "\(enumType)", model: modelName, typeName: table.name, property: property.name,
                 key: table.describeKey(key), path: table.path)

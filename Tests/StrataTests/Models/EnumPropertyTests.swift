@@ -100,6 +100,7 @@ import Testing
                 try tx.insert(NewTask(id: 1, title: "kept", status: .archived))
                 try tx.insert(NewTask(id: 2, title: "fine", status: .done))
                 try tx.insert(NewTask(id: 3, title: "listed", history: [.open, .archived]))
+                try tx.insert(NewTask(id: 4, title: "embedded", steps: [NewStep(name: "s", status: .archived)]))
             }
         }
         let db = try Database(configuration: EnumModels.configuration(path, StrictTask.self, mode: mode))
@@ -119,6 +120,11 @@ import Testing
         }
         #expect(listed?.property == "history")
         #expect(listed?.message.contains("\"archived\"") == true)
+        let embedded = expectStrataError(.unknownEnumValue) {
+            _ = try db.read { tx in try tx.object(StrictTask.self, primaryKey: 4) }
+        }
+        #expect(embedded?.property == "steps")
+        #expect(embedded?.message.contains("\"archived\" for 'steps'") == true, "\(embedded?.message ?? "")")
         _ = expectStrataError(.unknownEnumValue) { _ = try db.read { tx in try tx.objects(StrictTask.self).array() } }
     }
 

@@ -39,6 +39,11 @@ enum Priority: Int, PersistableEnum {
     var status: NewStatus = .open
 }
 
+@Embedded(name: "Step") struct StrictStep: Equatable {
+    var name: String
+    var status: StrictStatus = .open
+}
+
 @Model(name: "Task") struct OldTask: Equatable {
     @PrimaryKey var id: Int
     var title: String
@@ -66,7 +71,7 @@ enum Priority: Int, PersistableEnum {
     var previous: StrictStatus?
     var history: [StrictStatus] = []
     var priority: Priority = .normal
-    var steps: [OldStep] = []
+    var steps: [StrictStep] = []
 }
 
 enum EnumModels {
