@@ -133,7 +133,9 @@ final class ModelBinding: @unchecked Sendable {
         fallbackPositions = (0 ..< count).compactMap { position in
             guard toTable[position] >= 0 else { return nil }
             if let type = schema.enumTypes[position], type.hasUnknownCase { return (position, type) }
-            if let type = schema.embeddedTypesByPosition[position], Self.readsFallbacks(type) { return (position, type) }
+            if let type = schema.embeddedTypesByPosition[position], Self.readsFallbacks(type) {
+                return (position, type)
+            }
             return nil
         }
     }

@@ -34,7 +34,10 @@ enum ChoresV2: VersionedSchema {
 /// Version 1 again, with `finished` renamed in Swift only: the case keeps
 /// its raw value, so the file needs no migration.
 enum ChoresRenamed {
-    enum Status: String, PersistableEnum { case todo, completed = "finished" }
+    enum Status: String, PersistableEnum {
+        case todo
+        case completed = "finished"
+    }
 
     @Model(name: "Chore") struct Chore: Equatable {
         @PrimaryKey var id: Int

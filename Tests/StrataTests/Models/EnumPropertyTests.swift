@@ -92,7 +92,8 @@ import Testing
         Property("title", .string)
     }
 
-    @Test(arguments: Fixtures.modes) func anUnknownRawValueWithoutFallbackIsAnErrorNamingIt(mode: Database.Mode) throws {
+    @Test(arguments: Fixtures.modes) func anUnknownRawValueWithoutFallbackIsAnErrorNamingIt(mode: Database.Mode) throws
+    {
         let path = folder.path()
         do {
             let db = try Database(configuration: EnumModels.configuration(path, NewTask.self, mode: mode))

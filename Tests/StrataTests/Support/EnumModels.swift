@@ -25,7 +25,9 @@ enum StrictStatus: String, PersistableEnum {
 
 /// An enum stored by `Int` raw values, with a fallback.
 enum Priority: Int, PersistableEnum {
-    case low = 1, normal = 2, high = 3
+    case low = 1
+    case normal = 2
+    case high = 3
     static var unknownCase: Priority? { .normal }
 }
 
