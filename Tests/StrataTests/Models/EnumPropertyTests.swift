@@ -72,6 +72,32 @@ import Testing
         #expect(try db.verify() == [])
     }
 
+    @Test(arguments: Fixtures.modes) func modelsThatLinkHoldEnums(mode: Database.Mode) throws {
+        var config = Database.Configuration(path: folder.path(), models: [EnumProject.self, EnumTicket.self])
+        config.mode = mode
+        let db = try Database(configuration: config)
+        try db.write { tx in
+            try tx.insert(EnumProject(id: 1, status: .done))
+            try tx.insert(EnumProject(id: 2))
+            try tx.insert(EnumTicket(id: 1, project: Link(1), status: .archived, labels: [.high, .low]))
+            try tx.insert(EnumTicket(id: 2, project: Link(1), status: .open))
+            try tx.insert(EnumTicket(id: 3, project: Link(2), status: .archived))
+        }
+        let (archived, linking) = try db.read { tx in
+            (
+                try tx.objects(EnumTicket.self).where(\.status, equals: .archived).where(\.project, equals: Link(1))
+                    .map(\.id),
+                try tx.objects(EnumTicket.self, linkingTo: 1, through: \.project).map(\.status)
+            )
+        }
+        #expect(archived == [1])
+        #expect(linking == [.archived, .open])
+        try db.write { tx in _ = try tx.delete(EnumProject.self, primaryKey: 1) }
+        let left = try db.read { tx in try tx.objects(EnumTicket.self).where(\.status, equals: .archived).array() }
+        #expect(left == [EnumTicket(id: 3, project: Link(2), status: .archived)])
+        #expect(try db.verify() == [])
+    }
+
     @Test func aNewEnumPropertyReadsItsDeclaredCase() throws {
         let path = folder.path()
         do {
@@ -147,13 +173,17 @@ import Testing
 
             enum Status: String, PersistableEnum { case open, done }
             enum Level: Int, PersistableEnum { case low, high }
-            @Embedded struct Address { var city: String }
+            @Embedded struct Address {
+                var city: String
+                static let nowhere = Address(city: "")
+            }
 
             @Model struct Task {
                 @PrimaryKey var id: Int
                 @Indexed var status: Status = .open
-                @Indexed var level: Level?
+                @Indexed var level: Level? = .high
                 var levels: [Level] = []
+                var work: Address = .nowhere
                 @Indexed var home: Address
             }
             """, in: folder)

@@ -87,3 +87,16 @@ enum EnumModels {
         return config
     }
 }
+
+@Model struct EnumProject: Equatable {
+    @PrimaryKey var id: Int
+    var status: NewStatus = .open
+}
+
+/// A model that links and holds enums, indexed and in a list.
+@Model struct EnumTicket: Equatable {
+    @PrimaryKey var id: Int
+    @Relationship(deleteRule: .cascade) var project: Link<EnumProject>?
+    @Indexed var status: NewStatus
+    var labels: [Priority] = []
+}
