@@ -75,6 +75,7 @@ import Testing
     @Test(arguments: Fixtures.modes) func modelsThatLinkHoldEnums(mode: Database.Mode) throws {
         var config = Database.Configuration(path: folder.path(), models: [EnumProject.self, EnumTicket.self])
         config.mode = mode
+        config.durability = .noSync
         let db = try Database(configuration: config)
         try db.write { tx in
             try tx.insert(EnumProject(id: 1, status: .done))
