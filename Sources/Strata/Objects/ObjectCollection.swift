@@ -31,10 +31,10 @@ public struct ObjectCollection {
     private var plan: QueryPlan
     private var predicates: [(DynamicObject) throws -> Bool] = []
 
-    init(context: ObjectContext, table: ObjectTable) {
+    init(context: ObjectContext, table: ObjectTable, plan: QueryPlan? = nil) {
         self.context = context
         self.table = table
-        self.plan = QueryPlan(table: table)
+        self.plan = plan ?? QueryPlan(table: table)
     }
 
     /// The name of the collection's object type.

@@ -161,18 +161,4 @@ extension ObjectContext {
             return true
         }
     }
-
-    /// The objects of model `M` whose link property at `keyPath` links to
-    /// the object with `key`, decoded, in key order.
-    func linkingObjects<M: Model>(_ model: M.Type, through keyPath: PartialKeyPath<M>, to key: Value) throws -> [M] {
-        let binding = try binding(M.self)
-        guard let property = M.schema.property(at: keyPath) else {
-            throw StrataError.invalidValue(
-                "The key path given for the backlinks of \(binding.modelName) is not one of its stored properties (in \(path)).",
-                typeName: binding.table.name, path: path)
-        }
-        return try linkingRecords(binding.table, through: property.name, to: key) { key, record in
-            try binding.decode(M.self, record: binding.table.validatedView(key: key, record: record), key: key)
-        }
-    }
 }

@@ -161,7 +161,9 @@ extension QueryPlan {
         func counted(_ n: Int) -> Int { min(max(n - offset, 0), limit) }
         guard !matchesNothing else { return 0 }
         if conditions.isEmpty && schemaVersions == nil {
-            return counted(try context.lmdb.entryCount(table.records))
+            guard let backlinks else { return counted(try context.lmdb.entryCount(table.records)) }
+            // The number of the target's entries: no record is read.
+            return counted(try context.engine.linkingCount(in: backlinks.database, to: backlinks.target))
         }
         let walk = try walk(sorting: false)
         guard limit > 0 else { return 0 }
@@ -254,6 +256,19 @@ extension QueryPlan {
                 try self.walk(cursor, keys, context, ascending: ascending, duplicates: false) { key, record, _ in
                     try admit(key, record, recheck: false)
                 }
+            }
+        case .backlinks(let database, let target, let property):
+            // The keys first: a body that writes links may change the
+            // entries under the walk.
+            let keys = try context.engine.linkingKeys(in: database, to: target)
+            for key in keys {
+                // Through a cursor, for LMDB's own copy of the key: a held
+                // object keeps it, and the array's bytes do not last.
+                let entry = try key.withUnsafeBytes { key in
+                    try context.lmdb.withLookupCursor(table.records) { try $0.seek(exactly: key) }
+                }
+                guard let entry else { throw table.missingLinkingObject(property) }
+                guard try admit(entry.key, entry.value, recheck: true) else { return }
             }
         case .index(let index, let keys, let ascending):
             try context.lmdb.withCursor(index) { cursor in

@@ -26,6 +26,10 @@ struct QueryPlan {
     /// The first mistake in the query's description (a key path that is
     /// not a stored property): thrown when the query runs.
     private(set) var error: StrataError?
+    /// The objects that link to one target through one link property: its
+    /// backlinks database and the target's record key. The walk then goes
+    /// through that target's entries there, in key order.
+    private(set) var backlinks: (database: DatabaseHandle, target: [UInt8], property: String)?
     /// The schema versions whose records pass (``whereSchemaVersion``):
     /// checked on a record's header, before any field is read.
     private(set) var schemaVersions: (@Sendable (UInt64) -> Bool)?
@@ -39,7 +43,8 @@ struct QueryPlan {
 
     /// Whether the plan is a plain walk of every record in key order.
     var isPlain: Bool {
-        conditions.isEmpty && schemaVersions == nil && order == nil && limit == nil && offset == 0 && error == nil
+        conditions.isEmpty && schemaVersions == nil && backlinks == nil && order == nil && limit == nil && offset == 0
+            && error == nil
             && !matchesNothing
     }
 
@@ -114,7 +119,15 @@ struct QueryPlan {
 
     /// Whether the values depend on objects outside them: a limit or an
     /// offset (an observation runs such a plan again).
-    var isBounded: Bool { limit != nil || offset > 0 }
+    var isBounded: Bool { limit != nil || offset > 0 || backlinks != nil }
+
+    /// Keeps the objects whose link field at `position` links to the object
+    /// of record key `target` (a to-one link to it, or a list holding it).
+    mutating func keepLinking(to target: [UInt8], through position: Int) {
+        let field = table.fields[position]
+        guard let database = field.backlinks else { return }
+        backlinks = (database, target, field.name)
+    }
 
     /// The plan with its order made explicit: ``resultOrder``.
     func inResultOrder() throws -> QueryPlan {
@@ -160,6 +173,9 @@ struct QueryPlan {
         case records(QueryRange.Keys, ascending: Bool)
         /// The entries of an index within keys, in index order or its reverse.
         case index(DatabaseHandle, QueryRange.Keys, ascending: Bool)
+        /// The objects a backlinks database lists for one target, in key
+        /// order.
+        case backlinks(DatabaseHandle, target: [UInt8], property: String)
     }
 
     /// The walk of a plan: its access, the condition whose keys bound it
@@ -186,6 +202,16 @@ struct QueryPlan {
     /// memory.
     func walk(sorting: Bool) throws -> Walk {
         if let error { throw error }
+        if let backlinks {
+            // The objects linking to one target, usually few: every
+            // condition is checked on each, and any order but the keys'
+            // is sorted in memory.
+            var walk = Walk(
+                access: .backlinks(backlinks.database, target: backlinks.target, property: backlinks.property),
+                driver: nil)
+            if sorting, let order, order.position != nil || !order.ascending { walk.sortInMemory = order }
+            return walk
+        }
         if sorting, let order {
             let oneObject = conditions.contains { $0.isEquality && table.fields[$0.position].isPrimaryKey }
             if !oneObject {
