@@ -192,13 +192,13 @@ struct StrataDogTrials {
             var sum: UInt64 = 0
             if typed {
                 for person in people {
-                    for dog in try tx.objects(TypedDog.self, linkingTo: person, through: \.owner) {
+                    try tx.objects(TypedDog.self, linkingTo: person, through: \.owner).forEach { dog in
                         sum &+= Dogs.backlinkSum(id: dog.id, name: dog.name)
                     }
                 }
             } else {
                 for person in people {
-                    for dog in try tx.objects("Dog", linkingTo: .int(Int64(person)), through: "owner") {
+                    try tx.objects("Dog", linkingTo: .int(Int64(person)), through: "owner").forEach { dog in
                         sum &+= Dogs.backlinkSum(id: Int(dog["id"].int!), name: dog["name"].string!)
                     }
                 }
