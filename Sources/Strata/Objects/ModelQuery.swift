@@ -298,21 +298,39 @@ public struct ModelQuery<M: Model> {
     private func adding(
         _ keyPath: PartialKeyPath<M>, lower: QueryRange.Bound?, upper: QueryRange.Bound?, _ operation: String
     ) -> ModelQuery {
+        adding(keyPath, operation) { .range(QueryRange(position: $0, lower: lower, upper: upper)) }
+    }
+
+    /// The query with the condition `make` builds for the table field
+    /// position of the property at `keyPath`.
+    func adding(
+        _ keyPath: PartialKeyPath<M>, _ operation: String, _ make: (Int) -> QueryCondition
+    ) -> ModelQuery {
         var copy = self
         guard let position = M.schema.position(of: keyPath) else {
             copy.plan.fail(notStored(keyPath, operation))
             return copy
         }
-        if let field = binding.field(at: position) {
-            copy.plan.add(QueryRange(position: field.position, lower: lower, upper: upper), declaredAt: position)
-        } else {
-            let range = QueryRange(position: -1, lower: lower, upper: upper)
-            copy.plan.addConstantCondition(holds: range.contains(binding.absentValues[position]))
-        }
+        copy.plan.add(condition(at: position, make), declaredAt: declaredPosition)
         return copy
     }
 
-    private func notStored(_ keyPath: PartialKeyPath<M>, _ operation: String) -> StrataError {
+    /// The condition `make` builds for the table field position of the
+    /// stored property at model position `position`; for a property the
+    /// table lacks, whether the value every object reads as passes it.
+    func condition(at position: Int, _ make: (Int) -> QueryCondition) -> QueryCondition {
+        if let field = binding.field(at: position) { return make(field.position) }
+        let absent = binding.absentValues[position]
+        return .constant(make(-1).holds { _ in absent })
+    }
+
+    /// Where the property at table field position `position` is declared
+    /// in the model.
+    func declaredPosition(_ position: Int) -> Int {
+        binding.properties.indices.first { binding.field(at: $0)?.position == position } ?? position
+    }
+
+    func notStored(_ keyPath: PartialKeyPath<M>, _ operation: String) -> StrataError {
         let table = binding.table
         let known = binding.properties.map(\.name).joined(separator: ", ")
         // A computed property's key path describes itself by an address.

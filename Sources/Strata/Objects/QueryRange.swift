@@ -96,7 +96,7 @@ struct QueryRange {
     }
 
     /// An interval of LMDB keys, with what a cut index key leaves open.
-    struct Keys {
+    struct Keys: Equatable {
         var lower: [UInt8]?
         var lowerInclusive = true
         /// Whether `lower` is a cut index key: keys equal to it may hold
