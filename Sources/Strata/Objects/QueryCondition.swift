@@ -5,7 +5,7 @@
 /// Each test compares what the property reads as in the record
 /// (``ObjectTable/value(at:in:)``): nothing is decoded into a model or a
 /// ``DynamicObject`` to test it.
-indirect enum QueryCondition {
+indirect enum QueryCondition: Equatable {
     /// The property's value lies in a range (an equality: one value).
     case range(QueryRange)
     /// The property is a string that starts with these UTF-8 bytes.

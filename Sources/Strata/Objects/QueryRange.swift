@@ -1,8 +1,8 @@
 /// The values a query's `where` accepts for one property: an
 /// interval in index order (``KeyCodec/compareInIndexOrder(_:_:)``). An
 /// equality is an interval whose bounds are one value.
-struct QueryRange {
-    struct Bound {
+struct QueryRange: Equatable {
+    struct Bound: Equatable {
         let value: Value
         let inclusive: Bool
     }
