@@ -27,23 +27,32 @@ extension ModelQuery {
     ///
     /// Anything else (a computed expression such as `$0.name.count`, a
     /// property of a link's target, `localizedStandardContains`) is not
-    /// planned: the planned parts of the predicate's top-level `&&` narrow
-    /// the walk, and `predicate.evaluate(_:)` runs on each decoded object
-    /// they let through, as ``filter(_:)-(M)->Bool`` does.
+    /// planned. The predicate is taken as the AND of its top-level `&&`
+    /// parts: the planned ones narrow the walk, and Foundation evaluates
+    /// the others on each decoded object they let through, as a closure
+    /// filter would. A part it cannot plan inside `||` or `!` leaves that
+    /// whole OR or NOT to Foundation.
     ///
     /// A key path to a property that is not stored (a computed or
     /// `@Transient` one) makes the query throw a ``StrataError`` with code
     /// ``StrataError/Code/unknownProperty`` when it runs.
     public func filter(_ predicate: Predicate<M>) -> ModelQuery {
         var translator = PredicateTranslator(query: self, predicate: predicate)
-        let (conditions, complete) = translator.conjuncts(predicate.expression)
+        let (conditions, unplanned) = translator.conjuncts(predicate.expression)
         var copy = self
         if let error = translator.error {
             copy.plan.fail(error)
             return copy
         }
         for condition in conditions { copy.plan.add(condition, declaredAt: declaredPosition) }
-        if !complete { copy.predicates.append { try predicate.evaluate($0) } }
+        if !unplanned.isEmpty {
+            let variable = predicate.variable
+            copy.predicates.append { model in
+                let bindings = PredicateBindings((variable, model))
+                for part in unplanned where try !part.evaluate(bindings) { return false }
+                return true
+            }
+        }
         return copy
     }
 }

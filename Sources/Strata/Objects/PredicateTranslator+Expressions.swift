@@ -5,7 +5,7 @@ import Foundation
 
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension PredicateExpressions.Conjunction: PredicateConjunctionParts, PlannableCondition {
-    var parts: (any PredicateExpression, any PredicateExpression) { (lhs, rhs) }
+    var parts: (any PredicateExpression<Bool>, any PredicateExpression<Bool>) { (lhs, rhs) }
 
     func condition<M>(in translator: inout PredicateTranslator<M>) -> QueryCondition? {
         guard let a = translator.condition(lhs), let b = translator.condition(rhs) else { return nil }

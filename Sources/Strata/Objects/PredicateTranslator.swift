@@ -16,10 +16,11 @@ import Foundation
 /// - `values.contains($0.x)` for a captured array or set (an `in:` set),
 ///   `$0.name.starts(with: "Ab")`, `$0.name.contains("b")`.
 ///
-/// A part it cannot plan at the top level (an AND of parts) leaves the
-/// planned parts in the plan and the whole predicate to `evaluate(_:)` on
-/// each decoded object they let through; a part it cannot plan under `||`
-/// or `!` leaves that whole OR or NOT to `evaluate(_:)`.
+/// The predicate is an AND of parts (its top-level `&&`s): a part it
+/// plans becomes a condition of the plan, which compares stored values as
+/// `where` does; a part it does not plan is evaluated as Foundation does,
+/// on each decoded object that the planned parts let through. A part it
+/// cannot plan under `||` or `!` leaves that whole OR or NOT unplanned.
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 struct PredicateTranslator<M: Model> {
     let query: ModelQuery<M>
@@ -36,17 +37,19 @@ struct PredicateTranslator<M: Model> {
         self.root = predicate.variable.key
     }
 
-    /// The conditions of the predicate's top-level AND that it plans, and
-    /// whether they are all of it.
-    mutating func conjuncts(_ expression: any PredicateExpression) -> (conditions: [QueryCondition], complete: Bool) {
+    /// The parts of the predicate's top-level AND: the conditions of those
+    /// it plans, and those it does not.
+    mutating func conjuncts(_ expression: any PredicateExpression<Bool>) -> (
+        conditions: [QueryCondition], unplanned: [any PredicateExpression<Bool>]
+    ) {
         if let conjunction = expression as? any PredicateConjunctionParts {
             let (left, right) = conjunction.parts
             let a = conjuncts(left)
             let b = conjuncts(right)
-            return (a.conditions + b.conditions, a.complete && b.complete)
+            return (a.conditions + b.conditions, a.unplanned + b.unplanned)
         }
-        guard let condition = condition(expression) else { return ([], false) }
-        return ([condition], true)
+        guard let condition = condition(expression) else { return ([], [expression]) }
+        return ([condition], [])
     }
 
     /// The condition of a Boolean expression; nil when it is not planned.
@@ -111,7 +114,7 @@ protocol PlannableOperand {
 
 /// The two sides of an `&&`.
 protocol PredicateConjunctionParts {
-    var parts: (any PredicateExpression, any PredicateExpression) { get }
+    var parts: (any PredicateExpression<Bool>, any PredicateExpression<Bool>) { get }
 }
 
 /// The value of a constant expression, whatever its type.
