@@ -69,12 +69,17 @@ indirect enum QueryCondition: Equatable {
             let isAll = if case .all = self { true } else { false }
             var kept: [QueryCondition] = []
             for condition in conditions.map(\.simplified) {
-                guard case .constant(let holds) = condition else {
+                switch (condition, isAll) {
+                case (.all(let parts), true), (.any(let parts), false):
+                    // An AND in an AND (an OR in an OR) is its parts, so that
+                    // an OR of ranges of one property is one set of ranges.
+                    kept += parts
+                case (.constant(let holds), _):
+                    // true in an AND, false in an OR: no effect; else decides.
+                    if holds != isAll { return .constant(holds) }
+                default:
                     kept.append(condition)
-                    continue
                 }
-                // true in an AND, false in an OR: no effect; else decides.
-                if holds != isAll { return .constant(holds) }
             }
             if kept.count == 1 { return kept[0] }
             if kept.isEmpty { return .constant(isAll) }
