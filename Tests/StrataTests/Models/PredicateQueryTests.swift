@@ -63,13 +63,22 @@ import Testing
             let queries: [(ModelQuery<QueryItem>, (QueryItem) -> Bool)] = [
                 (items.filter(#Predicate { $0.score == 1 || $0.label == "l2" }), { $0.score == 1 || $0.label == "l2" }),
                 (items.filter(#Predicate { !($0.rank < 3) }), { !($0.rank < 3) }),
-                (items.filter(#Predicate { names.contains($0.name) && $0.rank != 1 }), {
-                    names.contains($0.name) && $0.rank != 1
-                }),
-                (items.filter(#Predicate { $0.nickname?.starts(with: "a") ?? false }), {
-                    $0.nickname?.hasPrefix("a") ?? false
-                }),
-                (items.filter(#Predicate { $0.nickname?.contains("1") ?? true }), { $0.nickname?.contains("1") ?? true }),
+                (
+                    items.filter(#Predicate { names.contains($0.name) && $0.rank != 1 }),
+                    {
+                        names.contains($0.name) && $0.rank != 1
+                    }
+                ),
+                (
+                    items.filter(#Predicate { $0.nickname?.starts(with: "a") ?? false }),
+                    {
+                        $0.nickname?.hasPrefix("a") ?? false
+                    }
+                ),
+                (
+                    items.filter(#Predicate { $0.nickname?.contains("1") ?? true }),
+                    { $0.nickname?.contains("1") ?? true }
+                ),
             ]
             for (query, test) in queries {
                 #expect(!planned(query).fallsBack)
@@ -182,7 +191,8 @@ import Testing
                 try tx.update(QueryItem(id: 3, score: 0, rank: 0))
             }
             let next = try #require(try await iterator.next())
-            #expect(next.results.map(\.id) == [0] + all.filter { ($0.score == 3 || $0.rank == 4) && $0.id != 3 }.map(\.id))
+            #expect(
+                next.results.map(\.id) == [0] + all.filter { ($0.score == 3 || $0.rank == 4) && $0.id != 3 }.map(\.id))
         }
     }
 }

@@ -54,7 +54,9 @@ struct OraclePart {
             case 0:
                 return OraclePart(
                     description: "$0.\(name) != \(value)",
-                    build: { PredicateExpressions.build_NotEqual(lhs: property($0), rhs: PredicateExpressions.Value(value)) },
+                    build: {
+                        PredicateExpressions.build_NotEqual(lhs: property($0), rhs: PredicateExpressions.Value(value))
+                    },
                     test: { order($0[keyPath: keyPath], value) != 0 },
                     dynamic: { try $0.where(name, notEquals: value.propertyValue) })
             case 1:
@@ -70,7 +72,9 @@ struct OraclePart {
             default:
                 return OraclePart(
                     description: "$0.\(name) == \(value)",
-                    build: { PredicateExpressions.build_Equal(lhs: property($0), rhs: PredicateExpressions.Value(value)) },
+                    build: {
+                        PredicateExpressions.build_Equal(lhs: property($0), rhs: PredicateExpressions.Value(value))
+                    },
                     test: { order($0[keyPath: keyPath], value) == 0 },
                     drive: drive(index, equality: true), rangeColumn: index,
                     dynamic: { try $0.where(name, equals: value.propertyValue) })
@@ -99,7 +103,8 @@ struct OraclePart {
                     // `v < $0.x` reads `$0.x > v`: the constant on the left
                     // with the mirrored operator asks the same question.
                     guard flipped else {
-                        return PredicateExpressions.build_Comparison(lhs: property, rhs: PredicateExpressions.Value(value), op: op)
+                        return PredicateExpressions.build_Comparison(
+                            lhs: property, rhs: PredicateExpressions.Value(value), op: op)
                     }
                     let mirrored: PredicateExpressions.ComparisonOperator =
                         switch op {
@@ -119,14 +124,15 @@ struct OraclePart {
     /// `$0.id % 3 != 0`: a part the translator does not plan.
     static var unplannable: OraclePart {
         OraclePart(
-        description: "$0.id % 3 != 0",
-        build: {
-            PredicateExpressions.build_NotEqual(
-                lhs: PredicateExpressions.build_Remainder(
-                    lhs: PredicateExpressions.build_KeyPath(root: $0, keyPath: \OracleItem.id), rhs: PredicateExpressions.Value(3)),
-                rhs: PredicateExpressions.Value(0))
-        },
-        test: { $0.id % 3 != 0 }, planned: false)
+            description: "$0.id % 3 != 0",
+            build: {
+                PredicateExpressions.build_NotEqual(
+                    lhs: PredicateExpressions.build_Remainder(
+                        lhs: PredicateExpressions.build_KeyPath(root: $0, keyPath: \OracleItem.id),
+                        rhs: PredicateExpressions.Value(3)),
+                    rhs: PredicateExpressions.Value(0))
+            },
+            test: { $0.id % 3 != 0 }, planned: false)
     }
 
     /// Whether the UTF-8 bytes of `text` start with those of `prefix`.
@@ -141,21 +147,30 @@ struct OraclePart {
 }
 
 extension OracleColumn {
+    /// The column's questions, one in five a `where(_:hasPrefix:)` with one
+    /// of `prefixes` (`typed` asks it of a typed query).
+    func asking(
+        _ prefixes: [String], read: @escaping (OracleItem) -> String?,
+        typed: @escaping (ModelQuery<OracleItem>, String) -> ModelQuery<OracleItem>
+    ) -> (Int, inout SplitMix64) -> OracleQuestion {
+        let (name, question) = (self.name, self.question)
+        return { index, random in
+            guard Int.random(in: 0 ..< 5, using: &random) == 0 else { return question(index, &random) }
+            let prefix = prefixes.randomElement(using: &random)!
+            let condition = OracleCondition(
+                description: "\(name) has prefix \(prefix)", column: index, isEquality: false
+            ) { read($0).map { OraclePart.starts($0, prefix) } ?? false }
+            return OracleQuestion(
+                condition: condition, typed: { typed($0, prefix) }, dynamic: { try $0.where(name, hasPrefix: prefix) })
+        }
+    }
+
     /// The column asked also `where(_:hasPrefix:)`, `starts(with:)` and
     /// `contains(_:)` with `prefixes`.
     func withPrefixes(_ keyPath: KeyPath<OracleItem, String> & Sendable, _ prefixes: [String]) -> OracleColumn {
         var column = self
-        let (name, question, leaf) = (self.name, self.question, self.leaf)
-        column.question = { index, random in
-            guard Int.random(in: 0 ..< 5, using: &random) == 0 else { return question(index, &random) }
-            let prefix = prefixes.randomElement(using: &random)!
-            let condition = OracleCondition(description: "\(name) has prefix \(prefix)", column: index, isEquality: false) {
-                OraclePart.starts($0[keyPath: keyPath], prefix)
-            }
-            return OracleQuestion(
-                condition: condition, typed: { $0.where(keyPath, hasPrefix: prefix) },
-                dynamic: { try $0.where(name, hasPrefix: prefix) })
-        }
+        let (name, leaf) = (self.name, self.leaf)
+        column.question = asking(prefixes, read: { $0[keyPath: keyPath] }) { $0.where(keyPath, hasPrefix: $1) }
         column.leaf = { index, random in
             guard Int.random(in: 0 ..< 3, using: &random) == 0 else { return leaf(index, &random) }
             let part = prefixes.randomElement(using: &random)!
@@ -179,17 +194,8 @@ extension OracleColumn {
     /// `$0.x?.starts(with:) ?? true/false` with `prefixes`.
     func withPrefixes(_ keyPath: KeyPath<OracleItem, String?> & Sendable, _ prefixes: [String]) -> OracleColumn {
         var column = self
-        let (name, question, leaf) = (self.name, self.question, self.leaf)
-        column.question = { index, random in
-            guard Int.random(in: 0 ..< 5, using: &random) == 0 else { return question(index, &random) }
-            let prefix = prefixes.randomElement(using: &random)!
-            let condition = OracleCondition(description: "\(name) has prefix \(prefix)", column: index, isEquality: false) {
-                $0[keyPath: keyPath].map { OraclePart.starts($0, prefix) } ?? false
-            }
-            return OracleQuestion(
-                condition: condition, typed: { $0.where(keyPath, hasPrefix: prefix) },
-                dynamic: { try $0.where(name, hasPrefix: prefix) })
-        }
+        let (name, leaf) = (self.name, self.leaf)
+        column.question = asking(prefixes, read: { $0[keyPath: keyPath] }) { $0.where(keyPath, hasPrefix: $1) }
         column.leaf = { index, random in
             guard Int.random(in: 0 ..< 3, using: &random) == 0 else { return leaf(index, &random) }
             let prefix = prefixes.randomElement(using: &random)!
@@ -220,7 +226,8 @@ extension QueryOracle {
         case 0:
             let (a, b) = (node(depth: depth - 1, &random), node(depth: depth - 1, &random))
             return OraclePart(
-                description: "(\(a.description) && \(b.description))", build: { OraclePart.and(a.build($0), b.build($0)) },
+                description: "(\(a.description) && \(b.description))",
+                build: { OraclePart.and(a.build($0), b.build($0)) },
                 test: { a.test($0) && b.test($0) })
         case 1:
             return or(depth: depth, &random)

@@ -173,7 +173,8 @@ struct OracleColumn {
                         condition: condition, typed: { $0.where(keyPath, in: values) },
                         dynamic: { try $0.where(name, in: values.map(\.propertyValue)) })
                 default:
-                    let condition = OracleCondition(description: "\(name) == \(value)", column: index, isEquality: true) {
+                    let condition = OracleCondition(description: "\(name) == \(value)", column: index, isEquality: true)
+                    {
                         order($0[keyPath: keyPath], value) == 0
                     }
                     return OracleQuestion(
