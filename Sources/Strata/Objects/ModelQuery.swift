@@ -3,8 +3,10 @@
 /// A query is a description, not a copy: nothing is read until a terminal
 /// operation (``forEach(_:)``, ``map(_:)``, ``array()``, ``first()``,
 /// ``count``, ``isEmpty``) walks it. Narrow it by key path with
-/// ``where(_:equals:)`` and `where(_:in:)`, or with
-/// ``filter(_:)``, a closure run on each decoded value; order it with
+/// ``where(_:equals:)``, `where(_:notEquals:)`, `where(_:in:)` (a range
+/// or a set of values) and `where(_:hasPrefix:)`, with a Foundation
+/// `#Predicate` (`filter(_:)`, translated into the same plan), or with a
+/// closure run on each decoded value (`filter(_:)`); order it with
 /// ``sorted(by:ascending:)``; cut it with ``limit(_:)``.
 ///
 /// ```swift
@@ -25,9 +27,10 @@
 ///   stored value is compared in the record before the object is decoded,
 ///   but every record is read.
 /// - With several `where`s, one of them chooses the walk (an equality on
-///   the primary key, else on an index, else a range on the primary key,
-///   else on an index; between two of one kind, the property declared
-///   first); the others are checked on each record it reaches.
+///   the primary key, else on an index, else a range, a set of values or
+///   a prefix on the primary key, else on an index; between two of one
+///   kind, the property declared first); the others are checked on each
+///   record it reaches.
 /// - ``sorted(by:ascending:)`` on the primary key walks the table in key
 ///   order, forward or backward; on an indexed property, it walks the
 ///   index, and a `where` on the same property bounds that one walk. On
@@ -101,8 +104,8 @@ public struct ModelQuery<M: Model> {
     ///
     /// A key path that is not a stored property (a computed or
     /// `@Transient` one) makes the query throw a ``StrataError`` with code
-    /// ``StrataError/Code/unknownProperty`` when it runs; use
-    /// ``filter(_:)`` for those.
+    /// ``StrataError/Code/unknownProperty`` when it runs; use a closure
+    /// `filter(_:)` for those.
     public func `where`<V: PropertyValue>(_ keyPath: KeyPath<M, V>, equals value: V) -> ModelQuery {
         let bound = QueryRange.Bound(value: value.propertyValue, inclusive: true)
         return adding(keyPath, lower: bound, upper: bound, "where(_:equals:)")
