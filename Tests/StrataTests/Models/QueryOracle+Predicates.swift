@@ -170,7 +170,7 @@ extension OracleColumn {
     func withPrefixes(_ keyPath: KeyPath<OracleItem, String> & Sendable, _ prefixes: [String]) -> OracleColumn {
         var column = self
         let (name, leaf) = (self.name, self.leaf)
-        column.question = asking(prefixes, read: { $0[keyPath: keyPath] }) { $0.where(keyPath, hasPrefix: $1) }
+        column.question = asking(prefixes, read: { $0[keyPath: keyPath] }, typed: { $0.where(keyPath, hasPrefix: $1) })
         column.leaf = { index, random in
             guard Int.random(in: 0 ..< 3, using: &random) == 0 else { return leaf(index, &random) }
             let part = prefixes.randomElement(using: &random)!
@@ -195,7 +195,7 @@ extension OracleColumn {
     func withPrefixes(_ keyPath: KeyPath<OracleItem, String?> & Sendable, _ prefixes: [String]) -> OracleColumn {
         var column = self
         let (name, leaf) = (self.name, self.leaf)
-        column.question = asking(prefixes, read: { $0[keyPath: keyPath] }) { $0.where(keyPath, hasPrefix: $1) }
+        column.question = asking(prefixes, read: { $0[keyPath: keyPath] }, typed: { $0.where(keyPath, hasPrefix: $1) })
         column.leaf = { index, random in
             guard Int.random(in: 0 ..< 3, using: &random) == 0 else { return leaf(index, &random) }
             let prefix = prefixes.randomElement(using: &random)!
