@@ -117,6 +117,11 @@ import Testing
             }
             #expect(index == query.binding.table.fields.first { $0.name == "name" }?.index)
             #expect(planned(query).conditions.count == 3)
+            #expect(!planned(query).fallsBack)
+            let captured = 3
+            let bounded = items.filter(#Predicate { $0.score == captured && $0.rank < 500 })
+            #expect(!planned(bounded).fallsBack)
+            #expect(planned(bounded).conditions.count == 2)
             #expect(
                 try query.map(\.id) == all.filter { $0.rank > 1 && $0.name == "n3" && $0.label != "l0" }.map(\.id))
         }
