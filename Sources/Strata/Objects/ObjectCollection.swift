@@ -90,7 +90,7 @@ public struct ObjectCollection {
     /// reads every record.
     ///
     /// ```swift
-    /// let named = try tx.objects("Person").where("name", in: ["Ann", "Bob"] as [Value]).count
+    /// let named = try tx.objects("Person").where("name", in: ["Ann", "Bob"]).count
     /// ```
     ///
     /// - Throws: ``StrataError`` when the type has no such property or a

@@ -142,7 +142,7 @@ import Testing
             #expect(try query.map(\.id) == expected.map(\.id))
             #expect(try query.count == expected.count)
             #expect(try items.where(\.score, in: [Int]()).count == 0)
-            let dynamic = try tx.objects("Item").where("score", in: [.int(4), .int(1)])
+            let dynamic = try tx.objects("Item").where("score", in: [4, 1])
             #expect(try dynamic.map { Int($0["id"].int!) } == expected.map(\.id))
         }
     }
