@@ -4,9 +4,11 @@
 /// A collection is a description, not a copy: nothing is read until you
 /// walk it with ``forEach(_:)``, ``map(_:)``, ``array()``, ``first()``,
 /// ``count`` or ``isEmpty``. It offers what a typed ``ModelQuery`` offers,
-/// by property name: narrow it with ``where(_:equals:)`` and
-/// `where(_:in:)` (which use an index or the primary key when they can),
-/// or with ``filter(_:)`` (a closure run on each object); order it with
+/// by property name except a `#Predicate`: narrow it with
+/// ``where(_:equals:)``, ``where(_:notEquals:)``, `where(_:in:)` (a range
+/// or a set of values) and ``where(_:hasPrefix:)`` (which use an index or
+/// the primary key when they can), or with ``filter(_:)`` (a closure run
+/// on each object); order it with
 /// ``sorted(by:ascending:)``; cut it with ``limit(_:)``. Both APIs run the
 /// same query plan, so a collection chooses its walk, orders and compares
 /// values exactly as the typed query documents (see ``ModelQuery``, "Which
