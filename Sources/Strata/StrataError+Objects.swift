@@ -144,6 +144,20 @@ extension StrataError {
             typeName: typeName, property: property, key: key)
     }
 
+    /// A stored raw value, `raw`, that no case of the enum `enumName` of
+    /// the model `model`'s property `property` has.
+    static func unknownEnumValue(
+        _ raw: Value, enumName: String, model: String, typeName: String, property: String, key: String, path: String
+    ) -> StrataError {
+        StrataError(
+            .unknownEnumValue,
+            summary:
+                "The '\(typeName)' object \(key) in \(path) stores \(raw) for '\(property)', a raw value that no case of \(enumName) has (a newer version of the app may have added it), so the model \(model) cannot read it.",
+            remedy:
+                "Declare `static var unknownCase: \(enumName)? { ... }` in \(enumName) to read unknown values as a case of your choice (writing the object back keeps the stored value), or read the object with the dynamic API.",
+            path: path, typeName: typeName, property: property, key: key)
+    }
+
     /// A delete that a deny rule refuses: the object `key` of `typeName`
     /// (or, without a key, all of its objects), and the objects that link
     /// to it, each item naming the link. `cascades`: the delete of the

@@ -199,6 +199,7 @@ extension StrataError {
             case invalidConfiguration
             case schemaChanged
             case deleteDenied
+            case unknownEnumValue
         }
 
         private let kind: Kind
@@ -267,6 +268,12 @@ extension StrataError {
         /// an object its delete cascades to) through a link whose delete
         /// rule is ``DeleteRule/deny``; the message names them.
         public static let deleteDenied = Code(.deleteDenied)
+        /// A stored object holds a raw value that no case of a
+        /// ``PersistableEnum`` property's enum has (a newer app version
+        /// added the case), and the enum declares no
+        /// ``PersistableEnum/unknownCase``; the message names the type,
+        /// the property, the key and the raw value.
+        public static let unknownEnumValue = Code(.unknownEnumValue)
 
         /// The code's name, e.g. `duplicatePrimaryKey`.
         public var description: String { kind.rawValue }

@@ -72,6 +72,8 @@ extension ModelDeclaration {
     /// type, so that ``typeCheck(of:)`` reports an unsupported one alone.
     func schemaEntry(of property: StoredProperty, in typeName: String) -> String {
         var arguments = ["\\\(typeName).\(property.identifier)", "\"\(property.storedName)\""]
+        if property.isIndexed { arguments.append("indexed: true") }
+        if let value = property.defaultValue { arguments.append("default: \(value)") }
         if let original = property.originalName { arguments.append("originalName: \(original)") }
         return "            Strata._ModelMacroSupport.property(\(arguments.joined(separator: ", "))),"
     }
@@ -91,7 +93,7 @@ extension ModelDeclaration {
         let lines = checked.flatMap { property in
             let label = property.identifier
             let message =
-                "Property '\(property.storedName)' of '\(structName)' has type '\(property.type)', which Strata cannot store. Supported types: \(StoredType.supportedList). An enum is not stored; a model is linked to, not stored inside another (Link<Model>?). Mark '\(property.storedName)' @Transient if it is not stored."
+                "Property '\(property.storedName)' of '\(structName)' has type '\(property.type)', which Strata cannot store. Supported types: \(StoredType.supportedList). An enum is stored when it conforms to PersistableEnum (enum Status: String, PersistableEnum); a model is linked to, not stored inside another (Link<Model>?). Mark '\(property.storedName)' @Transient if it is not stored."
             return [
                 "        @available(*, unavailable, message: \(StoredType.stringLiteral(message)))",
                 "        func storedType<V>(\(label): KeyPath<\(typeName), V>) {}",
@@ -99,11 +101,25 @@ extension ModelDeclaration {
                 "        storedType(\(label): \\.\(property.identifier))",
             ]
         }
+        // The compiler picks an unavailable overload only when no other
+        // fits, so the check is that one of the enum's overloads fits.
+        let indexLines = checked.filter(\.isIndexed).flatMap { property in
+            let label = property.identifier
+            let message =
+                "Property '\(property.storedName)' of '\(structName)' has type '\(property.type)', which cannot be @Indexed: only \(StoredType.sentence(StoredType.supported.filter(StoredType.indexable.contains), "and")) properties, enums that conform to PersistableEnum, and their optionals can."
+            return [
+                "        @available(*, unavailable, message: \(StoredType.stringLiteral(message)))",
+                "        func indexedType<V>(\(label): KeyPath<\(typeName), V>) {}",
+                "        func indexedType<V: Strata.PersistableEnum>(\(label): KeyPath<\(typeName), V>) {}",
+                "        func indexedType<V: Strata.PersistableEnum>(\(label): KeyPath<\(typeName), V?>) {}",
+                "        indexedType(\(label): \\.\(property.identifier))",
+            ]
+        }
         return """
 
 
                 private static func _strataCheckStoredTypes() {
-            \(lines.joined(separator: "\n"))
+            \((lines + indexLines).joined(separator: "\n"))
                 }
             """
     }

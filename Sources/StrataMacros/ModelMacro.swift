@@ -282,7 +282,12 @@ struct ModelDeclaration {
             }
             if !problemFound { primaryKey = (name, typeText) }
         }
-        if let indexed = markers.indexed, !StoredType.indexable.contains(storedType.name) {
+        let isUserNamed = annotated.map(StoredType.isUserNamed) ?? false
+        // A user-named type that is not a list may be an enum, which can
+        // be indexed: the compiler checks it (see typeCheck(of:)).
+        if let indexed = markers.indexed, !StoredType.indexable.contains(storedType.name),
+            !isUserNamed || storedType.name == StoredType.list
+        {
             problem(
                 indexed, id: "notIndexable",
                 "Property '\(name)' of type '\(typeText)' cannot be @Indexed; only \(StoredType.sentence(StoredType.supported.filter(StoredType.indexable.contains), "and")) properties (and their optionals) can."
@@ -314,8 +319,9 @@ struct ModelDeclaration {
         stored.append(
             StoredProperty(
                 identifier: identifier.text, storedName: name, type: typeText, isPrimaryKey: markers.primaryKey != nil,
-                isIndexed: markers.indexed != nil, defaultValue: literal?.text, originalName: originalName,
-                deleteRule: deleteRule, isUserNamed: annotated.map(StoredType.isUserNamed) ?? false,
+                isIndexed: markers.indexed != nil,
+                defaultValue: isUserNamed ? initializer.flatMap(StoredType.caseName) : literal?.text,
+                originalName: originalName, deleteRule: deleteRule, isUserNamed: isUserNamed,
                 namesUserType: annotated.map(StoredType.namesUserType) ?? false))
     }
 

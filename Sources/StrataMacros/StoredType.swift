@@ -32,7 +32,7 @@ enum StoredType {
     /// The sentence that lists what is supported, for messages.
     static let supportedList =
         supported.joined(separator: ", ")
-        + ", Link<Model>, an @Embedded struct, the optional of each (String? or Optional<String>), and arrays of them but optionals ([String], [Link<Dog>], [Address])"
+        + ", Link<Model>, an @Embedded struct, an enum with Int or String raw values that conforms to PersistableEnum, the optional of each (String? or Optional<String>), and arrays of them but optionals ([String], [Link<Dog>], [Address])"
 
     /// The supported type that `type` spells, unwrapped once from an
     /// optional, or nil when `type` is not supported: a primitive's name,
@@ -147,6 +147,17 @@ enum StoredType {
             literal.append(character)
         }
         return literal + "\""
+    }
+
+    /// The Swift text of an enum case as an initial value, `.open` or
+    /// `Status.open`, which is the schema default of a property whose type
+    /// is a `PersistableEnum` (and is ignored for an `@Embedded` struct);
+    /// nil for any other expression.
+    static func caseName(_ expression: ExprSyntax) -> String? {
+        guard let member = expression.as(MemberAccessExprSyntax.self), member.declName.argumentNames == nil,
+            member.base.map({ $0.is(DeclReferenceExprSyntax.self) || $0.is(MemberAccessExprSyntax.self) }) ?? true
+        else { return nil }
+        return member.trimmedDescription
     }
 
     /// The Swift text of a literal that can be a schema default (a number,

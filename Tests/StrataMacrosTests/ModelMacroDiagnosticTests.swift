@@ -3,7 +3,7 @@ import Testing
 
 @Suite struct ModelMacroDiagnosticTests {
     static let supported =
-        "Supported types: Bool, Int, Int64, Double, String, Data, Date, UUID, Decimal, Link<Model>, an @Embedded struct, the optional of each (String? or Optional<String>), and arrays of them but optionals ([String], [Link<Dog>], [Address]). Mark it @Transient if it is not stored."
+        "Supported types: Bool, Int, Int64, Double, String, Data, Date, UUID, Decimal, Link<Model>, an @Embedded struct, an enum with Int or String raw values that conforms to PersistableEnum, the optional of each (String? or Optional<String>), and arrays of them but optionals ([String], [Link<Dog>], [Address]). Mark it @Transient if it is not stored."
 
     @Test(arguments: [("class", "a class"), ("enum", "an enum"), ("actor", "an actor")])
     func modelAppliesToStructsOnly(keyword: String, kind: String) {

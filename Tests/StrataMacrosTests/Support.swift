@@ -31,5 +31,5 @@ func expectExpansion(
 /// for a property whose type they take for an `@Embedded` struct, as it
 /// appears in an expansion.
 func uncheckedTypeAttribute(_ property: String, of model: String, type: String) -> String {
-    "@available(*, unavailable, message: \"Property '\(property)' of '\(model)' has type '\(type)', which Strata cannot store. Supported types: Bool, Int, Int64, Double, String, Data, Date, UUID, Decimal, Link<Model>, an @Embedded struct, the optional of each (String? or Optional<String>), and arrays of them but optionals ([String], [Link<Dog>], [Address]). An enum is not stored; a model is linked to, not stored inside another (Link<Model>?). Mark '\(property)' @Transient if it is not stored.\")"
+    "@available(*, unavailable, message: \"Property '\(property)' of '\(model)' has type '\(type)', which Strata cannot store. Supported types: Bool, Int, Int64, Double, String, Data, Date, UUID, Decimal, Link<Model>, an @Embedded struct, an enum with Int or String raw values that conforms to PersistableEnum, the optional of each (String? or Optional<String>), and arrays of them but optionals ([String], [Link<Dog>], [Address]). An enum is stored when it conforms to PersistableEnum (enum Status: String, PersistableEnum); a model is linked to, not stored inside another (Link<Model>?). Mark '\(property)' @Transient if it is not stored.\")"
 }

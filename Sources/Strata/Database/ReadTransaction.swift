@@ -56,18 +56,24 @@ public class ReadTransaction {
 
     /// The objects of `type` whose link property `property` (a link, or a
     /// list of links) links to the object with key `key`: its backlinks,
-    /// in key order. Answered from the property's backlinks index, so the
-    /// cost is one seek plus one read per object found, whatever the size
-    /// of the table.
+    /// in key order, each once, as a lazy collection. Answered from the
+    /// property's backlinks index: `count` and `isEmpty` read no object,
+    /// and `where`, `filter`, `sorted`, `offset` and `limit` narrow and
+    /// order those objects alone, whatever the size of the table.
     ///
     /// ```swift
-    /// let dogs = try tx.objects("Dog", linkingTo: 1, through: "owner")
+    /// let dogs = try tx.objects("Dog", linkingTo: 1, through: "owner").sorted(by: "name").array()
+    /// let howMany = try tx.objects("Dog", linkingTo: 1, through: "owner").count
     /// ```
     ///
     /// - Throws: ``StrataError`` for an unknown type or property, a
     ///   property that is not a link, or a key of the wrong type.
-    public func objects(_ type: String, linkingTo key: Value, through property: String) throws -> [DynamicObject] {
-        try context.linkingObjects(type, through: property, to: key)
+    public func objects(_ type: String, linkingTo key: Value, through property: String) throws -> ObjectCollection {
+        let source = try context.table(type)
+        let (position, target) = try context.backlinks(of: source, through: property, to: key)
+        var plan = QueryPlan(table: source)
+        plan.keepLinking(to: target, through: position)
+        return ObjectCollection(context: context, table: source, plan: plan)
     }
 
     /// The object that the to-one link `property` of `object` links to,
@@ -93,6 +99,20 @@ extension ReadTransaction {
     @inlinable
     public func object<M: Model>(_ type: M.Type, primaryKey: M.Key) throws -> M? {
         try decodeObject(M.self, primaryKey: primaryKey.propertyValue)
+    }
+
+    /// The effective schema version of the stored object of `M` with
+    /// `primaryKey` — the version of the app that last wrote it — or nil
+    /// when there is none. In synced mode, a version above
+    /// ``appSchemaVersion`` means a newer app wrote it.
+    ///
+    /// ```swift
+    /// let writtenBy = try tx.schemaVersion(of: Person.self, primaryKey: 1)
+    /// ```
+    public func schemaVersion<M: Model>(of type: M.Type, primaryKey: M.Key) throws -> UInt64? {
+        var version: UInt64?
+        _ = try context.decodeObject(M.self, primaryKey: primaryKey.propertyValue) { version = $0.schemaVersion }
+        return version
     }
 
     /// Every object of model type `M`, lazily, in primary-key order.
@@ -125,29 +145,35 @@ extension ReadTransaction {
     }
 
     /// The objects of model type `M` whose link at `keyPath` links to the
-    /// object of `T` with `key`: its backlinks, decoded, in key order.
-    /// Answered from the property's backlinks index: one seek, then one
-    /// read per object found, whatever the size of the table.
+    /// object of `T` with `key`: its backlinks, in key order, as a lazy
+    /// query, as Realm's `LinkingObjects`. Answered from the property's
+    /// backlinks index: `count` and `isEmpty` decode nothing and read no
+    /// record, and `where`, `filter`, `sorted`, `offset` and `limit`
+    /// narrow and order those objects alone, whatever the size of the
+    /// table.
     ///
     /// ```swift
     /// let dogs = try tx.objects(Dog.self, linkingTo: ada.id, through: \.owner)
+    /// let count = try dogs.count
+    /// let puppies = try dogs.where(\.age, in: 0 ..< 1).sorted(by: \.name).array()
     /// ```
     ///
     /// - Throws: ``StrataError`` when `keyPath` is not a stored property
     ///   of `M`, or a model does not match the file.
     public func objects<M: Model, T: Model>(
         _ type: M.Type, linkingTo key: T.Key, through keyPath: KeyPath<M, Link<T>?>
-    ) throws -> [M] {
-        try context.linkingObjects(M.self, through: keyPath, to: key.propertyValue)
+    ) throws -> ModelQuery<M> {
+        try objects(M.self).linking(to: key, through: keyPath).checked()
     }
 
     /// The objects of model type `M` whose list of links at `keyPath`
-    /// holds the object of `T` with `key`, decoded, in key order, each
-    /// once: the backlinks of a to-many relationship.
+    /// holds the object of `T` with `key`, in key order, each once, as a
+    /// lazy query: the backlinks of a to-many relationship (see the to-one
+    /// form above).
     public func objects<M: Model, T: Model>(
         _ type: M.Type, linkingTo key: T.Key, through keyPath: KeyPath<M, [Link<T>]>
-    ) throws -> [M] {
-        try context.linkingObjects(M.self, through: keyPath, to: key.propertyValue)
+    ) throws -> ModelQuery<M> {
+        try objects(M.self).linking(to: key, through: keyPath).checked()
     }
 }
 

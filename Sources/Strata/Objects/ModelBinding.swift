@@ -41,6 +41,13 @@ final class ModelBinding: @unchecked Sendable {
     private let scratch = ByteWriter(capacity: 256)
     /// Per model position, where its bytes end in the buffer written.
     private let ends: UnsafeMutableBufferPointer<Int>
+    /// The model positions of properties that may read a stored value as
+    /// something else: those that hold a ``PersistableEnum`` with an
+    /// ``PersistableEnum/unknownCase`` (which a raw value the enum does not
+    /// know reads as) or an embedded type that reaches one, each with that
+    /// enum or embedded type. A write of the object keeps such stored
+    /// values (``ObjectContext/keepUnknownValues(_:)``).
+    let fallbackPositions: [(position: Int, type: any PropertyValue.Type)]
 
     /// One model position, as writing its value into a record needs it.
     struct RecordField {
@@ -123,6 +130,23 @@ final class ModelBinding: @unchecked Sendable {
             recordFields = nil
         }
         inOrder = writesRecords && !table.hasCompositeFields && toTable == Array(0 ..< count)
+        fallbackPositions = (0 ..< count).compactMap { position in
+            guard toTable[position] >= 0 else { return nil }
+            if let type = schema.enumTypes[position], type.hasUnknownCase { return (position, type) }
+            if let type = schema.embeddedTypesByPosition[position], Self.readsFallbacks(type) {
+                return (position, type)
+            }
+            return nil
+        }
+    }
+
+    /// Whether the embedded type `type` holds, at any depth, an enum with
+    /// an ``PersistableEnum/unknownCase``.
+    private static func readsFallbacks<E: EmbeddedModel>(_ type: E.Type, depth: Int = 0) -> Bool {
+        let schema = E.schema
+        if schema.enumTypes.contains(where: { $0?.hasUnknownCase == true }) { return true }
+        // An embedding cycle is refused when the database opens.
+        return depth < 16 && schema.embeddedTypes.contains { readsFallbacks($0, depth: depth + 1) }
     }
 
     deinit {
@@ -270,6 +294,11 @@ final class ModelBinding: @unchecked Sendable {
     /// The error for a stored value that the model's property cannot hold.
     func misfit<V>(_ stored: Value, at position: Int, as type: V.Type, key: UnsafeRawBufferPointer) -> StrataError {
         let property = properties[position]
+        if let (raw, enumType) = Self.unknownRawValue(in: stored, as: V.self) {
+            return .unknownEnumValue(
+                raw, enumName: "\(enumType)", model: modelName, typeName: table.name, property: property.name,
+                key: table.describeKey(key), path: table.path)
+        }
         let what = stored.propertyType.map { "\(stored) of type \($0)" } ?? "null"
         let described = table.describeKey(key)
         return .invalidValue(

@@ -42,6 +42,20 @@ public struct ModelDecoder: ~Copyable {
         count = binding.count
     }
 
+    /// The effective schema version of the object being decoded: the
+    /// version of the app that last wrote it (``DynamicObject/schemaVersion``
+    /// in the dynamic API). Nil when the values do not come from a stored
+    /// record (a later step of a typed migration). A model can keep it in a
+    /// property that is not stored:
+    ///
+    /// ```swift
+    /// init(from decoder: inout ModelDecoder) throws {
+    ///     id = try decoder.decode(Int.self)
+    ///     writtenBy = decoder.schemaVersion
+    /// }
+    /// ```
+    public var schemaVersion: UInt64? { record?.effectiveSchemaVersion }
+
     /// The next property's value.
     ///
     /// - Throws: ``StrataError`` with code ``StrataError/Code/invalidValue``

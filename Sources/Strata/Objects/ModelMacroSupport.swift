@@ -10,17 +10,25 @@
 /// among several "requires that 'Status' conform to 'PropertyValue'". A
 /// type that fails the check never compiles, so those overloads never run.
 public enum _ModelMacroSupport {
-    /// The schema's description of the property.
+    /// The schema's description of the property. `default`, the initial
+    /// value when it names a case (`= .open`), is the schema default of a
+    /// ``PersistableEnum`` property and ignored for an embedded struct,
+    /// whose initial value serves Swift's memberwise initializer only.
+    /// `indexed` is set only when the macro's check allows it (an enum).
     @inlinable
     public static func property<Root, V: PropertyValue>(
-        _ keyPath: KeyPath<Root, V> & Sendable, _ name: String, originalName: String? = nil
+        _ keyPath: KeyPath<Root, V> & Sendable, _ name: String, indexed: Bool = false, default: V? = nil,
+        originalName: String? = nil
     ) -> ModelProperty<Root> {
-        ModelProperty(keyPath, name, originalName: originalName)
+        ModelProperty(
+            keyPath, name, indexed: indexed, default: ModelProperty<Root>.isEnum(V.self) ? `default` : nil,
+            originalName: originalName)
     }
 
     /// Never runs: the macro's check of the property fails to compile.
     public static func property<Root, V>(
-        _ keyPath: KeyPath<Root, V> & Sendable, _ name: String, originalName: String? = nil
+        _ keyPath: KeyPath<Root, V> & Sendable, _ name: String, indexed: Bool = false, default: V? = nil,
+        originalName: String? = nil
     ) -> ModelProperty<Root> {
         unreachable(V.self)
     }

@@ -4,9 +4,10 @@ extension ModelQuery {
     /// The stable id of the observed type.
     var observedTypeID: TypeID { binding.table.type.id }
 
-    /// Whether the query has a ``limit(_:)``: its values then depend on
-    /// objects outside them, so an observation runs it again.
-    var isLimited: Bool { plan.limit != nil }
+    /// Whether the query has a ``limit(_:)`` or an ``offset(_:)``: its
+    /// values then depend on objects outside them, so an observation runs
+    /// it again.
+    var isLimited: Bool { plan.isBounded }
 
     /// The order an observation keeps the values in: the plan's
     /// ``QueryPlan/resultOrder``.

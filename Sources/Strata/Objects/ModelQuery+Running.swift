@@ -14,29 +14,33 @@ extension ModelQuery {
     @inlinable
     func iterate(_ body: (M) throws -> Bool) throws {
         let predicates = self.predicates
-        try walk { decoder in
+        try walk { decoder, passOver in
+            // A value the offset passes over is decoded only for filters.
+            if passOver && predicates.isEmpty { return true }
             let model = try M(from: &decoder)
             for predicate in predicates where try !predicate(model) { return nil }
-            return try body(model)
+            return passOver ? true : try body(model)
         }
     }
 
     /// Walks the records the plan matches, in its order, calling `visit`
-    /// with a decoder over each until it returns false; nil from `visit`:
-    /// a filter rejected the value, which does not count toward the limit.
+    /// with a decoder over each, and whether the offset passes the value
+    /// over (run the filters only), until it returns false; nil from
+    /// `visit`: a filter rejected the value, which counts toward neither
+    /// the offset nor the limit.
     @usableFromInline
-    func walk(_ visit: (inout ModelDecoder) throws -> Bool?) throws {
+    func walk(_ visit: (inout ModelDecoder, _ passOver: Bool) throws -> Bool?) throws {
         let binding = self.binding
         if plan.isPlain {
             // The common walk, without the executor's layers.
             return try plan.scanRecords(in: context) { key, record in
                 var decoder = ModelDecoder(binding: binding, record: record, key: key)
-                return try visit(&decoder) ?? true
+                return try visit(&decoder, false) ?? true
             }
         }
-        try plan.run(in: context) { key, record, _ in
+        try plan.run(in: context) { key, record, _, passOver in
             var decoder = ModelDecoder(binding: binding, record: record, key: key)
-            return try visit(&decoder)
+            return try visit(&decoder, passOver)
         }
     }
 

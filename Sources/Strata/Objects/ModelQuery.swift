@@ -1,3 +1,5 @@
+import Foundation
+
 /// The objects of one model type, read lazily and decoded as model values.
 ///
 /// A query is a description, not a copy: nothing is read until a terminal
@@ -71,10 +73,10 @@ public struct ModelQuery<M: Model> {
     /// The `where`s, order and limit, shared with the dynamic API.
     var plan: QueryPlan
 
-    init(context: ObjectContext, binding: ModelBinding) {
+    init(context: ObjectContext, binding: ModelBinding, plan: QueryPlan? = nil) {
         self.context = context
         self.binding = binding
-        self.plan = QueryPlan(table: binding.table)
+        self.plan = plan ?? QueryPlan(table: binding.table)
     }
 
     /// The values for which `isIncluded` returns true. Lazy: the closure
@@ -182,8 +184,9 @@ public struct ModelQuery<M: Model> {
 
     /// The values ordered by their property at `keyPath`, smallest first,
     /// or largest first when `ascending` is false. Equal values are
-    /// ordered by primary key (reversed when descending). A later
-    /// `sorted` replaces an earlier one.
+    /// ordered by primary key (reversed when descending). A later `sorted`
+    /// replaces an earlier one; to sort by several keys, give them
+    /// together: ``sorted(using:)-([SortDescriptor<M>])``.
     ///
     /// On the primary key this walks the table in key order; on an
     /// indexed property it walks the index, bounded by a `where` on the
@@ -196,14 +199,89 @@ public struct ModelQuery<M: Model> {
     /// let oldestFirst = try tx.objects(Person.self).sorted(by: \.age, ascending: false).limit(3).array()
     /// ```
     public func sorted<V: PropertyValue>(by keyPath: KeyPath<M, V>, ascending: Bool = true) -> ModelQuery {
-        var copy = self
-        guard let position = M.schema.position(of: keyPath) else {
-            copy.plan.fail(notStored(keyPath, "sorted(by:)"))
-            return copy
+        sorted([(keyPath, ascending)], "sorted(by:)")
+    }
+
+    /// The values ordered by `descriptors`: the first orders, each later
+    /// one orders the values the earlier ones leave equal, each forward or
+    /// reverse, and the primary key orders what they all leave equal (in
+    /// the first one's direction). Replaces an earlier `sorted`.
+    ///
+    /// The first key decides the walk as in ``sorted(by:ascending:)``: on
+    /// an indexed property the walk follows the index and sorts only the
+    /// values that share a key by the further keys. Strata orders values
+    /// as it stores and indexes them: strings by their UTF-8 bytes, not by
+    /// a descriptor's localized comparator.
+    ///
+    /// ```swift
+    /// let people = try tx.objects(Person.self)
+    ///     .sorted(using: [SortDescriptor(\.lastName), SortDescriptor(\.age, order: .reverse)])
+    ///     .array()
+    /// ```
+    public func sorted(using descriptors: [SortDescriptor<M>]) -> ModelQuery {
+        var keys: [(PartialKeyPath<M>, Bool)] = []
+        for descriptor in descriptors {
+            guard let keyPath = descriptor.keyPath else {
+                var copy = self
+                copy.plan.fail(notStored(\M.self, "sorted(using:) with a descriptor that has no key path"))
+                return copy
+            }
+            keys.append((keyPath, descriptor.order == .forward))
         }
-        // A property the table lacks reads as one value in every object:
-        // the keys order them.
-        copy.plan.sort(by: binding.field(at: position)?.position, ascending: ascending)
+        return sorted(keys, "sorted(using:)")
+    }
+
+    /// The values ordered by `descriptors`: ``sorted(using:)-([SortDescriptor<M>])``.
+    public func sorted(using descriptors: SortDescriptor<M>...) -> ModelQuery {
+        sorted(using: descriptors)
+    }
+
+    private func sorted(_ keys: [(PartialKeyPath<M>, Bool)], _ operation: String) -> ModelQuery {
+        var copy = self
+        var positions: [(position: Int, ascending: Bool)] = []
+        for (keyPath, ascending) in keys {
+            guard let position = M.schema.position(of: keyPath) else {
+                copy.plan.fail(notStored(keyPath, operation))
+                return copy
+            }
+            // A property the table lacks reads as one value in every
+            // object: it orders nothing.
+            if let field = binding.field(at: position) { positions.append((field.position, ascending)) }
+        }
+        copy.plan.sort(by: positions)
+        return copy
+    }
+
+    /// The values whose effective schema version — the version of the app
+    /// that last wrote each object — is in `versions`. Read from each
+    /// record's header before anything is decoded.
+    ///
+    /// ```swift
+    /// // Objects a newer app version wrote (synced mode):
+    /// let newer = try tx.objects(Issue.self).whereSchemaVersion((tx.appSchemaVersion + 1)...).count
+    /// ```
+    public func whereSchemaVersion(_ versions: some RangeExpression<UInt64> & Sendable) -> ModelQuery {
+        var copy = self
+        copy.plan.keepSchemaVersions(versions)
+        return copy
+    }
+
+    /// The values after the first `count` in the query's order (counted
+    /// after the `where`s and filters): with ``limit(_:)``, a page.
+    /// Whichever is given first, the offset applies before the limit; a
+    /// later offset replaces an earlier one.
+    ///
+    /// ```swift
+    /// let thirdPage = try tx.objects(Person.self).sorted(by: \.lastName).offset(40).limit(20).array()
+    /// ```
+    ///
+    /// The walk still passes over the first `count` values, one by one; an
+    /// index on the first sort key saves sorting them, not reading them.
+    ///
+    /// - Precondition: `count` is not negative.
+    public func offset(_ count: Int) -> ModelQuery {
+        var copy = self
+        copy.plan.skip(count)
         return copy
     }
 

@@ -33,10 +33,10 @@ public struct ObjectCollection {
     private var plan: QueryPlan
     private var predicates: [(DynamicObject) throws -> Bool] = []
 
-    init(context: ObjectContext, table: ObjectTable) {
+    init(context: ObjectContext, table: ObjectTable, plan: QueryPlan? = nil) {
         self.context = context
         self.table = table
-        self.plan = QueryPlan(table: table)
+        self.plan = plan ?? QueryPlan(table: table)
     }
 
     /// The name of the collection's object type.
@@ -52,7 +52,8 @@ public struct ObjectCollection {
     }
 
     /// The objects whose effective schema version — the version under which
-    /// each was last written — is in `versions`.
+    /// each was last written — is in `versions`. Read from each record's
+    /// header before an object is made.
     ///
     /// ```swift
     /// // Objects not rewritten since version 6 was introduced:
@@ -60,8 +61,10 @@ public struct ObjectCollection {
     /// // Objects written by a newer app version than this one (synced mode):
     /// let newer = try tx.objects("Issue").whereSchemaVersion((tx.appSchemaVersion + 1)...).count
     /// ```
-    public func whereSchemaVersion(_ versions: some RangeExpression<UInt64>) -> ObjectCollection {
-        filter { versions.contains($0.schemaVersion) }
+    public func whereSchemaVersion(_ versions: some RangeExpression<UInt64> & Sendable) -> ObjectCollection {
+        var copy = self
+        copy.plan.keepSchemaVersions(versions)
+        return copy
     }
 
     /// The objects whose `property` equals `value`.
@@ -167,7 +170,8 @@ public struct ObjectCollection {
     /// The objects ordered by `property`, smallest first, or largest first
     /// when `ascending` is false. Equal values are ordered by primary key
     /// (reversed when descending). A later `sorted` replaces an earlier
-    /// one.
+    /// one; to sort by several keys, give them together:
+    /// ``sorted(by:)-(_:[SortKey])``.
     ///
     /// On the primary key this walks the table in key order; on an indexed
     /// property it walks the index. On any other property it reads every
@@ -179,9 +183,35 @@ public struct ObjectCollection {
     ///
     /// - Throws: ``StrataError`` when the type has no such property.
     public func sorted(by property: String, ascending: Bool = true) throws -> ObjectCollection {
-        let field = try table.field(named: property)
+        try sorted(by: [SortKey(property, ascending: ascending)])
+    }
+
+    /// The objects ordered by `keys`: the first orders, each later one
+    /// orders the objects the earlier ones leave equal, and the primary
+    /// key orders what they all leave equal (in the first key's
+    /// direction). Replaces an earlier `sorted`. The first key decides the
+    /// walk as in ``sorted(by:ascending:)``.
+    ///
+    /// ```swift
+    /// let people = try tx.objects("Person").sorted(by: [.ascending("lastName"), .descending("age")]).array()
+    /// ```
+    ///
+    /// - Throws: ``StrataError`` when the type has no such property.
+    public func sorted(by keys: [SortKey]) throws -> ObjectCollection {
         var copy = self
-        copy.plan.sort(by: field.position, ascending: ascending)
+        copy.plan.sort(by: try keys.map { (try table.field(named: $0.property).position, $0.ascending) })
+        return copy
+    }
+
+    /// The objects after the first `count` in the collection's order
+    /// (counted after the `where`s and filters): with ``limit(_:)``, a
+    /// page. Whichever is given first, the offset applies before the
+    /// limit; a later offset replaces an earlier one.
+    ///
+    /// - Precondition: `count` is not negative.
+    public func offset(_ count: Int) -> ObjectCollection {
+        var copy = self
+        copy.plan.skip(count)
         return copy
     }
 
@@ -325,12 +355,30 @@ public struct ObjectCollection {
                 return try body(object)
             }
         }
-        try plan.run(in: context) { key, record, _ in
+        try plan.run(in: context) { key, record, _, passOver in
+            if passOver && predicates.isEmpty { return true }
             let object = context.object(table: table, key: key, view: record)
             for predicate in predicates where try !predicate(object) { return nil }
-            return try body(object)
+            return passOver ? true : try body(object)
         }
     }
+}
+
+/// One key of an ``ObjectCollection``'s order: a property's name, and
+/// whether its values go smallest first.
+public struct SortKey: Sendable, Hashable {
+    public var property: String
+    public var ascending: Bool
+
+    public init(_ property: String, ascending: Bool = true) {
+        self.property = property
+        self.ascending = ascending
+    }
+
+    /// The key on `property`, smallest first.
+    public static func ascending(_ property: String) -> SortKey { SortKey(property) }
+    /// The key on `property`, largest first.
+    public static func descending(_ property: String) -> SortKey { SortKey(property, ascending: false) }
 }
 
 @available(*, unavailable, message: "An ObjectCollection is valid only inside its transaction.")

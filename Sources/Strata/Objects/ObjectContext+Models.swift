@@ -28,13 +28,62 @@ extension ObjectContext {
             return try insert(object)
         }
         let encoder = engine.encoder
-        if try binding.encodeRecord(object, into: encoder, schemaVersion: engine.writingSchemaVersion) {
+        if !binding.fallbackPositions.isEmpty {
+            binding.encode(object)
+            try keepUnknownValues(binding)
+            try engine.replace(binding.table, requireExisting: requireExisting) { binding.given($0) }
+        } else if try binding.encodeRecord(object, into: encoder, schemaVersion: engine.writingSchemaVersion) {
             try engine.replace(binding.table, requireExisting: requireExisting, record: .encoded) { binding.given($0) }
         } else {
             binding.encode(object)
             try engine.replace(binding.table, requireExisting: requireExisting) { binding.given($0) }
         }
         return writtenKey(binding, M.self)
+    }
+
+    /// Puts back, in the values that `binding` last encoded, each stored
+    /// raw value that an enum property read as its
+    /// ``PersistableEnum/unknownCase`` and that still holds what it read:
+    /// a newer app's case survives an older app's write of the object,
+    /// unless that app set the property to another value.
+    ///
+    /// The stored value stays when writing it back through the property's
+    /// type gives the value written (the fallback case, a list of which
+    /// only unknown elements read as it, an embedded object whose enums
+    /// did) and differs from it. Setting the property to the fallback case
+    /// itself cannot be told from not touching it: the stored value stays
+    /// then too.
+    func keepUnknownValues(_ binding: ModelBinding) throws {
+        guard let keyPosition = binding.primaryKeyPosition else { return }
+        let table = binding.table
+        let keyEncoder = engine.encoder
+        guard (try? keyEncoder.encodeKey(binding.slots[keyPosition], table: table)) != nil else { return }
+        try keyEncoder.key.withUnsafeBytes { keyBytes in
+            guard let bytes = try lmdb.get(table.records, keyBytes) else { return }
+            let record = try table.validatedView(key: keyBytes, record: bytes)
+            for (position, type) in binding.fallbackPositions {
+                guard let stored = binding.storedValue(at: position, in: record) else { continue }
+                let written = binding.slots[position]
+                if stored != written, writtenBack(stored, as: type) == written { binding.slots[position] = stored }
+            }
+        }
+    }
+
+    /// What the stored `value` of a property holding `type` (itself,
+    /// optional or in a list) reads as and is written back as.
+    private func writtenBack(_ value: Value, as type: any PropertyValue.Type) -> Value? {
+        switch value {
+        case .null: return .null
+        case .list(let elements):
+            var result: [Value] = []
+            result.reserveCapacity(elements.count)
+            for element in elements {
+                guard let back = type.writtenBack(element) else { return nil }
+                result.append(back)
+            }
+            return .list(result)
+        default: return type.writtenBack(value)
+        }
     }
 
     /// The key of the object last written through `binding`.
@@ -110,20 +159,6 @@ extension ObjectContext {
                 binding: binding, record: try table.validatedView(key: keyBytes, record: record), key: keyBytes)
             try decode(&decoder)
             return true
-        }
-    }
-
-    /// The objects of model `M` whose link property at `keyPath` links to
-    /// the object with `key`, decoded, in key order.
-    func linkingObjects<M: Model>(_ model: M.Type, through keyPath: PartialKeyPath<M>, to key: Value) throws -> [M] {
-        let binding = try binding(M.self)
-        guard let property = M.schema.property(at: keyPath) else {
-            throw StrataError.invalidValue(
-                "The key path given for the backlinks of \(binding.modelName) is not one of its stored properties (in \(path)).",
-                typeName: binding.table.name, path: path)
-        }
-        return try linkingRecords(binding.table, through: property.name, to: key) { key, record in
-            try binding.decode(M.self, record: binding.table.validatedView(key: key, record: record), key: key)
         }
     }
 }

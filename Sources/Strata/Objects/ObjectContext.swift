@@ -128,25 +128,15 @@ final class ObjectContext {
         }
     }
 
-    /// The objects of `typeName` whose link property `property` links to
-    /// the object with key `key`, in key order: one seek in the property's
-    /// backlinks, then one read per object.
-    func linkingObjects(_ typeName: String, through property: String, to key: Value) throws -> [DynamicObject] {
-        let source = try table(typeName)
-        return try linkingRecords(source, through: property, to: key) { key, record in
-            try object(table: source, key: key, record: record)
-        }
-    }
-
-    /// Calls `body` with the key and record of each object of `source`
-    /// whose link property `property` links to the object with `key`, in
-    /// key order, from the property's backlinks table.
-    func linkingRecords<T>(
-        _ source: ObjectTable, through property: String, to key: Value,
-        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> T
-    ) throws -> [T] {
+    /// The position of `source`'s link property `property` (a link or a
+    /// list of links) and the record key of the object with key `key` it
+    /// would link to: what a query needs to walk that object's entries in
+    /// the property's backlinks (``QueryPlan/keepLinking(to:through:)``).
+    func backlinks(of source: ObjectTable, through property: String, to key: Value) throws -> (
+        position: Int, target: [UInt8]
+    ) {
         let field = try source.field(named: property)
-        guard field.isLink, let targetName = field.target else {
+        guard field.isLink, let targetName = field.target, field.backlinks != nil else {
             throw StrataError.notALink(typeName: source.name, property: property, toOne: false, path: path)
         }
         let target = try table(targetName)
@@ -155,16 +145,7 @@ final class ObjectContext {
                 "\(key) cannot be the key of a '\(targetName)' (in \(path)): its key is \(target.primaryKey.map { "\($0.type)" } ?? "a positive int (automatic id)").",
                 typeName: targetName, key: "\(key)", path: path)
         }
-        return try engine.linkingKeys(field, to: targetKey).map { sourceKey in
-            try sourceKey.withUnsafeBytes { sourceKey in
-                try lmdb.withCursor(source.records) { cursor in
-                    guard let entry = try cursor.seek(exactly: sourceKey) else {
-                        throw source.missingLinkingObject(property)
-                    }
-                    return try body(entry.key, entry.value)
-                }
-            }
-        }
+        return (field.position, targetKey)
     }
 
     /// The object that the to-one link `property` of `object` links to,

@@ -22,9 +22,11 @@
 extension QueryPlan {
     /// Walks the objects that pass every condition, in the plan's order,
     /// until `visit` returns false. `visit` gets each object's key, its
-    /// record, and its order value when `orderValues` is true and the plan
-    /// orders by a property; it returns nil for an object that the front
-    /// end's filters reject, which does not count toward the limit.
+    /// record, its order value when `orderValues` is true and the plan
+    /// orders by a property, and whether the object is passed over (the
+    /// offset: `visit` then runs the front end's filters only); it
+    /// returns nil for an object that the filters reject, which counts
+    /// toward neither the offset nor the limit.
     ///
     /// Not generic over the front end's values: `visit` makes the value
     /// and runs the body, so that a typed query's closure is compiled in
@@ -34,11 +36,15 @@ extension QueryPlan {
     /// that what the body writes in between does not change them.
     func run(
         in context: ObjectContext, orderValues: Bool = false,
-        _ visit: (UnsafeRawBufferPointer, RecordView, Value?) throws -> Bool?
+        _ visit: (_ key: UnsafeRawBufferPointer, _ record: RecordView, _ orderValue: Value?, _ passOver: Bool) throws
+            -> Bool?
     ) throws {
-        if isPlain { return try scanRecords(in: context) { key, record in try visit(key, record, nil) ?? true } }
+        if isPlain {
+            return try scanRecords(in: context) { key, record in try visit(key, record, nil, false) ?? true }
+        }
         let walk = try walk(sorting: true)
         var remaining = limit ?? .max
+        var skipping = offset
         guard remaining > 0, !matchesNothing else { return }
         let engine = context.engine
         let copies = context.copiesObjects
@@ -50,7 +56,13 @@ extension QueryPlan {
             throws -> Bool
         {
             let emptied = engine.tablesEmptied
-            guard let goesOn = try visit(key, record, value) else { return true }
+            if skipping > 0 {
+                // Passed over by the offset, after the filters.
+                guard try visit(key, record, value, true) != nil else { return true }
+                skipping -= 1
+                return true
+            }
+            guard let goesOn = try visit(key, record, value, false) else { return true }
             remaining -= 1
             guard goesOn, !followsCursor || engine.tablesEmptied == emptied else { return false }
             return remaining > 0
@@ -66,22 +78,24 @@ extension QueryPlan {
                 held.append(hold(key, record, orderValue(order, in: record)))
                 return true
             }
-            held.sort { HeldObject.precedes($0, $1) }
+            held.sort { order.compare($0.value, $0.key, $1.value, $1.key) < 0 }
             if !order.ascending { held.reverse() }
             for object in held {
                 guard try emit(object.key, object.record, wanted(object.value), followsCursor: false) else { return }
             }
             return
         }
-        // An index orders the values that share a cut key by primary key,
-        // not by value: a walk through the index sorts each such run by the
-        // order's property or, without an order, by the index's (values
-        // then come in index order, by value).
+        // An index orders the values that share a key by primary key: a
+        // walk through the index sorts each such run by the order (the
+        // further keys of an order by several, for every key; the order's
+        // property or, without an order, the index's, for a cut key, whose
+        // run holds several values; values then come in index order).
         var runOrder = order
         if runOrder == nil, case .index = walk.access, let driver = walk.driver {
             runOrder = QueryOrder(position: conditions[driver].position, ascending: true)
         }
         let sortsRuns = runOrder?.position != nil
+        let runsByEveryKey = !(order?.ties.isEmpty ?? true)
         let ascending = runOrder?.ascending ?? true
         let valueOrder = orderValues ? order : nil
         // The open run: its cut index key (nil when none is open) and its
@@ -93,7 +107,7 @@ extension QueryPlan {
             runKey = nil
             var objects = run
             run = []
-            objects.sort { HeldObject.precedes($0, $1) }
+            if let runOrder { objects.sort { runOrder.compare($0.value, $0.key, $1.value, $1.key) < 0 } }
             if !ascending { objects.reverse() }
             for object in objects {
                 guard try emit(object.key, object.record, wanted(object.value), followsCursor: true) else {
@@ -102,15 +116,15 @@ extension QueryPlan {
             }
             return true
         }
-        try candidates(walk, context) { key, record, cutIndexKey in
-            if let cutIndexKey, sortsRuns, let runOrder {
+        try candidates(walk, context) { key, record, indexKey in
+            if let indexKey, sortsRuns, let runOrder, runsByEveryKey || indexKey.count >= KeyCodec.maxKeySize {
                 let object = hold(key, record, orderValue(runOrder, in: record))
-                if let indexKey = runKey, KeyCodec.compare(cutIndexKey, indexKey) == 0 {
+                if let open = runKey, KeyCodec.compare(indexKey, open) == 0 {
                     run.append(object)
                     return true
                 }
                 guard try flush() else { return false }
-                runKey = Array(cutIndexKey)
+                runKey = Array(indexKey)
                 run = [object]
                 return true
             }
@@ -128,9 +142,9 @@ extension QueryPlan {
         in context: ObjectContext, accepting accepts: (UnsafeRawBufferPointer, RecordView) throws -> Bool
     ) throws -> Int {
         var n = 0
-        try unordered.run(in: context) { key, record, _ in
+        try unordered.run(in: context) { key, record, _, passOver in
             guard try accepts(key, record) else { return nil }
-            n += 1
+            if !passOver { n += 1 }
             return true
         }
         return n
@@ -143,19 +157,29 @@ extension QueryPlan {
     func count(in context: ObjectContext) throws -> Int {
         if let error { throw error }
         let limit = self.limit ?? .max
+        // The objects past the offset, at most the limit.
+        func counted(_ n: Int) -> Int { min(max(n - offset, 0), limit) }
         guard !matchesNothing else { return 0 }
-        if conditions.isEmpty { return min(limit, try context.lmdb.entryCount(table.records)) }
+        if conditions.isEmpty && schemaVersions == nil {
+            guard let backlinks else { return counted(try context.lmdb.entryCount(table.records)) }
+            // The number of the target's entries: no record is read.
+            return counted(try context.engine.linkingCount(in: backlinks.database, to: backlinks.target))
+        }
         let walk = try walk(sorting: false)
         guard limit > 0 else { return 0 }
+        // Counting stops once it has passed the offset and reached the limit.
+        let enough = limit > Int.max - offset ? Int.max : limit + offset
         var n = 0
-        if case .index(let index, let intervals, _) = walk.access, conditions.count == 1, !walk.rechecksDriver {
+        if case .index(let index, let intervals, _) = walk.access, conditions.count == 1, !walk.rechecksDriver,
+            schemaVersions == nil
+        {
             // The one condition is the index's: a key that tells counts its
             // entries without reading a record.
             let condition = conditions[0]
             try context.lmdb.withCursor(index) { cursor in
                 for keys in intervals {
                     var entry = try start(cursor, keys, ascending: true, duplicates: true)
-                    scan: while let (indexKey, objectKey) = entry, n < limit {
+                    scan: while let (indexKey, objectKey) = entry, n < enough {
                         switch keys.place(of: indexKey) {
                         case .below:
                             entry = try cursor.nextKey()
@@ -173,13 +197,13 @@ extension QueryPlan {
                     }
                 }
             }
-            return min(n, limit)
+            return counted(n)
         }
         try candidates(walk, context) { _, _, _ in
             n += 1
-            return n < limit
+            return n < enough
         }
-        return n
+        return counted(n)
     }
 
     /// The walk of a plain plan (``isPlain``): every record in key order,
@@ -205,8 +229,7 @@ extension QueryPlan {
 
     /// Walks the records the plan reaches that pass every condition, until
     /// `visit` returns false; decodes nothing. `visit` gets the object's
-    /// key, its record, and the index key when the walk is an index's and
-    /// the key is cut.
+    /// key, its record, and the index key when the walk is an index's.
     private func candidates(
         _ walk: Walk, _ context: ObjectContext,
         _ visit: (UnsafeRawBufferPointer, RecordView, UnsafeRawBufferPointer?) throws -> Bool
@@ -215,13 +238,14 @@ extension QueryPlan {
         let driver = walk.rechecksDriver ? nil : walk.driver
         func admit(
             _ key: UnsafeRawBufferPointer, _ record: UnsafeRawBufferPointer, recheck: Bool,
-            cutIndexKey: UnsafeRawBufferPointer? = nil
+            indexKey: UnsafeRawBufferPointer? = nil
         ) throws -> Bool {
             let view = try table.validatedView(key: key, record: record)
+            if let schemaVersions, !schemaVersions(view.effectiveSchemaVersion) { return true }
             for (offset, condition) in conditions.enumerated() where offset != driver || recheck {
                 guard passes(condition, view) else { return true }
             }
-            return try visit(key, view, cutIndexKey)
+            return try visit(key, view, indexKey)
         }
         switch walk.access {
         case .scan:
@@ -237,13 +261,26 @@ extension QueryPlan {
                     try admit(key, record, recheck: false)
                 }
             }
+        case .backlinks(let database, let target, let property):
+            // The keys first: a body that writes links may change the
+            // entries under the walk.
+            let keys = try context.engine.linkingKeys(in: database, to: target)
+            for key in keys {
+                // Through a cursor, for LMDB's own copy of the key: a held
+                // object keeps it, and the array's bytes do not last.
+                let entry = try key.withUnsafeBytes { key in
+                    try context.lmdb.withLookupCursor(table.records) { try $0.seek(exactly: key) }
+                }
+                guard let entry else { throw table.missingLinkingObject(property) }
+                guard try admit(entry.key, entry.value, recheck: true) else { return }
+            }
         case .index(let index, let keys, let ascending):
             try context.lmdb.withCursor(index) { cursor in
                 try self.walk(cursor, keys, context, ascending: ascending, duplicates: true) {
                     indexKey, objectKey, recheck in
                     try admit(
                         objectKey, try record(objectKey, from: index, context), recheck: recheck,
-                        cutIndexKey: indexKey.count >= KeyCodec.maxKeySize ? indexKey : nil)
+                        indexKey: indexKey)
                 }
             }
         }
@@ -350,8 +387,4 @@ struct HeldObject {
     let key: UnsafeRawBufferPointer
     let record: RecordView
     let copy: CopiedBytes?
-
-    static func precedes(_ a: HeldObject, _ b: HeldObject) -> Bool {
-        QueryOrder.compare(a.value, a.key, b.value, b.key) < 0
-    }
 }

@@ -20,9 +20,19 @@ struct QueryPlan {
     private var declaredPositions: [Int] = []
     private(set) var order: QueryOrder?
     private(set) var limit: Int?
+    /// How many values to pass over before the first one given, counted
+    /// after every condition and filter, before the limit.
+    private(set) var offset = 0
     /// The first mistake in the query's description (a key path that is
     /// not a stored property): thrown when the query runs.
     private(set) var error: StrataError?
+    /// The objects that link to one target through one link property: its
+    /// backlinks database and the target's record key. The walk then goes
+    /// through that target's entries there, in key order.
+    private(set) var backlinks: (database: DatabaseHandle, target: [UInt8], property: String)?
+    /// The schema versions whose records pass (``whereSchemaVersion``):
+    /// checked on a record's header, before any field is read.
+    private(set) var schemaVersions: (@Sendable (UInt64) -> Bool)?
     /// Whether a condition on a property that the table lacks excludes
     /// every object (the value such a property reads as is outside it).
     private(set) var matchesNothing = false
@@ -32,7 +42,11 @@ struct QueryPlan {
     }
 
     /// Whether the plan is a plain walk of every record in key order.
-    var isPlain: Bool { conditions.isEmpty && order == nil && limit == nil && error == nil && !matchesNothing }
+    var isPlain: Bool {
+        conditions.isEmpty && schemaVersions == nil && backlinks == nil && order == nil && limit == nil && offset == 0
+            && error == nil
+            && !matchesNothing
+    }
 
     /// Adds a condition; when it tests one property, `declared` is where
     /// that property is declared among the properties of the front end's
@@ -57,11 +71,40 @@ struct QueryPlan {
         if !holds { matchesNothing = true }
     }
 
-    /// Orders the values by the table field at `position` (nil: by
-    /// primary key). A later order replaces an earlier one.
-    mutating func sort(by position: Int?, ascending: Bool) {
-        let field = position.map { table.fields[$0] }
-        order = QueryOrder(position: field?.isPrimaryKey == true ? nil : position, ascending: ascending)
+    /// Orders the values by the table fields at `keys`' positions, in
+    /// order: the first key orders, each later one orders the values the
+    /// earlier ones leave equal, and the primary key orders what they all
+    /// leave equal (in the first key's direction). Replaces an earlier
+    /// order. Keys after one on the primary key change nothing and are
+    /// dropped; no keys: the order is dropped.
+    mutating func sort(by keys: [(position: Int, ascending: Bool)]) {
+        guard let first = keys.first else {
+            order = nil
+            return
+        }
+        let firstIsKey = table.fields[first.position].isPrimaryKey
+        var order = QueryOrder(position: firstIsKey ? nil : first.position, ascending: first.ascending)
+        if !firstIsKey {
+            for key in keys.dropFirst() {
+                order.ties.append(QueryOrder.Tie(position: key.position, ascending: key.ascending))
+                if table.fields[key.position].isPrimaryKey { break }
+            }
+        }
+        self.order = order
+    }
+
+    /// Keeps the objects last written under a schema version in
+    /// `versions` (and in those of an earlier call).
+    mutating func keepSchemaVersions(_ versions: some RangeExpression<UInt64> & Sendable) {
+        let earlier = schemaVersions
+        schemaVersions = { version in versions.contains(version) && earlier?(version) ?? true }
+    }
+
+    /// Passes over the first `count` values: replaces an earlier offset,
+    /// and applies before the limit whichever was given first.
+    mutating func skip(_ count: Int) {
+        precondition(count >= 0, "A query's offset cannot be negative (\(count)).")
+        offset = count
     }
 
     /// Keeps at most `count` values.
@@ -83,6 +126,18 @@ struct QueryPlan {
         return copy
     }
 
+    /// Whether the values depend on objects outside them: a limit or an
+    /// offset (an observation runs such a plan again).
+    var isBounded: Bool { limit != nil || offset > 0 || backlinks != nil }
+
+    /// Keeps the objects whose link field at `position` links to the object
+    /// of record key `target` (a to-one link to it, or a list holding it).
+    mutating func keepLinking(to target: [UInt8], through position: Int) {
+        let field = table.fields[position]
+        guard let database = field.backlinks else { return }
+        backlinks = (database, target, field.name)
+    }
+
     /// The plan with its order made explicit: ``resultOrder``.
     func inResultOrder() throws -> QueryPlan {
         var copy = self
@@ -100,7 +155,7 @@ struct QueryPlan {
 
     /// Whether the object of `record` passes every condition.
     func matches(_ record: RecordView) -> Bool {
-        guard !matchesNothing else { return false }
+        guard !matchesNothing, schemaVersions?(record.effectiveSchemaVersion) ?? true else { return false }
         for condition in conditions where !passes(condition, record) { return false }
         return true
     }
@@ -116,7 +171,10 @@ struct QueryPlan {
     /// in primary-key order (the keys then decide).
     @inline(__always)
     func orderValue(_ order: QueryOrder, in record: RecordView) -> Value {
-        order.position.map { value(at: $0, in: record) } ?? .null
+        guard let position = order.position else { return .null }
+        let first = value(at: position, in: record)
+        guard !order.ties.isEmpty else { return first }
+        return .list([first] + order.ties.map { value(at: $0.position, in: record) })
     }
 
     // MARK: Choosing the walk
@@ -131,6 +189,9 @@ struct QueryPlan {
         /// The entries of an index within intervals of keys (in key order,
         /// apart), in index order or its reverse.
         case index(DatabaseHandle, [QueryRange.Keys], ascending: Bool)
+        /// The objects a backlinks database lists for one target, in key
+        /// order.
+        case backlinks(DatabaseHandle, target: [UInt8], property: String)
     }
 
     /// The walk of a plan: its access, the condition whose keys bound it
@@ -160,6 +221,16 @@ struct QueryPlan {
     /// memory.
     func walk(sorting: Bool) throws -> Walk {
         if let error { throw error }
+        if let backlinks {
+            // The objects linking to one target, usually few: every
+            // condition is checked on each, and any order but the keys'
+            // is sorted in memory.
+            var walk = Walk(
+                access: .backlinks(backlinks.database, target: backlinks.target, property: backlinks.property),
+                driver: nil)
+            if sorting, let order, order.position != nil || !order.ascending { walk.sortInMemory = order }
+            return walk
+        }
         if sorting, let order {
             let oneObject = conditions.contains { seek($0).map { $0.isEquality && $0.primaryKeys != nil } ?? false }
             if !oneObject {
@@ -228,26 +299,58 @@ struct QueryPlan {
 }
 
 /// The order of a query's values: by a property's stored value as the
-/// index orders it (``KeyCodec/compareInIndexOrder(_:_:)``), equal values
-/// by the object's key, and the exact reverse when descending. The one
-/// comparison behind a walk's in-memory sort, its sort of the entries of
-/// a cut index key, and an observation's results.
+/// index orders it (``KeyCodec/compareInIndexOrder(_:_:)``), values equal
+/// there by the further keys (``ties``), then by the object's key; and the
+/// exact reverse when descending. The one comparison behind a walk's
+/// in-memory sort, its sort of the entries of one index key, and an
+/// observation's results.
 struct QueryOrder: Equatable {
     /// The table field position of the property; nil for primary-key
     /// order.
     var position: Int?
     var ascending: Bool
+    /// The further keys, each for the values the keys before it leave
+    /// equal. With ties, an order value is a list: the first key's value,
+    /// then each tie's.
+    var ties: [Tie] = []
 
-    /// Compares two values by their order values and keys, ascending: a
-    /// negative number, zero (the same object) or a positive number.
+    /// A further sort key.
+    struct Tie: Equatable {
+        var position: Int
+        var ascending: Bool
+    }
+
+    /// Per tie, whether it goes against the first key's direction: bit
+    /// `i + 1` for tie `i` (its comparison is reversed before the whole
+    /// order is).
+    var tieFlips: UInt64 {
+        var flips: UInt64 = 0
+        for (index, tie) in ties.enumerated() where tie.ascending != ascending && index < 63 {
+            flips |= 1 << UInt64(index + 1)
+        }
+        return flips
+    }
+
+    /// Compares two values by their order values and keys, ascending in
+    /// the first key's direction: a negative number, zero (the same
+    /// object) or a positive number.
     @inline(__always)
-    static func compare(_ a: Value?, _ aKey: UnsafeRawBufferPointer, _ b: Value?, _ bKey: UnsafeRawBufferPointer)
-        -> Int
-    {
+    func compare(_ a: Value?, _ aKey: UnsafeRawBufferPointer, _ b: Value?, _ bKey: UnsafeRawBufferPointer) -> Int {
         if let a, let b {
-            let order = KeyCodec.compareInIndexOrder(a, b)
+            let order = ties.isEmpty ? KeyCodec.compareInIndexOrder(a, b) : Self.compareLists(a, b, flips: tieFlips)
             if order != 0 { return order }
         }
         return KeyCodec.compare(aKey, bKey)
+    }
+
+    /// Compares two order values of several keys (lists), key by key, each
+    /// reversed where `flips` has its bit.
+    static func compareLists(_ a: Value, _ b: Value, flips: UInt64) -> Int {
+        guard case .list(let x) = a, case .list(let y) = b else { return KeyCodec.compareInIndexOrder(a, b) }
+        for index in 0 ..< min(x.count, y.count) {
+            let order = KeyCodec.compareInIndexOrder(x[index], y[index])
+            if order != 0 { return index < 64 && flips & (1 << UInt64(index)) != 0 ? -order : order }
+        }
+        return 0
     }
 }

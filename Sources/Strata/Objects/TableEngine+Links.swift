@@ -97,7 +97,13 @@ extension TableEngine {
     /// with record key `target`, in key order.
     func linkingKeys(_ field: ObjectTable.Field, to target: [UInt8]) throws -> [[UInt8]] {
         guard let backlinks = field.backlinks else { return [] }
-        return try target.withUnsafeBytes { target in
+        return try linkingKeys(in: backlinks, to: target)
+    }
+
+    /// The record keys that the backlinks database `backlinks` lists for
+    /// the object of record key `target`, in key order.
+    func linkingKeys(in backlinks: DatabaseHandle, to target: [UInt8]) throws -> [[UInt8]] {
+        try target.withUnsafeBytes { target in
             try lmdb.withCursor(backlinks) { cursor in
                 var keys: [[UInt8]] = []
                 var entry = try cursor.seek(exactly: target)
@@ -106,6 +112,16 @@ extension TableEngine {
                     entry = try cursor.nextDuplicate()
                 }
                 return keys
+            }
+        }
+    }
+
+    /// How many objects the backlinks database `backlinks` lists for the
+    /// object of record key `target`, without reading them.
+    func linkingCount(in backlinks: DatabaseHandle, to target: [UInt8]) throws -> Int {
+        try target.withUnsafeBytes { target in
+            try lmdb.withCursor(backlinks) { cursor in
+                try cursor.seek(exactly: target) == nil ? 0 : cursor.duplicateCount()
             }
         }
     }

@@ -36,7 +36,7 @@ struct ObservedResults {
     /// The result key of the object stored under `key`, with `value` its
     /// sort value (nil in primary-key order).
     func resultKey(value: Value?, key: [UInt8]) -> ResultKey {
-        ResultKey(value: value, key: key, ascending: order.ascending)
+        ResultKey(value: value, key: key, order: order)
     }
 
     /// The entry of the object stored under `key`, when it is among the

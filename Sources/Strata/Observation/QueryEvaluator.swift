@@ -78,10 +78,11 @@ struct QueryEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: Se
         let binding = query.binding
         let predicates = query.predicates
         let box = TypedBox<M>.self
-        try query.plan.run(in: query.context, orderValues: true) { key, record, orderValue in
+        try query.plan.run(in: query.context, orderValues: true) { key, record, orderValue, passOver in
             let model = try binding.decode(M.self, record: record, key: key)
             for predicate in predicates where try !predicate(model) { return nil }
-            found.append((ResultKey(value: orderValue, key: Array(key), ascending: ascending), box.init(model)))
+            guard !passOver else { return true }
+            found.append((ResultKey(value: orderValue, key: Array(key), order: order), box.init(model)))
             return true
         }
         ObservedResults.inResultKeyOrder(&found)

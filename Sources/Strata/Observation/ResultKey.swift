@@ -13,6 +13,11 @@ final class ResultKey: Comparable, Sendable {
     /// The object's key, as stored.
     let key: [UInt8]
     let ascending: Bool
+    /// For an order by several keys (``value`` is then a list): which keys
+    /// go against the first one's direction (``QueryOrder/tieFlips``), and
+    /// that there are several.
+    private let tieFlips: UInt64
+    private let hasTies: Bool
     /// The first 8 bytes of `key`, big-endian, zero-padded: where two of
     /// them differ, the keys compare the same way.
     private let keyPrefix: UInt64
@@ -23,10 +28,12 @@ final class ResultKey: Comparable, Sendable {
     private let valueBits: UInt64
     private let valueKind: UInt8
 
-    init(value: Value?, key: [UInt8], ascending: Bool) {
+    init(value: Value?, key: [UInt8], order: QueryOrder) {
         self.value = value
         self.key = key
-        self.ascending = ascending
+        self.ascending = order.ascending
+        self.hasTies = !order.ties.isEmpty
+        self.tieFlips = order.tieFlips
         var prefix: UInt64 = 0
         for index in 0 ..< min(8, key.count) { prefix |= UInt64(key[index]) << (56 - 8 * index) }
         keyPrefix = prefix
@@ -51,7 +58,7 @@ final class ResultKey: Comparable, Sendable {
             // StoredKind compares two values of these kinds by these bits.
             if a.valueBits != b.valueBits { order = a.valueBits < b.valueBits ? -1 : 1 }
         } else if let x = a.value, let y = b.value {
-            order = KeyCodec.compareInIndexOrder(x, y)
+            order = a.hasTies ? QueryOrder.compareLists(x, y, flips: a.tieFlips) : KeyCodec.compareInIndexOrder(x, y)
         }
         if order == 0 {
             if a.keyPrefix != b.keyPrefix {

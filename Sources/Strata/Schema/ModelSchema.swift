@@ -26,6 +26,12 @@ public struct ModelSchema<Root>: Sendable {
     /// the rest): read only when a configuration collects them, so a type
     /// may embed itself without recursing here.
     let embeddedTypes: [any EmbeddedModel.Type]
+    /// Per property, in declaration order, the ``PersistableEnum`` it holds
+    /// (itself, optional or in an array), or nil.
+    let enumTypes: [(any PersistableEnum.Type)?]
+    /// Per property, in declaration order, the embedded type it holds, or
+    /// nil.
+    let embeddedTypesByPosition: [(any EmbeddedModel.Type)?]
 
     /// Creates a model's schema.
     ///
@@ -43,6 +49,8 @@ public struct ModelSchema<Root>: Sendable {
         self.originalNames = properties.map(\.originalName)
         self.keyPaths = properties.map(\.keyPath)
         self.embeddedTypes = properties.compactMap(\.embeddedType)
+        self.enumTypes = properties.map(\.enumType)
+        self.embeddedTypesByPosition = properties.map(\.embeddedType)
     }
 
     /// The stored type name.
@@ -81,6 +89,7 @@ public struct ModelProperty<Root>: Sendable {
     public let originalName: String?
     let keyPath: PartialKeyPath<Root> & Sendable
     let embeddedType: (any EmbeddedModel.Type)?
+    let enumType: (any PersistableEnum.Type)?
 
     /// Describes a stored property.
     ///
@@ -109,7 +118,12 @@ public struct ModelProperty<Root>: Sendable {
         self.originalName = originalName
         self.keyPath = keyPath
         self.embeddedType = V.embeddedType
+        self.enumType = carriedEnum(V.self)
     }
+
+    /// Whether a property of type `type` holds a ``PersistableEnum``.
+    @usableFromInline
+    static func isEnum(_ type: Any.Type) -> Bool { carriedEnum(type) != nil }
 }
 
 /// What a configuration keeps of a model: its stored schema and what it

@@ -35,6 +35,14 @@ extension PropertyValue {
     }
     /// Nil: only embedded models, their optionals and arrays embed.
     public static var embeddedType: (any EmbeddedModel.Type)? { nil }
+
+    /// What the stored `value` reads as and is written back as, or nil
+    /// when it does not read as this type. The same value for most types;
+    /// another for a ``PersistableEnum`` that reads an unknown raw value
+    /// as its ``PersistableEnum/unknownCase``.
+    static func writtenBack(_ value: Value) -> Value? {
+        Self(propertyValue: value)?.propertyValue
+    }
 }
 
 /// A type that can be an object type's primary key: `Int`, `Int64`,

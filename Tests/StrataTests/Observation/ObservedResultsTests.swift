@@ -15,7 +15,9 @@ import Testing
     }
 
     static func resultKey(_ key: Int) -> ResultKey {
-        ResultKey(value: nil, key: withUnsafeBytes(of: UInt64(key).bigEndian) { Array($0) }, ascending: true)
+        ResultKey(
+            value: nil, key: withUnsafeBytes(of: UInt64(key).bigEndian) { Array($0) },
+            order: QueryOrder(position: nil, ascending: true))
     }
 
     /// Every node of `tree`, by identity.
@@ -135,10 +137,11 @@ import Testing
             for b in Self.values {
                 for x in Self.keys {
                     for y in Self.keys {
-                        let expected = x.withUnsafeBytes { x in y.withUnsafeBytes { QueryOrder.compare(a, x, b, $0) } }
+                        let order = QueryOrder(position: 0, ascending: ascending)
+                        let expected = x.withUnsafeBytes { x in y.withUnsafeBytes { order.compare(a, x, b, $0) } }
                         let sign = (ascending ? expected : -expected).signum()
-                        let first = ResultKey(value: a, key: x, ascending: ascending)
-                        let second = ResultKey(value: b, key: y, ascending: ascending)
+                        let first = ResultKey(value: a, key: x, order: order)
+                        let second = ResultKey(value: b, key: y, order: order)
                         let got = first < second ? -1 : (first == second ? 0 : 1)
                         if got != sign {
                             mismatches.append("\(String(describing: a)) \(x) vs \(String(describing: b)) \(y)")

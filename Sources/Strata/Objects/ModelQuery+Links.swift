@@ -1,0 +1,43 @@
+/// A query of the objects that link to one object: its backlinks.
+extension ModelQuery {
+    /// The values whose link at `keyPath` links to the object of `T` with
+    /// `key`: its backlinks, walked from the property's backlinks index
+    /// instead of the table (as ``ReadTransaction/objects(_:linkingTo:through:)-4v5nj``
+    /// returns them). Usable wherever a query is, `observe` included:
+    ///
+    /// ```swift
+    /// for try await change in db.observe(Dog.self, { $0.linking(to: ada.id, through: \.owner) }) { … }
+    /// ```
+    public func linking<T: Model>(to key: T.Key, through keyPath: KeyPath<M, Link<T>?>) -> ModelQuery {
+        linking(key.propertyValue, keyPath)
+    }
+
+    /// The values whose list of links at `keyPath` holds the object of `T`
+    /// with `key`, each once: the backlinks of a to-many relationship.
+    public func linking<T: Model>(to key: T.Key, through keyPath: KeyPath<M, [Link<T>]>) -> ModelQuery {
+        linking(key.propertyValue, keyPath)
+    }
+
+    private func linking(_ key: Value, _ keyPath: PartialKeyPath<M>) -> ModelQuery {
+        var copy = self
+        guard let position = M.schema.position(of: keyPath), let field = binding.field(at: position) else {
+            copy.plan.fail(notStored(keyPath, "linking(to:through:)"))
+            return copy
+        }
+        do {
+            let (position, target) = try context.backlinks(of: binding.table, through: field.name, to: key)
+            copy.plan.keepLinking(to: target, through: position)
+        } catch let error as StrataError {
+            copy.plan.fail(error)
+        } catch {
+            preconditionFailure("ObjectContext.backlinks throws only StrataError")
+        }
+        return copy
+    }
+
+    /// The query, or its first mistake thrown now rather than when it runs.
+    func checked() throws -> ModelQuery {
+        if let error = plan.error { throw error }
+        return self
+    }
+}
