@@ -21,9 +21,10 @@ extension ModelQuery {
     /// `== nil`, optional chaining on a stored optional
     /// (`$0.email?.starts(with: "a") ?? false`), `values.contains($0.x)`
     /// for a captured array or set, `starts(with:)` and `contains(_:)` on a
-    /// string property, and link equality. A planned comparison compares
-    /// stored values as `where` does (see "Order and comparison": strings
-    /// by UTF-8 bytes, NaN equal to NaN and after infinity).
+    /// string property, link equality and enum cases (captured, of a
+    /// `Codable` enum). A planned comparison compares stored values as
+    /// `where` does (see "Order and comparison": strings by UTF-8 bytes,
+    /// NaN equal to NaN and after infinity).
     ///
     /// Anything else (a computed expression such as `$0.name.count`, a
     /// property of a link's target, `localizedStandardContains`) is not

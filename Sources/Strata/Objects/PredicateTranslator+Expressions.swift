@@ -165,9 +165,8 @@ extension PredicateExpressions.Variable: PlannableOperand, PlannableCondition {
 extension PredicateExpressions.Value: PredicateConstant, PlannableOperand, PlannableCondition {
     var constant: Any { value }
 
-    /// A constant the model could store, as stored. An enum case plans
-    /// here once its type conforms to ``PropertyValue`` (by its raw
-    /// value); a constant of another type leaves its part unplanned.
+    /// A constant the model could store, as stored: an enum case by its
+    /// raw value. A constant of another type leaves its part unplanned.
     func operand<M>(in translator: inout PredicateTranslator<M>) -> PredicateOperand? {
         (value as? any PropertyValue).map { .constant($0.propertyValue) }
     }

@@ -201,3 +201,54 @@ import Testing
         }
     }
 }
+
+/// A stored enum; `Codable`, as Foundation asks of a predicate's constants.
+enum Stage: String, PersistableEnum, Codable {
+    case draft, live, gone
+}
+
+@Model(name: "StagedDoc") struct StagedDoc: Equatable {
+    @PrimaryKey var id: Int
+    @Indexed var stage: Stage = .draft
+    var previous: Stage?
+}
+
+/// Enum cases in a `#Predicate` plan by their raw values, as `where` does.
+@Suite(.temporaryFolder) struct EnumPredicateTests {
+    let folder = TemporaryFolder.current
+
+    @Test(arguments: Fixtures.modes)
+    func anEnumCaseWalksTheIndexLikeWhere(mode: Database.Mode) throws {
+        var config = Database.Configuration(path: folder.path(), models: [StagedDoc.self])
+        config.durability = .noSync
+        config.mode = mode
+        let db = try Database(configuration: config)
+        let stages: [Stage] = [.draft, .live, .gone]
+        let docs = (0 ..< 30).map {
+            StagedDoc(id: $0, stage: stages[$0 % 3], previous: $0 % 4 == 0 ? nil : stages[$0 % 2])
+        }
+        try db.write { tx in
+            for doc in docs { try tx.insert(doc) }
+        }
+        try db.read { tx in
+            let all = try tx.objects(StagedDoc.self)
+            // #Predicate cannot name an enum case (it reads `Stage.live` as
+            // a key path): the case is captured.
+            let liveStage = Stage.live
+            let live = all.filter(#Predicate { $0.stage == liveStage })
+            #expect(live.plan.conditions == all.where(\.stage, equals: .live).plan.conditions)
+            #expect(live.predicates.isEmpty)
+            guard case .index = try live.plan.walk(sorting: false).access else {
+                Issue.record("expected an index walk")
+                return
+            }
+            #expect(try live.map(\.id) == docs.filter { $0.stage == .live }.map(\.id))
+            let kept: Set<Stage> = [.draft, .gone]
+            let either = all.filter(#Predicate { kept.contains($0.stage) && $0.previous != nil })
+            #expect(either.predicates.isEmpty)
+            #expect(
+                try either.map(\.id).sorted()
+                    == docs.filter { kept.contains($0.stage) && $0.previous != nil }.map(\.id))
+        }
+    }
+}
