@@ -33,7 +33,7 @@ extension StrataError {
             .unknownProperty,
             summary:
                 "\(operation) was given \(named), which is not a stored property of the model \(model) (stored as '\(typeName)' in \(path)): it is computed or transient. Its stored properties are: \(known).",
-            remedy: "Use filter(_:) to test a computed value.", path: path, typeName: typeName)
+            remedy: "Test a computed value in a closure passed to filter(_:).", path: path, typeName: typeName)
     }
 
     /// An insert with a primary key that another object has.

@@ -65,3 +65,17 @@ extension Link: ListElement {
     /// A list of links to `Target`'s stored type.
     public static func listProperty(named name: String) -> Property { .list(name, linksTo: Target.storedTypeName) }
 }
+
+/// A link codes as its key alone. Foundation's `#Predicate` needs its
+/// constants `Codable`: this is what lets a predicate compare a link,
+/// `#Predicate<Dog> { $0.owner == ann }`.
+extension Link: Codable where Target.Key: Codable {
+    public init(from decoder: any Decoder) throws {
+        self.init(try decoder.singleValueContainer().decode(Target.Key.self))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(key)
+    }
+}

@@ -5,8 +5,10 @@ import Foundation
 /// A query is a description, not a copy: nothing is read until a terminal
 /// operation (``forEach(_:)``, ``map(_:)``, ``array()``, ``first()``,
 /// ``count``, ``isEmpty``) walks it. Narrow it by key path with
-/// ``where(_:equals:)`` and `where(_:in:)`, or with
-/// ``filter(_:)``, a closure run on each decoded value; order it with
+/// ``where(_:equals:)``, `where(_:notEquals:)`, `where(_:in:)` (a range
+/// or a set of values) and `where(_:hasPrefix:)`, with a Foundation
+/// `#Predicate` (`filter(_:)`, translated into the same plan), or with a
+/// closure run on each decoded value (`filter(_:)`); order it with
 /// ``sorted(by:ascending:)``; cut it with ``limit(_:)``.
 ///
 /// ```swift
@@ -27,9 +29,10 @@ import Foundation
 ///   stored value is compared in the record before the object is decoded,
 ///   but every record is read.
 /// - With several `where`s, one of them chooses the walk (an equality on
-///   the primary key, else on an index, else a range on the primary key,
-///   else on an index; between two of one kind, the property declared
-///   first); the others are checked on each record it reaches.
+///   the primary key, else on an index, else a range, a set of values or
+///   a prefix on the primary key, else on an index; between two of one
+///   kind, the property declared first); the others are checked on each
+///   record it reaches.
 /// - ``sorted(by:ascending:)`` on the primary key walks the table in key
 ///   order, forward or backward; on an indexed property, it walks the
 ///   index, and a `where` on the same property bounds that one walk. On
@@ -103,8 +106,8 @@ public struct ModelQuery<M: Model> {
     ///
     /// A key path that is not a stored property (a computed or
     /// `@Transient` one) makes the query throw a ``StrataError`` with code
-    /// ``StrataError/Code/unknownProperty`` when it runs; use
-    /// ``filter(_:)`` for those.
+    /// ``StrataError/Code/unknownProperty`` when it runs; use a closure
+    /// `filter(_:)` for those.
     public func `where`<V: PropertyValue>(_ keyPath: KeyPath<M, V>, equals value: V) -> ModelQuery {
         let bound = QueryRange.Bound(value: value.propertyValue, inclusive: true)
         return adding(keyPath, lower: bound, upper: bound, "where(_:equals:)")
@@ -376,18 +379,36 @@ public struct ModelQuery<M: Model> {
     private func adding(
         _ keyPath: PartialKeyPath<M>, lower: QueryRange.Bound?, upper: QueryRange.Bound?, _ operation: String
     ) -> ModelQuery {
+        adding(keyPath, operation) { .range(QueryRange(position: $0, lower: lower, upper: upper)) }
+    }
+
+    /// The query with the condition `make` builds for the table field
+    /// position of the property at `keyPath`.
+    func adding(
+        _ keyPath: PartialKeyPath<M>, _ operation: String, _ make: (Int) -> QueryCondition
+    ) -> ModelQuery {
         var copy = self
         guard let position = M.schema.position(of: keyPath) else {
             copy.plan.fail(notStored(keyPath, operation))
             return copy
         }
-        if let field = binding.field(at: position) {
-            copy.plan.add(QueryRange(position: field.position, lower: lower, upper: upper), declaredAt: position)
-        } else {
-            let range = QueryRange(position: -1, lower: lower, upper: upper)
-            copy.plan.addConstantCondition(holds: range.contains(binding.absentValues[position]))
-        }
+        copy.plan.add(condition(at: position, make), declaredAt: declaredPosition)
         return copy
+    }
+
+    /// The condition `make` builds for the table field position of the
+    /// stored property at model position `position`; for a property the
+    /// table lacks, whether the value every object reads as passes it.
+    func condition(at position: Int, _ make: (Int) -> QueryCondition) -> QueryCondition {
+        if let field = binding.field(at: position) { return make(field.position) }
+        let absent = binding.absentValues[position]
+        return .constant(make(-1).holds { _ in absent })
+    }
+
+    /// Where the property at table field position `position` is declared
+    /// in the model.
+    func declaredPosition(_ position: Int) -> Int {
+        binding.properties.indices.first { binding.field(at: $0)?.position == position } ?? position
     }
 
     func notStored(_ keyPath: PartialKeyPath<M>, _ operation: String) -> StrataError {

@@ -4,9 +4,11 @@
 /// A collection is a description, not a copy: nothing is read until you
 /// walk it with ``forEach(_:)``, ``map(_:)``, ``array()``, ``first()``,
 /// ``count`` or ``isEmpty``. It offers what a typed ``ModelQuery`` offers,
-/// by property name: narrow it with ``where(_:equals:)`` and
-/// `where(_:in:)` (which use an index or the primary key when they can),
-/// or with ``filter(_:)`` (a closure run on each object); order it with
+/// by property name except a `#Predicate`: narrow it with
+/// ``where(_:equals:)``, ``where(_:notEquals:)``, `where(_:in:)` (a range
+/// or a set of values) and ``where(_:hasPrefix:)`` (which use an index or
+/// the primary key when they can), or with ``filter(_:)`` (a closure run
+/// on each object); order it with
 /// ``sorted(by:ascending:)``; cut it with ``limit(_:)``. Both APIs run the
 /// same query plan, so a collection chooses its walk, orders and compares
 /// values exactly as the typed query documents (see ``ModelQuery``, "Which
@@ -75,8 +77,44 @@ public struct ObjectCollection {
     ///   value has the wrong type.
     public func `where`(_ property: String, equals value: Value) throws -> ObjectCollection {
         let (field, value) = try checked(property, value, optional: true, "equal")
-        let bound = QueryRange.Bound(value: value, inclusive: true)
-        return adding(QueryRange(position: field.position, lower: bound, upper: bound), field)
+        return adding(.range(QueryRange(position: field.position, equals: value)), field)
+    }
+
+    /// The objects whose `property` is not `value`: another value or null.
+    /// It reads every record.
+    ///
+    /// - Throws: ``StrataError`` when the type has no such property or the
+    ///   value has the wrong type.
+    public func `where`(_ property: String, notEquals value: Value) throws -> ObjectCollection {
+        let (field, value) = try checked(property, value, optional: true, "differ from")
+        return adding(.notEqual(position: field.position, value), field)
+    }
+
+    /// The objects whose `property` is one of `values`. On an indexed
+    /// property or the primary key this seeks each value; otherwise it
+    /// reads every record.
+    ///
+    /// ```swift
+    /// let named = try tx.objects("Person").where("name", in: ["Ann", "Bob"]).count
+    /// ```
+    ///
+    /// - Throws: ``StrataError`` when the type has no such property or a
+    ///   value has the wrong type.
+    public func `where`(_ property: String, in values: some Sequence<Value>) throws -> ObjectCollection {
+        let field = try table.field(named: property)
+        let checked = try values.map { try self.checked(property, $0, optional: true, "equal").1 }
+        return adding(.oneOf(position: field.position, checked), field)
+    }
+
+    /// The objects whose string `property` starts with `prefix` (by UTF-8
+    /// bytes). On an indexed property this walks only the index entries
+    /// with the prefix; otherwise it reads every record.
+    ///
+    /// - Throws: ``StrataError`` when the type has no such property or it
+    ///   is not a string.
+    public func `where`(_ property: String, hasPrefix prefix: String) throws -> ObjectCollection {
+        let (field, _) = try checked(property, .string(prefix), optional: false, "start with")
+        return adding(.prefix(position: field.position, prefix), field)
     }
 
     /// The objects whose `property` lies in `range`.
@@ -267,11 +305,11 @@ public struct ObjectCollection {
     /// The collection with `condition` on `field`. The file's schema says
     /// where the property is declared: in the order the app's schema
     /// listed it when the file last recorded it.
-    private func adding(_ condition: QueryRange, _ field: ObjectTable.Field) -> ObjectCollection {
+    private func adding(_ condition: QueryCondition, _ field: ObjectTable.Field) -> ObjectCollection {
         let properties = table.type.properties
         let declared = properties.firstIndex { $0.id == field.id } ?? properties.count + field.position
         var copy = self
-        copy.plan.add(condition, declaredAt: declared)
+        copy.plan.add(condition, declaredAt: { _ in declared })
         return copy
     }
 
@@ -286,7 +324,7 @@ public struct ObjectCollection {
         let lower = try bound(lower)
         let upper = try bound(upper)
         guard let field = (lower ?? upper)?.0 else { preconditionFailure("A range without bounds") }
-        return adding(QueryRange(position: field.position, lower: lower?.1, upper: upper?.1), field)
+        return adding(.range(QueryRange(position: field.position, lower: lower?.1, upper: upper?.1)), field)
     }
 
     /// The field named `property`, and `value` in its type.

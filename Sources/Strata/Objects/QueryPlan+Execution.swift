@@ -170,26 +170,30 @@ extension QueryPlan {
         // Counting stops once it has passed the offset and reached the limit.
         let enough = limit > Int.max - offset ? Int.max : limit + offset
         var n = 0
-        if case .index(let index, let keys, _) = walk.access, conditions.count == 1, schemaVersions == nil {
+        if case .index(let index, let intervals, _) = walk.access, conditions.count == 1, !walk.rechecksDriver,
+            schemaVersions == nil
+        {
             // The one condition is the index's: a key that tells counts its
             // entries without reading a record.
             let condition = conditions[0]
             try context.lmdb.withCursor(index) { cursor in
-                var entry = try start(cursor, keys, ascending: true, duplicates: true)
-                while let (indexKey, objectKey) = entry, n < enough {
-                    switch keys.place(of: indexKey) {
-                    case .below:
-                        entry = try cursor.nextKey()
-                    case .above:
-                        return
-                    case .inside(recheck: false):
-                        n += try cursor.duplicateCount()
-                        entry = try cursor.nextKey()
-                    case .inside(recheck: true):
-                        let record = try self.record(objectKey, from: index, context)
-                        let view = try table.validatedView(key: objectKey, record: record)
-                        if condition.contains(value(at: condition.position, in: view)) { n += 1 }
-                        entry = try cursor.next()
+                for keys in intervals {
+                    var entry = try start(cursor, keys, ascending: true, duplicates: true)
+                    scan: while let (indexKey, objectKey) = entry, n < enough {
+                        switch keys.place(of: indexKey) {
+                        case .below:
+                            entry = try cursor.nextKey()
+                        case .above:
+                            break scan
+                        case .inside(recheck: false):
+                            n += try cursor.duplicateCount()
+                            entry = try cursor.nextKey()
+                        case .inside(recheck: true):
+                            let record = try self.record(objectKey, from: index, context)
+                            let view = try table.validatedView(key: objectKey, record: record)
+                            if passes(condition, view) { n += 1 }
+                            entry = try cursor.next()
+                        }
                     }
                 }
             }
@@ -231,7 +235,7 @@ extension QueryPlan {
         _ visit: (UnsafeRawBufferPointer, RecordView, UnsafeRawBufferPointer?) throws -> Bool
     ) throws {
         let table = self.table
-        let driver = walk.driver
+        let driver = walk.rechecksDriver ? nil : walk.driver
         func admit(
             _ key: UnsafeRawBufferPointer, _ record: UnsafeRawBufferPointer, recheck: Bool,
             indexKey: UnsafeRawBufferPointer? = nil
@@ -239,14 +243,14 @@ extension QueryPlan {
             let view = try table.validatedView(key: key, record: record)
             if let schemaVersions, !schemaVersions(view.effectiveSchemaVersion) { return true }
             for (offset, condition) in conditions.enumerated() where offset != driver || recheck {
-                guard condition.contains(value(at: condition.position, in: view)) else { return true }
+                guard passes(condition, view) else { return true }
             }
             return try visit(key, view, indexKey)
         }
         switch walk.access {
         case .scan:
             try context.lmdb.withCursor(table.records) { cursor in
-                try self.walk(cursor, QueryRange.Keys(), context, ascending: true, duplicates: false) {
+                try self.walk(cursor, [QueryRange.Keys()], context, ascending: true, duplicates: false) {
                     key, record, _ in
                     try admit(key, record, recheck: false)
                 }
@@ -292,39 +296,41 @@ extension QueryPlan {
         return record
     }
 
-    /// Walks the entries of `cursor` whose keys lie within `keys`, forward
-    /// or backward, until `visit` returns false. `visit` gets the key, the
+    /// Walks the entries of `cursor` whose keys lie within `intervals` (in
+    /// key order, apart), forward or backward, until `visit` returns false. `visit` gets the key, the
     /// value, and whether the key leaves the range open (a cut key). In a
     /// write transaction it keeps the guards of the type's documentation.
     private func walk(
-        _ cursor: LMDBCursor, _ keys: QueryRange.Keys, _ context: ObjectContext, ascending: Bool, duplicates: Bool,
-        _ visit: (UnsafeRawBufferPointer, UnsafeRawBufferPointer, Bool) throws -> Bool
+        _ cursor: LMDBCursor, _ intervals: [QueryRange.Keys], _ context: ObjectContext, ascending: Bool,
+        duplicates: Bool, _ visit: (UnsafeRawBufferPointer, UnsafeRawBufferPointer, Bool) throws -> Bool
     ) throws {
         var end: (key: [UInt8], value: [UInt8])?
         if context.copiesObjects, let edge = try ascending ? cursor.last() : cursor.first() {
             end = (Array(edge.key), duplicates ? Array(edge.value) : [])
         }
-        var entry = try start(cursor, keys, ascending: ascending, duplicates: duplicates)
-        while let (key, value) = entry {
-            if let end {
-                var order = KeyCodec.compare(key, end.key)
-                if order == 0 && duplicates { order = KeyCodec.compare(value, end.value) }
-                if ascending ? order > 0 : order < 0 { return }
+        for keys in ascending ? intervals : intervals.reversed() {
+            var entry = try start(cursor, keys, ascending: ascending, duplicates: duplicates)
+            interval: while let (key, value) = entry {
+                if let end {
+                    var order = KeyCodec.compare(key, end.key)
+                    if order == 0 && duplicates { order = KeyCodec.compare(value, end.value) }
+                    if ascending ? order > 0 : order < 0 { return }
+                }
+                switch keys.place(of: key) {
+                case .below:
+                    if !ascending { break interval }
+                case .above:
+                    if ascending { break interval }
+                case .inside(let recheck) where context.copiesObjects:
+                    let place = (Array(key), duplicates ? Array(value) : [])
+                    guard try visit(key, value, recheck) else { return }
+                    entry = try resume(cursor, after: place, ascending: ascending, duplicates: duplicates)
+                    continue
+                case .inside(let recheck):
+                    guard try visit(key, value, recheck) else { return }
+                }
+                entry = try ascending ? cursor.next() : cursor.previous()
             }
-            switch keys.place(of: key) {
-            case .below:
-                if !ascending { return }
-            case .above:
-                if ascending { return }
-            case .inside(let recheck) where context.copiesObjects:
-                let place = (Array(key), duplicates ? Array(value) : [])
-                guard try visit(key, value, recheck) else { return }
-                entry = try resume(cursor, after: place, ascending: ascending, duplicates: duplicates)
-                continue
-            case .inside(let recheck):
-                guard try visit(key, value, recheck) else { return }
-            }
-            entry = try ascending ? cursor.next() : cursor.previous()
         }
     }
 

@@ -12,8 +12,8 @@
 /// value sits in its results.
 struct QueryPlan {
     let table: ObjectTable
-    /// The conditions, by table field position, in the order asked.
-    private(set) var conditions: [QueryRange] = []
+    /// The conditions, all of which an object passes, in the order asked.
+    private(set) var conditions: [QueryCondition] = []
     /// Per condition, where its property is declared: between two
     /// conditions that could choose the walk equally well, the one
     /// declared first does.
@@ -48,12 +48,21 @@ struct QueryPlan {
             && !matchesNothing
     }
 
-    /// Adds a condition on the table field at `condition.position`, whose
-    /// property is declared at `declared` among the properties of the
-    /// front end's schema (the model's, or the file's for the dynamic API).
-    mutating func add(_ condition: QueryRange, declaredAt declared: Int) {
-        conditions.append(condition)
-        declaredPositions.append(declared)
+    /// Adds a condition; when it tests one property, `declared` is where
+    /// that property is declared among the properties of the front end's
+    /// schema (the model's, or the file's for the dynamic API). An AND is
+    /// added as its parts, each of which may choose the walk; a constant
+    /// is kept as ``matchesNothing``.
+    mutating func add(_ condition: QueryCondition, declaredAt declared: (Int) -> Int) {
+        switch condition.simplified {
+        case .constant(let holds):
+            addConstantCondition(holds: holds)
+        case .all(let parts):
+            for part in parts { add(part, declaredAt: declared) }
+        case let part:
+            conditions.append(part)
+            declaredPositions.append(part.position.map(declared) ?? .max)
+        }
     }
 
     /// Adds a condition on a property that the table lacks, where every
@@ -147,10 +156,15 @@ struct QueryPlan {
     /// Whether the object of `record` passes every condition.
     func matches(_ record: RecordView) -> Bool {
         guard !matchesNothing, schemaVersions?(record.effectiveSchemaVersion) ?? true else { return false }
-        for condition in conditions where !condition.contains(value(at: condition.position, in: record)) {
-            return false
-        }
+        for condition in conditions where !passes(condition, record) { return false }
         return true
+    }
+
+    /// Whether the object of `record` passes `condition`.
+    @inline(__always)
+    func passes(_ condition: QueryCondition, _ record: RecordView) -> Bool {
+        if case .range(let range) = condition { return range.contains(value(at: range.position, in: record)) }
+        return condition.holds { value(at: $0, in: record) }
     }
 
     /// The value that orders `record` by `order`: the property's, or null
@@ -169,10 +183,12 @@ struct QueryPlan {
     enum Access {
         /// Every record, in key order.
         case scan
-        /// The records within keys, in key order or its reverse.
-        case records(QueryRange.Keys, ascending: Bool)
-        /// The entries of an index within keys, in index order or its reverse.
-        case index(DatabaseHandle, QueryRange.Keys, ascending: Bool)
+        /// The records within intervals of keys (in key order, apart), in
+        /// key order or its reverse.
+        case records([QueryRange.Keys], ascending: Bool)
+        /// The entries of an index within intervals of keys (in key order,
+        /// apart), in index order or its reverse.
+        case index(DatabaseHandle, [QueryRange.Keys], ascending: Bool)
         /// The objects a backlinks database lists for one target, in key
         /// order.
         case backlinks(DatabaseHandle, target: [UInt8], property: String)
@@ -184,6 +200,9 @@ struct QueryPlan {
     struct Walk {
         var access: Access
         var driver: Int?
+        /// Whether the driver's keys hold values outside it (a prefix, or
+        /// intervals merged), so that it is checked on each record too.
+        var rechecksDriver = false
         var sortInMemory: QueryOrder?
     }
 
@@ -213,49 +232,53 @@ struct QueryPlan {
             return walk
         }
         if sorting, let order {
-            let oneObject = conditions.contains { $0.isEquality && table.fields[$0.position].isPrimaryKey }
+            let oneObject = conditions.contains { seek($0).map { $0.isEquality && $0.primaryKeys != nil } ?? false }
             if !oneObject {
                 guard let position = order.position else {
                     // Primary-key order. A bound that cannot be a key leaves
                     // the walk unbounded and the condition checked on each
                     // record.
-                    let driver = conditions.firstIndex { table.fields[$0.position].isPrimaryKey }
-                    let keys = driver.flatMap { conditions[$0].primaryKeys(type: table.primaryKey?.type ?? .int) }
+                    let found = conditions.indices.lazy.compactMap { offset in
+                        self.seek(self.conditions[offset]).map { (offset, $0) }
+                    }.first { $0.1.primaryKeys != nil }
                     return Walk(
-                        access: .records(keys ?? QueryRange.Keys(), ascending: order.ascending),
-                        driver: keys == nil ? nil : driver)
+                        access: .records(found?.1.primaryKeys ?? [QueryRange.Keys()], ascending: order.ascending),
+                        driver: found?.0, rechecksDriver: found?.1.rechecks ?? false)
                 }
                 if let index = table.fields[position].index {
-                    let driver = conditions.firstIndex { $0.position == position }
-                    let keys = driver.map { conditions[$0].indexKeys } ?? QueryRange.Keys()
-                    return Walk(access: .index(index, keys, ascending: order.ascending), driver: driver)
+                    let found = conditions.indices.lazy.compactMap { offset in
+                        self.seek(self.conditions[offset]).map { (offset, $0) }
+                    }.first { $0.1.position == position }
+                    return Walk(
+                        access: .index(index, found?.1.indexKeys ?? [QueryRange.Keys()], ascending: order.ascending),
+                        driver: found?.0, rechecksDriver: found?.1.rechecks ?? false)
                 }
             }
             var walk = try self.walk(sorting: false)
             walk.sortInMemory = order
             return walk
         }
-        var best: (rank: (Int, Int), offset: Int, access: Access)?
+        var best: (rank: (Int, Int), offset: Int, access: Access, rechecks: Bool)?
         for (offset, condition) in conditions.enumerated() {
-            let field = table.fields[condition.position]
+            guard let seek = seek(condition) else { continue }
             let rank: Int
             let access: Access
-            if field.isPrimaryKey, let keys = condition.primaryKeys(type: field.type) {
-                rank = condition.isEquality ? 0 : 2
+            if let keys = seek.primaryKeys {
+                rank = seek.isEquality ? 0 : 2
                 access = .records(keys, ascending: true)
-            } else if let index = field.index {
-                rank = condition.isEquality ? 1 : 3
-                access = .index(index, condition.indexKeys, ascending: true)
+            } else if let index = table.fields[seek.position].index {
+                rank = seek.isEquality ? 1 : 3
+                access = .index(index, seek.indexKeys, ascending: true)
             } else {
                 continue
             }
             let declared = declaredPositions[offset]
             if best.map({ (rank, declared) < $0.rank }) ?? true {
-                best = ((rank, declared), offset, access)
+                best = ((rank, declared), offset, access, seek.rechecks)
             }
         }
         guard let best else { return Walk(access: .scan, driver: nil) }
-        return Walk(access: best.access, driver: best.offset)
+        return Walk(access: best.access, driver: best.offset, rechecksDriver: best.rechecks)
     }
 
     /// The order the values come in: the plan's order; without one, the

@@ -1,8 +1,8 @@
 /// The values a query's `where` accepts for one property: an
 /// interval in index order (``KeyCodec/compareInIndexOrder(_:_:)``). An
 /// equality is an interval whose bounds are one value.
-struct QueryRange {
-    struct Bound {
+struct QueryRange: Equatable {
+    struct Bound: Equatable {
         let value: Value
         let inclusive: Bool
     }
@@ -96,7 +96,7 @@ struct QueryRange {
     }
 
     /// An interval of LMDB keys, with what a cut index key leaves open.
-    struct Keys {
+    struct Keys: Equatable {
         var lower: [UInt8]?
         var lowerInclusive = true
         /// Whether `lower` is a cut index key: keys equal to it may hold

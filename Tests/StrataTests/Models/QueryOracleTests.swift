@@ -101,6 +101,9 @@ struct OracleCondition {
     let description: String
     let column: Int
     let isEquality: Bool
+    /// Whether it can choose the walk (on an indexed column): an
+    /// equality, a range, a set of values or a prefix.
+    var drives = true
     let test: (OracleItem) -> Bool
 }
 
@@ -127,6 +130,8 @@ struct OracleColumn {
     /// A random `where` on the property, as column `index`.
     var question: (_ index: Int, inout SplitMix64) -> OracleQuestion
     let sorted: (ModelQuery<OracleItem>, _ ascending: Bool) -> ModelQuery<OracleItem>
+    /// A random `#Predicate` test of the property alone, as column `index`.
+    var leaf: (_ index: Int, inout SplitMix64) -> OraclePart
 
     /// The dynamic collection sorted by the property.
     func sorted(_ collection: ObjectCollection, ascending: Bool) throws -> ObjectCollection {
@@ -136,9 +141,9 @@ struct OracleColumn {
     /// A property asked only for equality (a type that is not
     /// `Comparable`, or an optional): `stored` are the values items hold,
     /// `absent` more values to ask about.
-    static func equatable<V: PropertyValue>(
-        _ name: String, _ keyPath: WritableKeyPath<OracleItem, V>, indexed: Bool = false, primaryKey: Bool = false,
-        stored: [V], absent: [V] = [], order: @escaping (V, V) -> Int
+    static func equatable<V: PropertyValue & Equatable & Codable & Sendable>(
+        _ name: String, _ keyPath: WritableKeyPath<OracleItem, V> & Sendable, indexed: Bool = false,
+        primaryKey: Bool = false, stored: [V], absent: [V] = [], order: @escaping (V, V) -> Int
     ) -> OracleColumn {
         let asked = stored + absent
         return OracleColumn(
@@ -149,26 +154,50 @@ struct OracleColumn {
             compare: { order($0[keyPath: keyPath], $1[keyPath: keyPath]) },
             question: { (index: Int, random: inout SplitMix64) in
                 let value = asked.randomElement(using: &random)!
-                let condition = OracleCondition(description: "\(name) == \(value)", column: index, isEquality: true) {
-                    order($0[keyPath: keyPath], value) == 0
+                switch Int.random(in: 0 ..< 6, using: &random) {
+                case 4:
+                    let condition = OracleCondition(
+                        description: "\(name) != \(value)", column: index, isEquality: false, drives: false
+                    ) { order($0[keyPath: keyPath], value) != 0 }
+                    return OracleQuestion(
+                        condition: condition, typed: { $0.where(keyPath, notEquals: value) },
+                        dynamic: { try $0.where(name, notEquals: value.propertyValue) })
+                case 5:
+                    let values = (0 ..< Int.random(in: 0 ... 3, using: &random)).map { _ in
+                        asked.randomElement(using: &random)!
+                    }
+                    let condition = OracleCondition(
+                        description: "\(name) in \(values)", column: index, isEquality: values.count == 1
+                    ) { item in values.contains { order(item[keyPath: keyPath], $0) == 0 } }
+                    return OracleQuestion(
+                        condition: condition, typed: { $0.where(keyPath, in: values) },
+                        dynamic: { try $0.where(name, in: values.map(\.propertyValue)) })
+                default:
+                    let condition = OracleCondition(description: "\(name) == \(value)", column: index, isEquality: true)
+                    {
+                        order($0[keyPath: keyPath], value) == 0
+                    }
+                    return OracleQuestion(
+                        condition: condition, typed: { $0.where(keyPath, equals: value) },
+                        dynamic: { try $0.where(name, equals: value.propertyValue) })
                 }
-                return OracleQuestion(
-                    condition: condition, typed: { $0.where(keyPath, equals: value) },
-                    dynamic: { try $0.where(name, equals: value.propertyValue) })
             },
-            sorted: { $0.sorted(by: keyPath, ascending: $1) })
+            sorted: { $0.sorted(by: keyPath, ascending: $1) },
+            leaf: OraclePart.leaves(name, keyPath, asked: asked, order: order))
     }
 
     /// A property asked for equality and every kind of range.
-    static func comparable<V: PropertyValue & Comparable>(
-        _ name: String, _ keyPath: WritableKeyPath<OracleItem, V>, indexed: Bool = false, primaryKey: Bool = false,
-        stored: [V], absent: [V] = [], order: @escaping (V, V) -> Int
+    static func comparable<V: PropertyValue & Comparable & Codable & Sendable>(
+        _ name: String, _ keyPath: WritableKeyPath<OracleItem, V> & Sendable, indexed: Bool = false,
+        primaryKey: Bool = false, stored: [V], absent: [V] = [], order: @escaping (V, V) -> Int
     ) -> OracleColumn {
         var column = equatable(
             name, keyPath, indexed: indexed, primaryKey: primaryKey, stored: stored, absent: absent, order: order)
         let equality = column.question
         // A Swift range cannot have a NaN bound.
         let bounds = (stored + absent).filter { $0 == $0 }
+        column.leaf = OraclePart.comparisons(
+            name, keyPath, asked: stored + absent, bounds: bounds, order: order, others: column.leaf)
         column.question = { (index: Int, random: inout SplitMix64) in
             let kind = Int.random(in: 0 ..< 6, using: &random)
             guard kind > 0 else { return equality(index, &random) }
@@ -223,6 +252,11 @@ struct QueryOracle {
         let ints = [Int.min, -7, -1, 0, 1, 2, 7, Int.max]
         let doubles: [Double] = [-.infinity, -1.5, -0.0, 0.0, 0.25, 1.5, .infinity, .nan, -.nan]
         let strings = ["", "a", "ab", "b", "Z", "é", "e\u{301}", "日本", long, long + "a", long + "b"]
+        // Around the 510 bytes an index key keeps, and within characters.
+        let prefixes = [
+            "", "a", "ab", "e", "é", "\u{301}", "日", "Z", String(long.prefix(509)), String(long.prefix(510)), long,
+            long + "a",
+        ]
         let datas = [Data(), Data([0]), Data([0, 0]), Data([1]), Data([0xff]), Data(repeating: 7, count: 600)]
         let dates = [-1e9, -1.5, -0.0, 0, 0.5, 1e9].map(Date.init(timeIntervalSinceReferenceDate:))
         let uuids = [
@@ -260,16 +294,20 @@ struct QueryOracle {
             .comparable("real", \.real, stored: doubles, absent: [0.1, -2], order: O.double),
             .equatable(
                 "optionalReal", \.optionalReal, stored: optional(doubles), absent: [0.1], order: O.optional(O.double)),
-            .comparable("text", \.text, stored: strings, absent: ["aa", "c", long + "c"], order: O.string),
+            .comparable("text", \.text, stored: strings, absent: ["aa", "c", long + "c"], order: O.string)
+                .withPrefixes(\.text, prefixes),
             .comparable(
                 "indexedText", \.indexedText, indexed: true, stored: strings, absent: ["aa", "c", long + "c"],
-                order: O.string),
+                order: O.string
+            ).withPrefixes(\.indexedText, prefixes),
             .equatable(
                 "optionalText", \.optionalText, stored: optional(strings), absent: ["aa", long + "c"],
-                order: O.optional(O.string)),
+                order: O.optional(O.string)
+            ).withPrefixes(\.optionalText, prefixes),
             .equatable(
                 "indexedOptionalText", \.indexedOptionalText, indexed: true, stored: optional(strings),
-                absent: ["aa", long + "c"], order: O.optional(O.string)),
+                absent: ["aa", long + "c"], order: O.optional(O.string)
+            ).withPrefixes(\.indexedOptionalText, prefixes),
             .equatable("bytes", \.bytes, stored: datas, absent: [Data([2])], order: O.data),
             .equatable(
                 "optionalBytes", \.optionalBytes, stored: optional(datas), absent: [Data([2])],
@@ -328,7 +366,7 @@ struct QueryOracle {
     /// key, else on an index (the property declared first in the model):
     /// only that last case orders by value.
     func unsortedOrder(_ conditions: [OracleCondition]) -> Int? {
-        let chosen = conditions.filter { columns[$0.column].isIndexed }
+        let chosen = conditions.filter { $0.drives && columns[$0.column].isIndexed }
         if chosen.contains(where: \.isEquality) || chosen.contains(where: { columns[$0.column].isPrimaryKey }) {
             return nil
         }
@@ -347,13 +385,17 @@ struct QueryOracle {
         for trial in 0 ..< trials {
             try between(&random)
             let context = "STRATA_QUERY_SEED=\(seed), \(phase) trial \(trial)"
-            guard try askBoth(tx, items(), &random, context) else { return false }
+            // One question in three is a #Predicate.
+            let asked =
+                Int.random(in: 0 ..< 3, using: &random) == 0
+                ? try askPredicate(tx, items(), &random, context) : try askBoth(tx, items(), &random, context)
+            guard asked else { return false }
         }
         return true
     }
 
     /// Records an issue when `answer` is not `expected`.
-    private func check<T: Equatable>(
+    func check<T: Equatable>(
         _ answer: T, _ expected: T, _ what: String, _ question: String, _ correct: inout Bool
     ) {
         guard answer != expected else { return }
@@ -384,11 +426,22 @@ struct QueryOracle {
             expected = expected.filter { $0.id % 3 != 0 }
             described.append("filter id % 3 != 0")
         }
+        return try orderCutAndCheck(query, collection, expected, conditions, described, &random, context)
+    }
+
+    /// Maybe sorts and limits a question (typed, and dynamic when there is
+    /// a collection) whose `where`s are `conditions` and whose matching
+    /// items are `expected`, then checks the answers.
+    func orderCutAndCheck(
+        _ query: ModelQuery<OracleItem>, _ collection: ObjectCollection?, _ expected: [OracleItem],
+        _ conditions: [OracleCondition], _ described: [String], _ random: inout SplitMix64, _ context: String
+    ) throws -> Bool {
+        var (query, collection, expected, described) = (query, collection, expected, described)
         if Bool.random(using: &random) {
             let column = Int.random(in: columns.indices, using: &random)
             let ascending = Bool.random(using: &random)
             query = columns[column].sorted(query, ascending)
-            collection = try columns[column].sorted(collection, ascending: ascending)
+            collection = try collection.map { try columns[column].sorted($0, ascending: ascending) }
             expected.sort { precedes($0, $1, by: column) }
             if !ascending { expected.reverse() }
             described.append("sorted by \(columns[column].name)\(ascending ? "" : " descending")")
@@ -398,11 +451,19 @@ struct QueryOracle {
         if Int.random(in: 0 ..< 3, using: &random) == 0 {
             let limit = Int.random(in: 0 ... 12, using: &random)
             query = query.limit(limit)
-            collection = collection.limit(limit)
+            collection = collection?.limit(limit)
             expected = Array(expected.prefix(limit))
             described.append("limit \(limit)")
         }
         let question = "\(context): \(described.joined(separator: ", "))".replacing(Self.long, with: "n×515")
+        return try checkAnswers(query, collection, expected, question)
+    }
+
+    /// Compares the answers of a typed query and, when there is one, a
+    /// dynamic collection with `expected`; false after a wrong one.
+    func checkAnswers(
+        _ query: ModelQuery<OracleItem>, _ collection: ObjectCollection?, _ expected: [OracleItem], _ question: String
+    ) throws -> Bool {
         var correct = true
         let values = try query.array()
         check(values.map(\.id), expected.map(\.id), "the ids of array()", question, &correct)
@@ -412,6 +473,7 @@ struct QueryOracle {
         check(try query.count, expected.count, "count", question, &correct)
         check(try query.first()?.id, expected.first?.id, "the id of first()", question, &correct)
         check(try query.isEmpty, expected.isEmpty, "isEmpty", question, &correct)
+        guard let collection else { return correct }
 
         let dynamic = "\(question) (dynamic)"
         let ids = expected.map { Value.int(Int64($0.id)) }
@@ -464,7 +526,7 @@ struct QueryOracle {
                 try tx.insert(items[id]!)
             }
             // Queries in the write transaction see its own writes.
-            correct = try oracle.ask(tx, trials: 150, &random, seed: seed, "write", items: sorted) { random in
+            correct = try oracle.ask(tx, trials: 240, &random, seed: seed, "write", items: sorted) { random in
                 for _ in 0 ..< Int.random(in: 1 ... 3, using: &random) {
                     let id = QueryOracle.ids.randomElement(using: &random)!
                     switch (Int.random(in: 0 ..< 4, using: &random), items[id]) {
@@ -490,7 +552,7 @@ struct QueryOracle {
         // The first wrong answer is enough: the later ones would repeat it.
         guard correct else { return }
         try db.read { tx in
-            _ = try oracle.ask(tx, trials: 150, &random, seed: seed, "read", items: sorted)
+            _ = try oracle.ask(tx, trials: 240, &random, seed: seed, "read", items: sorted)
         }
     }
 }
