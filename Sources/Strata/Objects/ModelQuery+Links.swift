@@ -2,7 +2,7 @@
 extension ModelQuery {
     /// The values whose link at `keyPath` links to the object of `T` with
     /// `key`: its backlinks, walked from the property's backlinks index
-    /// instead of the table (as ``ReadTransaction/objects(_:linkingTo:through:)-4v5nj``
+    /// instead of the table (as `ReadTransaction.objects(_:linkingTo:through:)`
     /// returns them). Usable wherever a query is, `observe` included:
     ///
     /// ```swift

@@ -171,7 +171,7 @@ public struct ObjectCollection {
     /// when `ascending` is false. Equal values are ordered by primary key
     /// (reversed when descending). A later `sorted` replaces an earlier
     /// one; to sort by several keys, give them together:
-    /// ``sorted(by:)-(_:[SortKey])``.
+    /// `sorted(by: [SortKey])`.
     ///
     /// On the primary key this walks the table in key order; on an indexed
     /// property it walks the index. On any other property it reads every

@@ -73,7 +73,6 @@ struct QueryEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: Se
     /// in it, its metadata was looked up for each object.
     private func values(of query: ModelQuery<M>, order: QueryOrder) throws -> [(key: ResultKey, value: ResultBox)] {
         var found: [(key: ResultKey, value: ResultBox)] = []
-        let ascending = order.ascending
         let query = try query.inObservedOrder()
         let binding = query.binding
         let predicates = query.predicates
