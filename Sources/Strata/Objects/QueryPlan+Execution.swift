@@ -262,17 +262,8 @@ extension QueryPlan {
                 }
             }
         case .backlinks(let database, let target, let property):
-            // The keys first: a body that writes links may change the
-            // entries under the walk.
-            let keys = try context.engine.linkingKeys(in: database, to: target)
-            for key in keys {
-                // Through a cursor, for LMDB's own copy of the key: a held
-                // object keeps it, and the array's bytes do not last.
-                let entry = try key.withUnsafeBytes { key in
-                    try context.lmdb.withLookupCursor(table.records) { try $0.seek(exactly: key) }
-                }
-                guard let entry else { throw table.missingLinkingObject(property) }
-                guard try admit(entry.key, entry.value, recheck: true) else { return }
+            try walkBacklinks(database, target, property, context) { key, record in
+                try admit(key, record, recheck: true)
             }
         case .index(let index, let keys, let ascending):
             try context.lmdb.withCursor(index) { cursor in
@@ -283,6 +274,26 @@ extension QueryPlan {
                         indexKey: indexKey)
                 }
             }
+        }
+    }
+
+    /// Calls `visit` with the key and record of each object the backlinks
+    /// database lists for `target`, in key order, until it returns false.
+    /// The keys are read first: a body that writes links may change the
+    /// entries under the walk.
+    private func walkBacklinks(
+        _ database: DatabaseHandle, _ target: [UInt8], _ property: String, _ context: ObjectContext,
+        _ visit: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
+        let table = self.table
+        for key in try context.engine.linkingKeys(in: database, to: target) {
+            // Through a cursor, for LMDB's own copy of the key: a held
+            // object keeps it, and the array's bytes do not last.
+            let entry = try key.withUnsafeBytes { key in
+                try context.lmdb.withLookupCursor(table.records) { try $0.seek(exactly: key) }
+            }
+            guard let entry else { throw table.missingLinkingObject(property) }
+            guard try visit(entry.key, entry.value) else { return }
         }
     }
 
