@@ -70,10 +70,12 @@ extension Link: ListElement {
 /// constants `Codable`: this is what lets a predicate compare a link,
 /// `#Predicate<Dog> { $0.owner == ann }`.
 extension Link: Codable where Target.Key: Codable {
+    /// A link to the object whose key `decoder` holds as a single value.
     public init(from decoder: any Decoder) throws {
         self.init(try decoder.singleValueContainer().decode(Target.Key.self))
     }
 
+    /// Encodes the target's key as a single value.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(key)

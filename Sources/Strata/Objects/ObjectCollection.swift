@@ -367,9 +367,12 @@ public struct ObjectCollection {
 /// One key of an ``ObjectCollection``'s order: a property's name, and
 /// whether its values go smallest first.
 public struct SortKey: Sendable, Hashable {
+    /// The stored name of the property the key orders by.
     public var property: String
+    /// Whether the key's values go smallest first.
     public var ascending: Bool
 
+    /// The key on `property`, smallest first unless `ascending` is false.
     public init(_ property: String, ascending: Bool = true) {
         self.property = property
         self.ascending = ascending

@@ -134,7 +134,11 @@ struct QueryPlan {
     /// of record key `target` (a to-one link to it, or a list holding it).
     mutating func keepLinking(to target: [UInt8], through position: Int) {
         let field = table.fields[position]
-        guard let database = field.backlinks else { return }
+        // The callers check the field is a link (`ObjectContext.backlinks`):
+        // without its table, the plan would answer every object.
+        guard let database = field.backlinks else {
+            preconditionFailure("'\(table.name).\(field.name)' has no backlinks table")
+        }
         backlinks = (database, target, field.name)
     }
 
