@@ -4,7 +4,7 @@
 #   scripts/check-layers.sh [ROOT]      ROOT defaults to the repository root
 #
 # The folders of Sources/Strata are layers, lowest first:
-#   Storage → Encoding → Schema → Objects → Migration → Database → Observation
+#   Storage → Encoding → Schema → Objects → Migration → Database → Observation → Sync
 # No file of a layer may name a type declared in a higher one. The files
 # at the top of Sources/Strata (StrataError.swift) are shared by every
 # layer: they are neither checked nor a source of names. Only
@@ -43,7 +43,7 @@ if [[ ! -d "$src" ]]; then
     exit 2
 fi
 
-layers=(Storage Encoding Schema Objects Migration Database Observation)
+layers=(Storage Encoding Schema Objects Migration Database Observation Sync)
 
 # Every Swift file of a layer, as "LAYER_INDEX<TAB>PATH", lowest layer first.
 files=$(

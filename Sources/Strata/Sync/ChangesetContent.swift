@@ -1,0 +1,87 @@
+import Foundation
+
+/// What a changeset says, decoded: the state of the objects a site
+/// changed, each field with the stamp of its last write, named by type
+/// name, property path and type descriptor, never by a file's numeric ids.
+///
+/// ``ChangesetCodec`` writes it as the bytes of a ``Changeset`` and reads
+/// it back, refusing damage.
+struct ChangesetContent: Equatable, Sendable {
+    /// The dataset the changes belong to: files of one dataset exchange
+    /// changes, files of two never do.
+    var dataset: SiteID
+    /// The site that sent the changeset.
+    var sender: SiteID
+    /// The schema version of the sender's app.
+    var writerSchemaVersion: UInt64
+    /// The sender's clock when it made the changeset: a receiver refuses
+    /// one too far ahead of its own.
+    var senderTime: HybridTime
+    /// The sender's change sequence numbers the changeset covers, after
+    /// `fromSeq` up to `toSeq` included.
+    var fromSeq: UInt64
+    var toSeq: UInt64
+    /// Whether the sender has more changes after `toSeq` (a page).
+    var hasMore: Bool
+    /// The object types the entries name.
+    var types: [WireType]
+    /// The fields the entries name.
+    var fields: [WireField]
+    /// The sites the stamps name.
+    var origins: [SiteID]
+    /// At most one per object.
+    var entries: [ChangeEntry]
+}
+
+/// An object type as a changeset names it.
+struct WireType: Equatable, Sendable {
+    var name: String
+    /// The primary key's descriptor (``FieldDescriptor``), such as `int`:
+    /// two files whose types of one name have other key types cannot
+    /// exchange objects of it.
+    var keyDescriptor: String
+}
+
+/// A field as a changeset names it: its type (an index into
+/// ``ChangesetContent/types``), its path (a property name) and its
+/// descriptor. Two fields of one path and another descriptor are two
+/// fields.
+struct WireField: Hashable, Sendable {
+    var type: Int
+    var path: String
+    var descriptor: String
+}
+
+/// One object's state in a changeset.
+struct ChangeEntry: Equatable, Sendable {
+    /// An index into ``ChangesetContent/types``.
+    var type: Int
+    /// The primary key.
+    var key: Value
+    /// The causal length: odd while the object lives, even once deleted.
+    var causalLength: UInt64
+    /// The highest schema version of the apps that wrote the object.
+    var writerVersion: UInt64
+    /// The stamp of the object's last change; with ``causalLength``, a
+    /// tombstone's stamp.
+    var stamp: WireStamp
+    /// The fields, each at most once; none for a tombstone.
+    var fields: [FieldChange]
+}
+
+/// A stamp in a changeset: a time and an index into
+/// ``ChangesetContent/origins``.
+struct WireStamp: Equatable, Sendable {
+    var time: HybridTime
+    var origin: Int
+}
+
+/// One field's value and the stamp of its last write.
+struct FieldChange: Equatable, Sendable {
+    /// An index into ``ChangesetContent/fields``.
+    var field: Int
+    var stamp: WireStamp
+    /// The value: a scalar, a link (`.link(key)`), a list, or an embedded
+    /// object (`.object`, its fields by name).
+    var value: Value
+}
