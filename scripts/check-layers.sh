@@ -196,6 +196,6 @@ END {
 ' && status=0 || status=$?
 
 if [[ $status -eq 0 ]]; then
-    echo "layers ok: Storage → Encoding → Schema → Objects → Migration → Database → Observation"
+    echo "layers ok: Storage → Encoding → Schema → Objects → Migration → Database → Observation → Sync"
 fi
 exit "$status"
