@@ -200,6 +200,7 @@ extension StrataError {
             case schemaChanged
             case deleteDenied
             case unknownEnumValue
+            case changesetRefused
         }
 
         private let kind: Kind
@@ -274,6 +275,12 @@ extension StrataError {
         /// ``PersistableEnum/unknownCase``; the message names the type,
         /// the property, the key and the raw value.
         public static let unknownEnumValue = Code(.unknownEnumValue)
+        /// A sync changeset was refused before anything of it was applied:
+        /// it belongs to another dataset, comes from this very file (a
+        /// copy that needs a new identity), is stamped too far in the
+        /// future, or names a type whose primary key differs here; the
+        /// message says which.
+        public static let changesetRefused = Code(.changesetRefused)
 
         /// The code's name, e.g. `duplicatePrimaryKey`.
         public var description: String { kind.rawValue }

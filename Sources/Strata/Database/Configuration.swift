@@ -106,6 +106,12 @@ extension Database {
         /// reset silently. Set it with ``discardValues(of:onType:)``.
         /// Default: none.
         public private(set) var discardedValues: [String: Set<String>] = [:]
+        /// Enables sync on the file, a synced-mode file only: every write
+        /// transaction then records what it changed, for
+        /// ``Database/sync`` to exchange with other copies of the dataset.
+        /// Once enabled, a file records changes whatever later
+        /// configurations say. Default: nil. See docs/Sync.md.
+        public var sync: SyncConfiguration?
         /// Makers of the ``ChangeSubscriber``s that every write transaction
         /// of the database gets, migrations and `compact` included (a sync
         /// change log, a test's recorder).

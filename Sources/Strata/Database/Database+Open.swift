@@ -12,6 +12,8 @@ extension Database {
         var plan: MigrationPlan
         /// What a migration wrote, for ``Instrumentation``.
         var migrationTally = Instrumentation.Tally()
+        /// The sync databases of a sync-enabled file.
+        var sync: SyncHandles?
     }
 
     /// The file's catalog as last committed, with every type's table open.
@@ -40,7 +42,8 @@ extension Database {
                 environment.setupLock.lock()
                 defer { environment.setupLock.unlock() }
                 let clock = Stopwatch()
-                let prepared = try prepare(environment, configuration, includingKeptTypes: includingKeptTypes)
+                let prepared = try prepareSync(
+                    environment, configuration, try prepare(environment, configuration, includingKeptTypes: includingKeptTypes))
                 configuration.logger?.info(
                     "Opened \(configuration.path): \(prepared.plan.action.rawValue), schema version \(prepared.catalog.fileSchemaVersion), \(prepared.plan.steps.count) schema changes, \(clock.milliseconds) ms"
                 )

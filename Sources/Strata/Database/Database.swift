@@ -31,6 +31,8 @@ public final class Database: Sendable {
     let openingPlan: MigrationPlan
     /// The running observations of this database.
     let observers = ObserverRegistry()
+    /// The sync databases, when sync is enabled on the file.
+    let syncHandles: SyncHandles?
 
     /// Opens the database file, creating it when it does not exist, and
     /// migrating it when its schema version is lower than the configured one.
@@ -69,6 +71,7 @@ public final class Database: Sendable {
         self.store = prepared.store
         self.generation = prepared.generation
         self.openingPlan = prepared.plan
+        self.syncHandles = prepared.sync
         Instrumentation.opened(path, migration: prepared.migrationTally)
     }
 
@@ -214,11 +217,11 @@ public final class Database: Sendable {
         }
         let (result, tally) = try environment.withWriteTransaction { lmdb in
             try checkGeneration(lmdb)
-            let transaction = WriteTransaction(
-                context: makeContext(lmdb, subscribers: configuration.changeSubscribers.map { $0() }))
+            let transaction = WriteTransaction(context: makeContext(lmdb, subscribers: writeSubscribers(lmdb)))
             defer { transaction.context.end() }
             let result = try body(transaction)
             let engine = transaction.context.engine
+            for subscriber in engine.subscribers { try subscriber.transactionWillCommit(engine) }
             try engine.flush()
             if let changes = engine.feedRecorder?.changes {
                 lmdb.committedChanges = changes
@@ -251,6 +254,19 @@ public final class Database: Sendable {
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async { continuation.resume(with: Result { try work() }) }
         }
+    }
+
+    /// The subscribers of a write transaction: the configuration's, and
+    /// sync capture on a sync-enabled file.
+    private func writeSubscribers(_ lmdb: LMDBTransaction) -> [any ChangeSubscriber] {
+        var subscribers = configuration.changeSubscribers.map { $0() }
+        if let syncHandles {
+            subscribers.append(
+                SyncRecorder(
+                    log: SyncLog(
+                        lmdb: lmdb, meta: store.meta, handles: syncHandles, writerVersion: configuration.schemaVersion, path: path)))
+        }
+        return subscribers
     }
 
     private func makeContext(_ lmdb: LMDBTransaction, subscribers: [any ChangeSubscriber] = []) -> ObjectContext {

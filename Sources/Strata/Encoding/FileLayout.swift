@@ -11,10 +11,22 @@
 /// | `__strata.t<type>` | — | record key → record |
 /// | `__strata.t<type>.i<property>` | `MDB_DUPSORT` | index key → record key, one pair per object |
 /// | `__strata.t<type>.l<property>` | `MDB_DUPSORT` | target's record key → linking object's record key, one pair per link |
+/// | `__strata.t<type>.c` | — | record key → clock row (sync-enabled files) |
+/// | `__strata.sync.log` | — | seq ‖ type ‖ record key → empty: each object's last change |
+/// | `__strata.sync.origins` | — | origin index → site id, and site id → origin index |
+/// | `__strata.sync.peers` | — | peer site id → what was exchanged with it |
+/// | `__strata.sync.shadow` | — | type ‖ field ‖ holder key → a link register naming an absent target |
+/// | `__strata.sync.dangling` | `MDB_DUPSORT` | absent target's type ‖ key → type ‖ field ‖ holder key |
 enum FileLayout {
     /// The newest file format this version of Strata reads and writes,
     /// recorded in the catalog.
-    static let formatVersion: UInt32 = 1
+    static let formatVersion: UInt32 = 2
+    /// The format of a file without sync: version 1, which earlier
+    /// versions of Strata read too.
+    static let plainFormatVersion: UInt32 = 1
+    /// The format of a file with sync enabled: version 2, since a version
+    /// of Strata that does not capture changes must not write it.
+    static let syncFormatVersion: UInt32 = 2
 
     private static let prefix = "__strata."
 
@@ -42,11 +54,34 @@ enum FileLayout {
         NamedDatabase(name: "\(prefix)t\(type.rawValue).l\(property.rawValue)", duplicateKeys: true)
     }
 
+    /// The clock rows of one object type's objects (sync-enabled files):
+    /// causal length, change sequence number and the stamp of each field.
+    static func clocks(_ type: TypeID) -> NamedDatabase {
+        NamedDatabase(name: "\(prefix)t\(type.rawValue).c", duplicateKeys: false)
+    }
+
+    /// The change log of a sync-enabled file: one entry per object, under
+    /// the sequence number of its last change, so that "what changed since
+    /// N" is one cursor walk and the log never outgrows the objects.
+    static let syncLog = NamedDatabase(name: prefix + "sync.log", duplicateKeys: false)
+    /// The sites a sync-enabled file has stamps of, by a small index.
+    static let syncOrigins = NamedDatabase(name: prefix + "sync.origins", duplicateKeys: false)
+    /// What a sync-enabled file exchanged with each peer.
+    static let syncPeers = NamedDatabase(name: prefix + "sync.peers", duplicateKeys: false)
+    /// The link registers whose record holds less than they name, because
+    /// a target is absent: `type ‖ field ‖ holder key` → the register's value.
+    static let syncShadow = NamedDatabase(name: prefix + "sync.shadow", duplicateKeys: false)
+    /// For each absent target (`type ‖ key`), the registers that name it
+    /// (`type ‖ field ‖ holder key`), so that they are restored when it
+    /// appears.
+    static let syncDangling = NamedDatabase(name: prefix + "sync.dangling", duplicateKeys: true)
+
     /// The database a name denotes, with the flags the layout declares for
     /// it, or nil for a name this layout does not use (catalog lists of
     /// emptied databases are read through this, not guessed from the name).
     static func database(named name: String) -> NamedDatabase? {
         if name == meta.name { return meta }
+        for database in [syncLog, syncOrigins, syncPeers, syncShadow, syncDangling] where name == database.name { return database }
         guard name.hasPrefix(prefix + "t") else { return nil }
         let parts = name.dropFirst(prefix.count + 1).split(separator: ".", omittingEmptySubsequences: false)
         guard let type = parts.first.flatMap({ UInt32($0) }) else { return nil }
@@ -59,6 +94,8 @@ enum FileLayout {
         case 2 where parts[1].hasPrefix("l"):
             guard let property = UInt32(parts[1].dropFirst()) else { return nil }
             return backlinks(TypeID(type), PropertyID(property))
+        case 2 where parts[1] == "c":
+            return clocks(TypeID(type))
         default:
             return nil
         }
@@ -80,6 +117,11 @@ enum FileLayout {
         /// The last automatic id given to an object of a type without a
         /// primary key.
         static func sequence(_ type: TypeID) -> [UInt8] { Array("seq.t\(type.rawValue)".utf8) }
+
+        /// Sync: the last hybrid logical clock time issued or seen.
+        static let syncTime = Array("sync.hlc".utf8)
+        /// Sync: the last change sequence number given to a transaction.
+        static let syncSeq = Array("sync.seq".utf8)
     }
 
     // MARK: Keys and values

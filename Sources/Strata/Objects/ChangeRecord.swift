@@ -82,6 +82,15 @@ protocol ChangeSubscriber: AnyObject {
     /// writes the type's objects again under new keys. The records are
     /// still there to be read in `engine`'s transaction.
     func tableWillEmpty(_ table: ObjectTable, in engine: TableEngine) throws
+
+    /// The transaction's last writes are done and it is about to commit:
+    /// a subscriber may write through `engine` now (never from
+    /// ``objectChanged(_:)``, which runs in the middle of a write).
+    func transactionWillCommit(_ engine: TableEngine) throws
+}
+
+extension ChangeSubscriber {
+    func transactionWillCommit(_ engine: TableEngine) throws {}
 }
 
 /// The subscriber behind observation: notes the key of every object a

@@ -28,9 +28,11 @@ extension ObjectContext {
             return try insert(object)
         }
         let encoder = engine.encoder
-        if !binding.fallbackPositions.isEmpty {
+        // A sync-enabled file may store fields learned from peers, which
+        // only the general encoder carries over from the stored record.
+        if !binding.fallbackPositions.isEmpty || binding.table.preservesUnknownFields {
             binding.encode(object)
-            try keepUnknownValues(binding)
+            if !binding.fallbackPositions.isEmpty { try keepUnknownValues(binding) }
             try engine.replace(binding.table, requireExisting: requireExisting) { binding.given($0) }
         } else if try binding.encodeRecord(object, into: encoder, schemaVersion: engine.writingSchemaVersion) {
             try engine.replace(binding.table, requireExisting: requireExisting, record: .encoded) { binding.given($0) }

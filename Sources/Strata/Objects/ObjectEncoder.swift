@@ -117,10 +117,15 @@ final class ObjectEncoder {
         var keyEncoded = false
         record.removeAll()
         let hidden = table.keptFields
+        // A sync-enabled file may hold fields its catalog learned after
+        // this table was opened: every stored field of an id the table
+        // does not know is carried over (the slower walk, only there).
+        let unknown = table.preservesUnknownFields ? base.map { ObjectEncoder.unknownFields(table, in: $0) } ?? [] : []
         RecordCodec.beginRecord(
             record, schemaVersion: schemaVersion,
-            fieldCount: table.fields.count + ObjectEncoder.keptCount(table, preserving: base))
+            fieldCount: table.fields.count + ObjectEncoder.keptCount(table, preserving: base) + unknown.count)
         var next = 0
+        var nextUnknown = 0
         // By position, reading the table's compact per-field facts: the
         // full field description is copied only for a value to check or a
         // composite value to encode.
@@ -129,6 +134,10 @@ final class ObjectEncoder {
             while next < hidden.count && hidden[next].id < info.id {
                 appendKept(hidden[next], preserving: base)
                 next += 1
+            }
+            while nextUnknown < unknown.count && unknown[nextUnknown].id < info.id {
+                record.append(contentsOf: unknown[nextUnknown].bytes)
+                nextUnknown += 1
             }
             let given: Value?
             switch try source(position) {
@@ -172,9 +181,15 @@ final class ObjectEncoder {
                 keyEncoded = true
             }
         }
-        while next < hidden.count {
-            appendKept(hidden[next], preserving: base)
-            next += 1
+        // Kept and unknown fields after the last declared one, in id order.
+        while next < hidden.count || nextUnknown < unknown.count {
+            if nextUnknown >= unknown.count || (next < hidden.count && hidden[next].id < unknown[nextUnknown].id) {
+                appendKept(hidden[next], preserving: base)
+                next += 1
+            } else {
+                record.append(contentsOf: unknown[nextUnknown].bytes)
+                nextUnknown += 1
+            }
         }
         if table.primaryKey == nil, case .new(let nextID) = automaticKey {
             key.removeAll()
@@ -182,6 +197,19 @@ final class ObjectEncoder {
             keyEncoded = true
         }
         return keyEncoded
+    }
+
+    /// The stored fields of `record` whose ids `table` neither declares,
+    /// keeps nor retired: fields a sync-enabled file learned from a peer
+    /// after the table was opened. Their bytes, id included.
+    private static func unknownFields(_ table: ObjectTable, in record: RecordView) -> [(
+        id: PropertyID, bytes: UnsafeRawBufferPointer
+    )] {
+        var unknown: [(id: PropertyID, bytes: UnsafeRawBufferPointer)] = []
+        record.forEachEncodedField { id, bytes in
+            if table.shape.position(ofField: id) == nil, !table.knowsHidden(id) { unknown.append((id, bytes)) }
+        }
+        return unknown
     }
 
     /// How many kept fields a record of `table` replacing `preserving`

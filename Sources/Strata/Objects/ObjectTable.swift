@@ -106,6 +106,12 @@ final class ObjectTable: @unchecked Sendable {
     let indexedPositions: UInt64
     /// Kept properties sorted by id; empty outside synced mode.
     let keptFields: [KeptField]
+    /// Whether a rewrite carries over every stored field of an id the
+    /// table does not know: in a sync-enabled file, whose catalog learns
+    /// fields from peers while this table is open.
+    let preservesUnknownFields: Bool
+    /// The ids of kept and retired properties, sorted.
+    private let hiddenIDs: [PropertyID]
     /// Whether the embedded objects of some field have kept properties
     /// (synced mode): replacing a record must then read the stored one.
     let keepsEmbeddedFields: Bool
@@ -133,9 +139,12 @@ final class ObjectTable: @unchecked Sendable {
     ///     such properties.
     init(
         type: CatalogType, records: DatabaseHandle, indexes: [PropertyID: DatabaseHandle],
-        backlinks: [PropertyID: DatabaseHandle] = [:], related: [CatalogType] = [], path: String
+        backlinks: [PropertyID: DatabaseHandle] = [:], related: [CatalogType] = [], path: String,
+        preservesUnknownFields: Bool = false
     ) {
         self.type = type
+        self.preservesUnknownFields = preservesUnknownFields
+        self.hiddenIDs = (type.keptProperties + type.retiredProperties).map(\.id).sorted()
         self.path = path
         self.name = type.name
         self.records = records
@@ -301,7 +310,8 @@ final class ObjectTable: @unchecked Sendable {
         var tables: [TypeID: ObjectTable] = [:]
         for type in catalog.types where !type.isEmbedded {
             tables[type.id] = try open(
-                type, txn, create: create, withIndexes: true, related: catalog.types, path: path)
+                type, txn, create: create, withIndexes: true, related: catalog.types, path: path,
+                preservesUnknownFields: catalog.sync != nil)
         }
         return tables
     }
@@ -311,7 +321,7 @@ final class ObjectTable: @unchecked Sendable {
     /// indexes it made stale at the end).
     static func open(
         _ type: CatalogType, _ txn: LMDBTransaction, create: Bool, withIndexes: Bool, related: [CatalogType],
-        path: String
+        path: String, preservesUnknownFields: Bool = false
     ) throws -> ObjectTable {
         guard let records = try txn.openDatabase(type.recordsDatabase, create: create) else {
             throw StrataError.missingDatabase(.records, typeName: type.name, path: path)
@@ -333,6 +343,19 @@ final class ObjectTable: @unchecked Sendable {
             backlinks[property.id] = database
         }
         return ObjectTable(
-            type: type, records: records, indexes: indexes, backlinks: backlinks, related: related, path: path)
+            type: type, records: records, indexes: indexes, backlinks: backlinks, related: related, path: path,
+            preservesUnknownFields: preservesUnknownFields)
+    }
+
+    /// Whether `id` is one of the type's kept or retired properties.
+    func knowsHidden(_ id: PropertyID) -> Bool {
+        var low = 0
+        var high = hiddenIDs.count
+        while low < high {
+            let middle = (low + high) / 2
+            if hiddenIDs[middle] == id { return true }
+            if hiddenIDs[middle] < id { low = middle + 1 } else { high = middle }
+        }
+        return false
     }
 }

@@ -175,7 +175,7 @@ final class TableEngine {
         let encoder = self.encoder
         let needsStored =
             requireExisting || !table.indexedFields.isEmpty || !table.keptFields.isEmpty || !table.linkFields.isEmpty
-            || table.keepsEmbeddedFields || notifies
+            || table.keepsEmbeddedFields || table.preservesUnknownFields || notifies
         // The key alone first: when it cannot be encoded, the full encoding
         // below throws the error that explains why.
         if needsStored, let key = given(primaryKey) ?? primaryKey.defaultValue,

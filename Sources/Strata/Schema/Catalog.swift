@@ -26,11 +26,13 @@ struct Catalog: Codable, Equatable, Sendable {
     /// Named databases a migration emptied and no longer uses, deleted by
     /// the next open that has the file to itself.
     var orphanedDatabases: [String]
+    /// Set once sync is enabled: the dataset and this copy's site.
+    var sync: CatalogSync?
 
     /// A catalog for a new file, with ids given in declaration order.
     init(schema: Schema, schemaVersion: UInt64, mode: DatabaseMode = .local) {
         magic = Catalog.magic
-        formatVersion = Catalog.currentFormatVersion
+        formatVersion = FileLayout.plainFormatVersion
         self.fileSchemaVersion = schemaVersion
         self.mode = mode
         nextTypeID = TypeID(1)
@@ -51,7 +53,7 @@ struct Catalog: Codable, Equatable, Sendable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case magic, formatVersion, mode, nextTypeID, nextPropertyID, types, orphanedDatabases
+        case magic, formatVersion, mode, nextTypeID, nextPropertyID, types, orphanedDatabases, sync
         case fileSchemaVersion = "schemaVersion"
     }
 
@@ -67,6 +69,7 @@ struct Catalog: Codable, Equatable, Sendable {
         nextPropertyID = PropertyID(try container.decode(UInt32.self, forKey: .nextPropertyID))
         types = try container.decode([CatalogType].self, forKey: .types)
         orphanedDatabases = try container.decodeIfPresent([String].self, forKey: .orphanedDatabases) ?? []
+        sync = try container.decodeIfPresent(CatalogSync.self, forKey: .sync)
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -79,6 +82,8 @@ struct Catalog: Codable, Equatable, Sendable {
         try container.encode(nextPropertyID.rawValue, forKey: .nextPropertyID)
         try container.encode(types, forKey: .types)
         try container.encode(orphanedDatabases, forKey: .orphanedDatabases)
+        // Only when set: a file without sync is written as before it.
+        try container.encodeIfPresent(sync, forKey: .sync)
     }
 
     /// Whether two catalogs describe the same file, whatever the order of
@@ -158,6 +163,47 @@ struct Catalog: Codable, Equatable, Sendable {
         }
         if let problem = Schema(types.map(\.objectSchema)).validationProblems().first { return problem }
         return nil
+    }
+}
+
+/// What the catalog of a sync-enabled file records about sync.
+struct CatalogSync: Codable, Equatable, Sendable {
+    /// The dataset: files of one dataset exchange changes.
+    var dataset: SiteID
+    /// This copy of the file: stamps its changes. A copied file is given a
+    /// new one.
+    var site: SiteID
+    /// The clock time at which sync was enabled.
+    var enabledAt: HybridTime
+
+    private enum CodingKeys: String, CodingKey { case dataset, site, enabledAt }
+
+    init(dataset: SiteID, site: SiteID, enabledAt: HybridTime) {
+        self.dataset = dataset
+        self.site = site
+        self.enabledAt = enabledAt
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        func site(_ key: CodingKeys) throws -> SiteID {
+            let hex = try container.decode(String.self, forKey: key)
+            guard let site = SiteID(hex: hex) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: key, in: container, debugDescription: "'\(hex)' is not 32 hexadecimal digits")
+            }
+            return site
+        }
+        dataset = try site(.dataset)
+        self.site = try site(.site)
+        enabledAt = HybridTime(rawValue: try container.decode(UInt64.self, forKey: .enabledAt))
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(dataset.description, forKey: .dataset)
+        try container.encode(site.description, forKey: .site)
+        try container.encode(enabledAt.rawValue, forKey: .enabledAt)
     }
 }
 

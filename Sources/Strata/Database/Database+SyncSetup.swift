@@ -1,0 +1,152 @@
+import Foundation
+
+extension Database {
+    /// What a sync-enabled file exchanges changes with: its dataset, and
+    /// how far ahead of this machine's clock a peer's changes may be.
+    ///
+    /// Set ``Configuration/sync`` to enable sync on a synced-mode file;
+    /// the first open that has it stamps every object the file holds, once.
+    /// Files enabled with one dataset exchange changes; files of two
+    /// datasets refuse each other's. See docs/Sync.md.
+    public struct SyncConfiguration: Sendable, Hashable {
+        /// The dataset the file belongs to: the same on every device that
+        /// shares the data (an app's constant, or one per account).
+        public var dataset: UUID
+        /// How far ahead of this machine's clock a changeset's clock may
+        /// be: one further ahead is refused (a peer whose clock is wrong
+        /// would otherwise win every conflict). Default: 5 minutes.
+        public var maxClockDrift: Duration
+
+        public init(dataset: UUID, maxClockDrift: Duration = .seconds(300)) {
+            self.dataset = dataset
+            self.maxClockDrift = maxClockDrift
+        }
+    }
+
+    /// Enables sync when the configuration asks and the file has not got
+    /// it, checks what a sync-enabled file requires, and opens its sync
+    /// databases. Called with the environment's setup lock held.
+    static func prepareSync(_ environment: Environment, _ configuration: Configuration, _ prepared: Prepared) throws
+        -> Prepared
+    {
+        var prepared = prepared
+        let path = configuration.path
+        if let wanted = configuration.sync {
+            let dataset = SiteID(uuid: wanted.dataset)
+            if let identity = prepared.catalog.sync {
+                guard identity.dataset == dataset else {
+                    throw StrataError.invalidConfiguration(
+                        path: path,
+                        "\(path) syncs dataset \(identity.dataset), but the configuration names dataset \(dataset).",
+                        remedy:
+                            "Open it with the dataset it was enabled with; files of two datasets never exchange changes."
+                    )
+                }
+            } else {
+                guard configuration.mode == .synced else {
+                    throw StrataError.invalidConfiguration(
+                        path: path, "Sync needs a synced-mode file, and \(path) is opened in local mode.",
+                        remedy: "Set mode to .synced (older app versions then keep reading the file).")
+                }
+                guard !configuration.readOnly else {
+                    throw StrataError.invalidConfiguration(
+                        path: path, "Enabling sync writes to \(path), which is opened read-only.",
+                        remedy: "Open it once without readOnly to enable sync.")
+                }
+                try checkPrimaryKeys(prepared.catalog, path: path)
+                prepared = try enableSync(environment, prepared, dataset: dataset, version: configuration.schemaVersion)
+            }
+        }
+        guard prepared.catalog.sync != nil else { return prepared }
+        try checkPrimaryKeys(prepared.catalog, path: path)
+        let txn = try environment.begin(readOnly: true)
+        defer { txn.finish() }
+        prepared.sync = try SyncHandles.open(txn, prepared.catalog, create: false, path: path)
+        if prepared.tables.values.contains(where: { !$0.preservesUnknownFields }) {
+            // Opened before sync was enabled: again, carrying over the
+            // fields the file will learn from peers.
+            let all = try ObjectTable.openAll(txn, prepared.catalog, create: false, path: path)
+            prepared.tables = Dictionary(
+                all.values.filter { prepared.tables[$0.name] != nil }.map { ($0.name, $0) },
+                uniquingKeysWith: { a, _ in a })
+        }
+        try txn.commit()
+        return prepared
+    }
+
+    /// Sync identifies an object by its type and primary key on every
+    /// device: a type with automatic ids would give two devices' objects
+    /// one identity.
+    private static func checkPrimaryKeys(_ catalog: Catalog, path: String) throws {
+        let keyless = catalog.types.filter { !$0.isEmbedded && !$0.isKept && $0.primaryKey == nil }.map(\.name)
+        guard keyless.isEmpty else {
+            throw StrataError.invalidConfiguration(
+                path: path,
+                "Sync needs a primary key on every object type, and \(keyless.joined(separator: ", ")) \(keyless.count == 1 ? "has" : "have") automatic ids, which two devices would give out twice.",
+                remedy: "Give each type a primary key (a UUID is the usual choice), as a new type if it has objects.")
+        }
+    }
+
+    /// Enables sync in one write transaction: records the dataset and a
+    /// new site in the catalog (the file becomes format 2), makes the sync
+    /// databases, and stamps every object the file holds with one clock
+    /// time, so that its current state is what the first exchange sends.
+    private static func enableSync(_ environment: Environment, _ prepared: Prepared, dataset: SiteID, version: UInt64)
+        throws -> Prepared
+    {
+        var prepared = prepared
+        try environment.withWriteTransaction { txn in
+            guard try prepared.store.generation(txn) == prepared.generation else {
+                throw StrataError.schemaChanged(
+                    path: prepared.store.path, openedAt: prepared.catalog.fileSchemaVersion, now: nil)
+            }
+            var catalog = prepared.catalog
+            let enabledAt = HybridTime.zero.tick()
+            catalog.sync = CatalogSync(dataset: dataset, site: .random(), enabledAt: enabledAt)
+            catalog.formatVersion = FileLayout.syncFormatVersion
+            try prepared.store.write(catalog, txn)
+            try prepared.store.raiseGeneration(txn)
+            guard let handles = try SyncHandles.open(txn, catalog, create: true, path: prepared.store.path) else {
+                preconditionFailure("A catalog with sync has no sync databases")
+            }
+            let log = SyncLog(
+                lmdb: txn, meta: prepared.store.meta, handles: handles, writerVersion: version,
+                path: prepared.store.path)
+            try log.receive(enabledAt)
+            let (stamp, seq) = try log.change()
+            for type in catalog.types where !type.isEmbedded {
+                guard let table = prepared.tables[type.name] else { continue }
+                try stampAll(table, log: log, stamp: stamp, seq: seq)
+            }
+            prepared.catalog = catalog
+            prepared.generation &+= 1
+        }
+        return prepared
+    }
+
+    /// Gives every object of `table` a clock row: live, every field it
+    /// declares at `stamp`, the fields it keeps unstamped.
+    private static func stampAll(_ table: ObjectTable, log: SyncLog, stamp: LocalStamp, seq: UInt64) throws {
+        var rows: [([UInt8], ClockRow)] = []
+        try log.lmdb.withCursor(table.records) { cursor in
+            var entry = try cursor.first()
+            while let (key, record) = entry {
+                let writer = (try? RecordView(trusting: record))?.effectiveSchemaVersion ?? log.writerVersion
+                var row = ClockRow(causalLength: 1, seq: seq, maxWriterVersion: writer, base: stamp)
+                for kept in table.keptFields { row.set(kept.id, .none) }
+                rows.append((Array(key), row))
+                entry = try cursor.next()
+            }
+        }
+        for (key, row) in rows {
+            try key.withUnsafeBytes { try log.store(row, previousSeq: nil, table.type.id, $0) }
+        }
+    }
+}
+
+extension SiteID {
+    /// The 16 bytes of a UUID as a site (or dataset) id.
+    init(uuid: UUID) {
+        self = withUnsafeBytes(of: uuid.uuid) { SiteID(bytes: $0)! }
+    }
+}

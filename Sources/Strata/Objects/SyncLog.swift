@@ -1,0 +1,226 @@
+import Foundation
+
+/// The named databases of a sync-enabled file, opened once by the
+/// `Database` (named databases are opened while no other transaction of
+/// the process opens any).
+struct SyncHandles: Sendable {
+    /// What the catalog records: dataset, site, when sync was enabled.
+    let identity: CatalogSync
+    let log: DatabaseHandle
+    let origins: DatabaseHandle
+    let peers: DatabaseHandle
+    let shadow: DatabaseHandle
+    let dangling: DatabaseHandle
+    /// Each object type's clock rows.
+    let clocks: [TypeID: DatabaseHandle]
+
+    /// Opens (or, with `create`, makes) the sync databases of `catalog`;
+    /// nil when sync is not enabled on it.
+    static func open(_ txn: LMDBTransaction, _ catalog: Catalog, create: Bool, path: String) throws -> SyncHandles? {
+        guard let identity = catalog.sync else { return nil }
+        func open(_ database: NamedDatabase) throws -> DatabaseHandle {
+            guard let handle = try txn.openDatabase(database, create: create) else {
+                throw StrataError.corruptFile(
+                    path: path,
+                    "\(path) has sync enabled but its database '\(database.name)' is missing; the file is damaged.")
+            }
+            return handle
+        }
+        var clocks: [TypeID: DatabaseHandle] = [:]
+        for type in catalog.types where !type.isEmbedded {
+            clocks[type.id] = try open(FileLayout.clocks(type.id))
+        }
+        return SyncHandles(
+            identity: identity, log: try open(FileLayout.syncLog), origins: try open(FileLayout.syncOrigins),
+            peers: try open(FileLayout.syncPeers), shadow: try open(FileLayout.syncShadow),
+            dangling: try open(FileLayout.syncDangling), clocks: clocks)
+    }
+}
+
+/// The sync bookkeeping of one write transaction on a sync-enabled file:
+/// the clock time and change sequence number its changes take (one each,
+/// taken at the first change), the clock rows and the change log.
+///
+/// The change log (`__strata.sync.log`) holds one key per object,
+/// `seq:u64be ‖ type:u32be ‖ record key`, for the object's last change:
+/// when the object changes again, its entry moves. So "changes since N"
+/// is one walk from `N + 1`, and the log never holds more entries than
+/// the file has objects and tombstones.
+final class SyncLog {
+    let lmdb: LMDBTransaction
+    let meta: DatabaseHandle
+    let handles: SyncHandles
+    /// The schema version of the app writing.
+    let writerVersion: UInt64
+    /// The database file, for messages.
+    let path: String
+    private var taken: (stamp: LocalStamp, seq: UInt64)?
+    private let rowBytes = ByteWriter(capacity: 64)
+    private let logKey = ByteWriter(capacity: 64)
+    /// Origin indexes and sites read or made in this transaction.
+    private var originIndexes: [SiteID: UInt32] = [:]
+    private var sites: [UInt32: SiteID] = [:]
+
+    /// The origin index of this file's own site.
+    static let localOrigin: UInt32 = 0
+
+    init(lmdb: LMDBTransaction, meta: DatabaseHandle, handles: SyncHandles, writerVersion: UInt64, path: String) {
+        self.lmdb = lmdb
+        self.path = path
+        self.meta = meta
+        self.handles = handles
+        self.writerVersion = writerVersion
+    }
+
+    // MARK: Clock and sequence
+
+    /// The stamp and sequence number of this transaction's changes: the
+    /// first call ticks the file's clock and takes the next number.
+    func change() throws -> (stamp: LocalStamp, seq: UInt64) {
+        if let taken { return taken }
+        let time = try lastTime().tick()
+        try setLastTime(time)
+        let seq = try lastSeq() + 1
+        try lmdb.put(meta, FileLayout.MetaKey.syncSeq, FileLayout.counterBytes(seq))
+        let change = (LocalStamp(time: time, origin: SyncLog.localOrigin), seq)
+        taken = change
+        return change
+    }
+
+    /// The sequence number of this transaction's changes, without a clock
+    /// tick when none was taken (applying a peer's changes stamps nothing
+    /// of its own).
+    func seq() throws -> UInt64 {
+        if let taken { return taken.seq }
+        let seq = try lastSeq() + 1
+        try lmdb.put(meta, FileLayout.MetaKey.syncSeq, FileLayout.counterBytes(seq))
+        let time = try lastTime()
+        taken = (LocalStamp(time: time, origin: SyncLog.localOrigin), seq)
+        return seq
+    }
+
+    /// The last clock time the file issued or saw.
+    func lastTime() throws -> HybridTime {
+        HybridTime(rawValue: try counter(FileLayout.MetaKey.syncTime))
+    }
+
+    /// The last change sequence number.
+    func lastSeq() throws -> UInt64 { try counter(FileLayout.MetaKey.syncSeq) }
+
+    /// Moves the file's clock up to `time` (a peer's stamp): its next tick
+    /// is later than every stamp it has seen.
+    func receive(_ time: HybridTime) throws {
+        if time > (try lastTime()) { try setLastTime(time) }
+    }
+
+    private func setLastTime(_ time: HybridTime) throws {
+        try lmdb.put(meta, FileLayout.MetaKey.syncTime, FileLayout.counterBytes(time.rawValue))
+    }
+
+    private func counter(_ key: [UInt8]) throws -> UInt64 {
+        guard let bytes = try lmdb.get(meta, key) else { return 0 }
+        guard let value = FileLayout.counter(bytes) else {
+            throw StrataError.corruptFile(
+                path: path, "The sync counter '\(String(decoding: key, as: UTF8.self))' of \(path) is damaged.")
+        }
+        return value
+    }
+
+    // MARK: Clock rows and the log
+
+    /// The clock row of the object with record key `key`; nil when it has
+    /// none (never written since sync was enabled).
+    func row(_ type: TypeID, _ key: UnsafeRawBufferPointer) throws -> ClockRow? {
+        guard let clocks = handles.clocks[type], let bytes = try lmdb.get(clocks, key) else { return nil }
+        guard let row = ClockRow.decode(bytes) else {
+            throw StrataError.corruptFile(path: path, "A clock row of type \(type) in \(path) is damaged.")
+        }
+        return row
+    }
+
+    /// Stores `row` for the object and moves its change-log entry from
+    /// `previousSeq` (nil: it had none) to the row's seq.
+    func store(_ row: ClockRow, previousSeq: UInt64?, _ type: TypeID, _ key: UnsafeRawBufferPointer) throws {
+        guard let clocks = handles.clocks[type] else {
+            preconditionFailure("Sync is enabled but type \(type) has no clock database")
+        }
+        row.encode(into: rowBytes)
+        try rowBytes.withUnsafeBytes { _ = try lmdb.put(clocks, key, $0) }
+        if let previousSeq, previousSeq == row.seq { return }
+        if let previousSeq {
+            SyncLog.logKey(logKey, seq: previousSeq, type: type, key: key)
+            try logKey.withUnsafeBytes { _ = try lmdb.delete(handles.log, $0) }
+        }
+        SyncLog.logKey(logKey, seq: row.seq, type: type, key: key)
+        let empty = UnsafeRawBufferPointer(start: nil, count: 0)
+        try logKey.withUnsafeBytes { _ = try lmdb.put(handles.log, $0, empty) }
+    }
+
+    /// Writes a change-log key: `seq:u64be ‖ type:u32be ‖ record key`.
+    static func logKey(_ writer: ByteWriter, seq: UInt64, type: TypeID, key: UnsafeRawBufferPointer) {
+        writer.removeAll()
+        writer.appendBigEndian(seq)
+        for shift in stride(from: 24, through: 0, by: -8) {
+            writer.append(UInt8(truncatingIfNeeded: type.rawValue >> UInt32(shift)))
+        }
+        writer.append(contentsOf: key)
+    }
+
+    /// The parts of a change-log key; nil when it is not one.
+    static func parseLogKey(_ bytes: UnsafeRawBufferPointer) -> (
+        seq: UInt64, type: TypeID, key: UnsafeRawBufferPointer
+    )? {
+        guard bytes.count > 12, let base = bytes.baseAddress else { return nil }
+        let seq = UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self))
+        let type = (0 ..< 4).reduce(UInt32(0)) { $0 << 8 | UInt32(bytes[8 + $1]) }
+        return (seq, TypeID(type), UnsafeRawBufferPointer(start: base + 12, count: bytes.count - 12))
+    }
+
+    // MARK: Origins
+
+    /// The index of `site` in the file's origins table; nil when the file
+    /// has no stamp of it.
+    func knownOriginIndex(of site: SiteID) throws -> UInt32? {
+        if site == handles.identity.site { return SyncLog.localOrigin }
+        if let index = originIndexes[site] { return index }
+        guard let bytes = try lmdb.get(handles.origins, [UInt8(ascii: "s")] + site.bytes),
+            let index = FileLayout.counter(bytes)
+        else { return nil }
+        originIndexes[site] = UInt32(truncatingIfNeeded: index)
+        return UInt32(truncatingIfNeeded: index)
+    }
+
+    /// The index of `site` in the file's origins table, added when new.
+    func originIndex(of site: SiteID) throws -> UInt32 {
+        if let index = try knownOriginIndex(of: site) { return index }
+        let siteKey = [UInt8(ascii: "s")] + site.bytes
+        let count = try lmdb.entryCount(handles.origins) / 2
+        let index = UInt32(count + 1)
+        _ = try lmdb.put(handles.origins, siteKey, FileLayout.counterBytes(UInt64(index)))
+        _ = try lmdb.put(handles.origins, SyncLog.indexKey(index), site.bytes)
+        originIndexes[site] = index
+        sites[index] = site
+        return index
+    }
+
+    /// The site of origin index `index`.
+    func site(at index: UInt32) throws -> SiteID {
+        if index == SyncLog.localOrigin { return handles.identity.site }
+        if let site = sites[index] { return site }
+        guard let bytes = try lmdb.get(handles.origins, SyncLog.indexKey(index)), let site = SiteID(bytes: bytes) else {
+            throw StrataError.corruptFile(
+                path: path, "The sync origins of \(path) lack origin \(index); the file is damaged.")
+        }
+        sites[index] = site
+        return site
+    }
+
+    /// The full stamp of a stored one.
+    func stamp(_ local: LocalStamp) throws -> Stamp {
+        Stamp(time: local.time, origin: try site(at: local.origin))
+    }
+
+    private static func indexKey(_ index: UInt32) -> [UInt8] {
+        [UInt8(ascii: "i")] + FileLayout.counterBytes(UInt64(index))
+    }
+}

@@ -1,0 +1,151 @@
+/// Sync capture: the subscriber every write transaction of a sync-enabled
+/// file has. For each object the engine writes, it stamps the fields whose
+/// bytes changed with the transaction's stamp (an insert: every declared
+/// field), moves the object's change-log entry, and turns a delete into a
+/// tombstone; all in the transaction that writes the records.
+///
+/// Fields this app does not declare (kept and learned ones) are never
+/// stamped by it: their bytes are carried over untouched, and a new
+/// object's empty values for them carry no stamp, so they lose to any
+/// peer's value.
+final class SyncRecorder: ChangeSubscriber {
+    let log: SyncLog
+    /// While set, writes are not stamped: applying a peer's changes, which
+    /// keeps their own stamps (the applier writes the clock rows).
+    var isApplying = false
+    /// Objects that appeared in this transaction while registers named
+    /// them as absent targets: their holders are restored before commit.
+    private var appeared: [(TypeID, [UInt8])] = []
+    /// Whether any register names an absent target (read once).
+    private lazy var hasDangling: Bool = (try? log.lmdb.entryCount(log.handles.dangling)).map { $0 > 0 } ?? true
+
+    init(log: SyncLog) {
+        self.log = log
+    }
+
+    /// Notes an object that now exists, for ``restoreLinks(in:)``.
+    func objectAppeared(_ type: TypeID, _ key: UnsafeRawBufferPointer) {
+        if hasDangling { appeared.append((type, Array(key))) }
+    }
+
+    func transactionWillCommit(_ engine: TableEngine) throws {
+        try restoreLinks(in: engine)
+    }
+
+    /// Writes again, from their registers, the link fields that name the
+    /// objects that appeared: a link to one is stored again, a list of
+    /// links holds it again. Not stamped: the registers did not change.
+    func restoreLinks(in engine: TableEngine) throws {
+        guard !appeared.isEmpty else { return }
+        let targets = appeared
+        appeared = []
+        let wasApplying = isApplying
+        isApplying = true
+        defer { isApplying = wasApplying }
+        let tables = Dictionary(engine.links.tables.values.map { ($0.type.id, $0) }, uniquingKeysWith: { a, _ in a })
+        for (type, key) in targets {
+            for register in try log.takeDangling(type, key) {
+                guard let (holderType, fieldID, holderKey) = SyncLog.parseRegisterKey(register),
+                    let table = tables[holderType], let field = table.fields.first(where: { $0.id == fieldID }),
+                    let keyField = table.primaryKey, let value = try log.shadowRegister(register)
+                else { continue }
+                guard try holderKey.withUnsafeBytes({ try engine.lmdb.get(table.records, $0) }) != nil,
+                    let holder = holderKey.withUnsafeBytes({ try? KeyCodec.decodeKey($0, type: keyField.type) })
+                else {
+                    try log.dropShadow(register)
+                    continue
+                }
+                let (stored, absent) = try engine.materialize(value, field)
+                try engine.update(table, key: holder, [field.name: stored])
+                if absent.isEmpty {
+                    try log.dropShadow(register)
+                } else {
+                    try log.keepShadow(register, value: value, absent: absent)
+                }
+            }
+        }
+    }
+
+    func objectChanged(_ change: ChangeRecord) throws {
+        guard !isApplying else { return }
+        let table = change.table
+        let type = table.type.id
+        let existing = try log.row(type, change.key)
+        let (stamp, seq) = try log.change()
+        let version = log.writerVersion
+        switch change.kind {
+        case .inserted:
+            var row = ClockRow(causalLength: 1, seq: seq, maxWriterVersion: version, base: stamp)
+            if let existing {
+                // A key this file knows: a deliberate re-insert of a deleted
+                // object (its causal length rises to odd), or a record that
+                // came back under a live row (kept as it is).
+                row.causalLength = existing.isLive ? existing.causalLength : existing.causalLength + 1
+                row.maxWriterVersion = max(existing.maxWriterVersion, version)
+            }
+            for kept in table.keptFields { row.set(kept.id, .none) }
+            try log.store(row, previousSeq: existing?.seq, type, change.key)
+            objectAppeared(type, change.key)
+        case .replaced:
+            let declared = table.fields
+            let changed = change.changedFields().filter { id in declared.contains { $0.id == id } }
+            guard !changed.isEmpty else { return }
+            guard var row = existing, row.isLive else {
+                // An object written before its row existed: stamped whole.
+                var row = ClockRow(causalLength: 1, seq: seq, maxWriterVersion: version, base: stamp)
+                for kept in table.keptFields { row.set(kept.id, .none) }
+                try log.store(row, previousSeq: existing?.seq, type, change.key)
+                return
+            }
+            let previous = row.seq
+            for id in changed { row.set(id, stamp) }
+            // The app wrote these links: their registers are the records' now.
+            for field in table.linkFields where changed.contains(field.id) {
+                try log.dropShadow(SyncLog.registerKey(type, field.id, change.key))
+            }
+            row.seq = seq
+            row.maxWriterVersion = max(row.maxWriterVersion, version)
+            if let after = change.after {
+                var ids: [PropertyID] = []
+                after.forEachEncodedField { id, _ in ids.append(id) }
+                row.rebase(over: ids)
+            }
+            try log.store(row, previousSeq: previous, type, change.key)
+        case .deleted:
+            try tombstone(existing, stamp: stamp, seq: seq, type, change.key)
+        }
+    }
+
+    func tableWillEmpty(_ table: ObjectTable, in engine: TableEngine) throws {
+        guard !isApplying else { return }
+        let (stamp, seq) = try log.change()
+        var keys: [[UInt8]] = []
+        try engine.lmdb.withCursor(table.records) { cursor in
+            var entry = try cursor.first()
+            while let current = entry {
+                keys.append(Array(current.key))
+                entry = try cursor.next()
+            }
+        }
+        for key in keys {
+            try key.withUnsafeBytes { key in
+                try tombstone(try log.row(table.type.id, key), stamp: stamp, seq: seq, table.type.id, key)
+            }
+        }
+    }
+
+    /// Marks the object deleted: its causal length rises to even, and every
+    /// field takes the delete's stamp.
+    private func tombstone(
+        _ existing: ClockRow?, stamp: LocalStamp, seq: UInt64, _ type: TypeID, _ key: UnsafeRawBufferPointer
+    ) throws {
+        var row = existing ?? ClockRow(causalLength: 1, seq: seq, maxWriterVersion: log.writerVersion, base: stamp)
+        guard row.isLive else { return }
+        let previous = existing?.seq
+        row.causalLength += 1
+        row.seq = seq
+        row.stampAll(stamp)
+        row.maxWriterVersion = max(row.maxWriterVersion, log.writerVersion)
+        try log.store(row, previousSeq: previous, type, key)
+    }
+}

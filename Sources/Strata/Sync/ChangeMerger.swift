@@ -1,0 +1,293 @@
+import Foundation
+
+/// Merges a peer's changes into a sync-enabled file, in one write
+/// transaction: per object, the causal length decides whether it lives
+/// (a delete beats concurrent edits; a re-insert after a delete beats
+/// the delete); per field, the higher stamp wins. Applying the same
+/// changes twice, in another order or grouped otherwise gives the same
+/// state.
+///
+/// A field the file's catalog does not know is learned: added as a kept
+/// property of its type, stored in the records and sent on to other
+/// peers, and read by the app version that declares it. Writes keep the
+/// peer's stamps (the recorder is suspended) and give every changed object
+/// a new local sequence number, so that the changes travel on (A ↔ B ↔ C).
+final class ChangeMerger {
+    let engine: TableEngine
+    let recorder: SyncRecorder
+    let store: CatalogStore
+    private var log: SyncLog { recorder.log }
+    private(set) var catalog: Catalog
+    private var catalogChanged = false
+    private var tables: [String: ObjectTable]
+    private(set) var report = SyncApplyReport()
+    private let keyWriter = ByteWriter(capacity: 64)
+
+    init(engine: TableEngine, recorder: SyncRecorder, store: CatalogStore, tables: [String: ObjectTable]) throws {
+        self.engine = engine
+        self.recorder = recorder
+        self.store = store
+        self.tables = tables
+        guard let catalog = try store.catalog(engine.lmdb) else {
+            throw StrataError.corruptFile(path: store.path, "\(store.path) has no catalog.")
+        }
+        self.catalog = catalog
+    }
+
+    /// Where a changeset's field goes in this file.
+    private enum Target {
+        /// A property the app declares.
+        case declared(ObjectTable.Field)
+        /// A kept or learned property: stored, not read by this app.
+        case kept(PropertyID)
+        /// Not stored (an embedded object's field the file cannot learn).
+        case skipped
+    }
+
+    /// Applies `content`: every entry, then the links restored by objects
+    /// that appeared, then the learned catalog.
+    func apply(_ content: ChangesetContent) throws {
+        var types: [ObjectTable?] = []
+        for wire in content.types {
+            guard let table = tables[wire.name] else {
+                types.append(nil)
+                continue
+            }
+            let keyProperty = table.type.properties.first { $0.property.name == table.type.primaryKey }!.property
+            let local = FieldDescriptor.descriptor(of: keyProperty)
+            guard local == wire.keyDescriptor else {
+                throw StrataError.changesetRefused(
+                    path: store.path,
+                    "it names type '\(wire.name)' with a primary key of type \(wire.keyDescriptor), and this file's '\(wire.name)' has a primary key of type \(local)",
+                    remedy:
+                        "The two apps declare different primary keys for '\(wire.name)'; one identity per type is required to sync."
+                )
+            }
+            types.append(table)
+        }
+        let origins = try content.origins.map { try log.originIndex(of: $0) }
+        var targets: [Target?] = Array(repeating: nil, count: content.fields.count)
+        for entry in content.entries {
+            guard let table = types[entry.type] else {
+                report.skippedObjects += 1
+                continue
+            }
+            try merge(entry, table, content, origins: origins) { index in
+                if let known = targets[index] { return known }
+                let target = try self.target(content.fields[index], table)
+                targets[index] = target
+                return target
+            }
+        }
+        try recorder.restoreLinks(in: engine)
+        if catalogChanged { try store.write(catalog, engine.lmdb) }
+    }
+
+    /// Merges one object's entry.
+    private func merge(
+        _ entry: ChangeEntry, _ table: ObjectTable, _ content: ChangesetContent, origins: [UInt32],
+        target: (Int) throws -> Target
+    ) throws {
+        keyWriter.removeAll()
+        guard let keyField = table.primaryKey, KeyCodec.appendPrimaryKey(entry.key, type: keyField.type, to: keyWriter)
+        else {
+            throw StrataError.changesetRefused(
+                path: store.path, "its key \(entry.key) is not a key of '\(table.name)'", remedy: nil)
+        }
+        let key = keyWriter.bytes
+        func local(_ stamp: WireStamp) -> LocalStamp { LocalStamp(time: stamp.time, origin: origins[stamp.origin]) }
+        try log.receive(entry.stamp.time)
+        for field in entry.fields { try log.receive(field.stamp.time) }
+        try key.withUnsafeBytes { key in
+            let existing = try log.row(table.type.id, key)
+            let localLength = existing?.causalLength ?? 0
+            guard entry.causalLength >= localLength else { return }
+            let stored = try engine.storedView(table, key: key)
+            let newLife = entry.causalLength > localLength
+            var row = existing ?? ClockRow(causalLength: entry.causalLength, seq: 0, maxWriterVersion: 0, base: .none)
+            if newLife {
+                row.causalLength = entry.causalLength
+                row.stampAll(local(entry.stamp))
+            }
+            row.maxWriterVersion = max(row.maxWriterVersion, entry.writerVersion)
+            guard row.isLive else {
+                // Deleted by a peer: no delete rule runs here (the peer
+                // expanded its cascades); links to it are materialized.
+                if newLife || existing == nil {
+                    if stored != nil { try deleteWithoutRules(table, key) }
+                    row.seq = try log.seq()
+                    try log.store(row, previousSeq: existing?.seq, table.type.id, key)
+                    report.deletedObjects += 1
+                }
+                return
+            }
+            // Which fields win: all of a new life's, else those whose stamp
+            // is above the file's.
+            var winners: [(Target, Value, LocalStamp)] = []
+            for change in entry.fields {
+                let stamp = local(change.stamp)
+                let destination = try target(change.field)
+                let id: PropertyID
+                switch destination {
+                case .declared(let field): id = field.id
+                case .kept(let kept): id = kept
+                case .skipped: continue
+                }
+                if !newLife, existing != nil, stored != nil {
+                    let current = row.stamp(of: id)
+                    guard try isAbove(stamp, current) else { continue }
+                }
+                row.set(id, stamp)
+                winners.append((destination, change.value, stamp))
+            }
+            guard newLife || !winners.isEmpty || stored == nil else { return }
+            try write(table, key: key, base: newLife ? nil : stored, winners, version: entry.writerVersion)
+            row.seq = try log.seq()
+            try log.store(row, previousSeq: existing?.seq, table.type.id, key)
+            recorder.objectAppeared(table.type.id, key)
+            report.changedObjects += 1
+            report.changedFields += winners.count
+        }
+    }
+
+    /// Whether `a` is a later write than `b`: by time, then by site.
+    private func isAbove(_ a: LocalStamp, _ b: LocalStamp) throws -> Bool {
+        if a.time != b.time { return a.time > b.time }
+        if a.origin == b.origin { return false }
+        return try log.site(at: a.origin) > log.site(at: b.origin)
+    }
+
+    /// Where the changeset field `wire` goes: a declared property of the
+    /// same name and descriptor, a kept one, or a property learned now.
+    private func target(_ wire: WireField, _ table: ObjectTable) throws -> Target {
+        if let field = table.fields.first(where: { $0.name == wire.path }),
+            let property = table.type.properties.first(where: { $0.id == field.id })?.property,
+            FieldDescriptor.descriptor(of: property) == wire.descriptor
+        {
+            return .declared(field)
+        }
+        guard let typeIndex = catalog.types.firstIndex(where: { $0.id == table.type.id }) else { return .skipped }
+        let type = catalog.types[typeIndex]
+        if let kept = type.keptProperties.first(where: {
+            $0.property.name == wire.path && FieldDescriptor.descriptor(of: $0.property) == wire.descriptor
+        }) {
+            return .kept(kept.id)
+        }
+        guard let property = FieldDescriptor.property(named: wire.path, descriptor: wire.descriptor),
+            !property.isEmbedding
+        else {
+            report.skippedFields.insert("\(table.name).\(wire.path): \(wire.descriptor)")
+            return .skipped
+        }
+        let id = catalog.nextPropertyID
+        catalog.nextPropertyID = PropertyID(id.rawValue + 1)
+        catalog.types[typeIndex].keptProperties.append(CatalogProperty(id: id, property: property))
+        catalogChanged = true
+        report.learnedFields.insert("\(table.name).\(wire.path)")
+        return .kept(id)
+    }
+
+    /// Writes the object's record: `base`'s fields with the winners over
+    /// them, links materialized (an absent target's register is kept in
+    /// the shadow database), through the engine (indexes, backlinks).
+    private func write(
+        _ table: ObjectTable, key: UnsafeRawBufferPointer, base: RecordView?, _ winners: [(Target, Value, LocalStamp)],
+        version: UInt64
+    ) throws {
+        var values: [PropertyID: (ObjectTable.Field?, Value)] = [:]
+        for (target, value, _) in winners {
+            switch target {
+            case .declared(let field):
+                let coerced = value.coerced(to: field.type)
+                guard coerced.fits(field.type, optional: field.isOptional || field.isLink) else {
+                    throw StrataError.changesetRefused(
+                        path: store.path, "its value \(value) does not fit '\(table.name).\(field.name)'", remedy: nil)
+                }
+                guard field.isLink else {
+                    values[field.id] = (field, coerced)
+                    continue
+                }
+                let register = SyncLog.registerKey(table.type.id, field.id, key)
+                let (materialized, absent) = try engine.materialize(coerced, field)
+                if absent.isEmpty {
+                    try log.dropShadow(register)
+                } else {
+                    try log.keepShadow(register, value: coerced, absent: absent)
+                }
+                values[field.id] = (field, materialized)
+            case .kept(let id):
+                values[id] = (nil, value)
+            case .skipped:
+                continue
+            }
+        }
+        var ids = Set(values.keys)
+        base?.forEachEncodedField { id, _ in ids.insert(id) }
+        let encoder = engine.encoder
+        let record = encoder.record
+        record.removeAll()
+        RecordCodec.beginRecord(
+            record, schemaVersion: max(version, base?.effectiveSchemaVersion ?? 0), fieldCount: ids.count)
+        for id in ids.sorted() {
+            if let (field, value) = values[id] {
+                if let field, field.type.isComposite, field.embedded != nil {
+                    try CompositeCodec.appendField(
+                        record, field, value, owner: table.name, path: store.path, replacing: nil)
+                } else {
+                    RecordCodec.appendField(record, id: id, value: value)
+                }
+            } else if let stored = base?.encodedField(id, expectedAt: Int.max) {
+                record.append(contentsOf: stored.bytes)
+            }
+        }
+        encoder.key.removeAll()
+        encoder.key.append(contentsOf: key)
+        let current = base.map { base in table.fields.map { table.value(at: $0.position, in: base) } }
+        recorder.isApplying = true
+        defer { recorder.isApplying = false }
+        try engine.replace(table, requireExisting: false, record: .encoded) { field in
+            values[field.id]?.1 ?? current?[field.position]
+        }
+    }
+
+    /// Deletes an object a peer deleted: its record, index entries and
+    /// backlinks; the links to it become null (their registers kept).
+    private func deleteWithoutRules(_ table: ObjectTable, _ key: UnsafeRawBufferPointer) throws {
+        recorder.isApplying = true
+        defer { recorder.isApplying = false }
+        let target = Array(key)
+        for (holderTable, field) in engine.links.incoming[table.name] ?? [] {
+            for holder in try engine.linkingKeys(field, to: target) {
+                try holder.withUnsafeBytes { holderKey in
+                    guard let stored = try engine.storedView(holderTable, key: holderKey),
+                        let keyField = holderTable.primaryKey,
+                        let holderValue = try? KeyCodec.decodeKey(holderKey, type: keyField.type)
+                    else { return }
+                    let register = SyncLog.registerKey(holderTable.type.id, field.id, holderKey)
+                    let value = try log.shadowRegister(register) ?? holderTable.value(at: field.position, in: stored)
+                    let (materialized, absent) = try engine.materialize(
+                        value, field, excluding: (table.type.id, target))
+                    try engine.update(holderTable, key: holderValue, [field.name: materialized])
+                    try log.keepShadow(register, value: value, absent: absent)
+                }
+            }
+        }
+        _ = try engine.deleteRecordAndEntries(table, key: target)
+    }
+}
+
+/// What applying a changeset did.
+public struct SyncApplyReport: Sendable, Equatable {
+    /// Objects inserted or changed.
+    public internal(set) var changedObjects = 0
+    /// Field values written (the changeset's that won).
+    public internal(set) var changedFields = 0
+    /// Objects deleted.
+    public internal(set) var deletedObjects = 0
+    /// Objects of types this file's schema does not have, not stored.
+    public internal(set) var skippedObjects = 0
+    /// Fields learned: `Type.property`.
+    public internal(set) var learnedFields: Set<String> = []
+    /// Fields not stored (`Type.property: descriptor`).
+    public internal(set) var skippedFields: Set<String> = []
+}

@@ -1,0 +1,140 @@
+import Foundation
+
+/// Reads what a sync-enabled file changed after a sequence number, as a
+/// ``ChangesetContent``: one entry per object (its current state, not a
+/// history), each field with its stamp, named by type name, property name
+/// and descriptor.
+///
+/// It walks the change log from `since + 1` and stops after `limit`
+/// entries at the end of a transaction's changes (a page never splits a
+/// transaction). Fields never written (a kept field's empty value on an
+/// object this app made) are not sent; neither are objects whose every
+/// stamp comes from the peer the changeset is for (it has them).
+struct ChangesetBuilder {
+    let log: SyncLog
+    let catalog: Catalog
+    /// The file's tables, by type id.
+    let tables: [TypeID: ObjectTable]
+    let writerVersion: UInt64
+
+    private var content: ChangesetContent
+    private var typeIndexes: [String: Int] = [:]
+    private var fieldIndexes: [WireField: Int] = [:]
+    private var originIndexes: [UInt32: Int] = [:]
+
+    init(log: SyncLog, catalog: Catalog, tables: [TypeID: ObjectTable], writerVersion: UInt64) {
+        self.log = log
+        self.catalog = catalog
+        self.tables = tables
+        self.writerVersion = writerVersion
+        content = ChangesetContent(
+            dataset: log.handles.identity.dataset, sender: log.handles.identity.site,
+            writerSchemaVersion: writerVersion, senderTime: .zero, fromSeq: 0, toSeq: 0, hasMore: false, types: [],
+            fields: [], origins: [], entries: [])
+    }
+
+    /// The changes after `since`, at most about `limit` objects, leaving
+    /// out those whose every stamp is `peer`'s.
+    mutating func build(since: UInt64, for peer: SiteID?, limit: Int) throws -> ChangesetContent {
+        content.fromSeq = since
+        content.toSeq = since
+        content.senderTime = try log.lastTime()
+        let skipOrigin = try peer.flatMap { try log.knownOriginIndex(of: $0) }
+        let lmdb = log.lmdb
+        let start = FileLayout.counterBytes(since &+ 1)
+        var pending: [(seq: UInt64, type: TypeID, key: [UInt8])] = []
+        try lmdb.withCursor(log.handles.log) { cursor in
+            var entry = try start.withUnsafeBytes { try cursor.seek(atLeast: $0) }
+            var count = 0
+            var lastSeq: UInt64?
+            while let found = entry {
+                guard let (seq, type, key) = SyncLog.parseLogKey(found.key) else {
+                    throw StrataError.corruptFile(path: log.path, "The sync change log of \(log.path) is damaged.")
+                }
+                if count >= limit, seq != lastSeq {
+                    content.hasMore = true
+                    break
+                }
+                pending.append((seq, type, Array(key)))
+                lastSeq = seq
+                count += 1
+                entry = try cursor.next()
+            }
+        }
+        for (seq, type, key) in pending {
+            content.toSeq = seq
+            try key.withUnsafeBytes { try add(type, key: $0, skipping: skipOrigin) }
+        }
+        return content
+    }
+
+    /// Adds the entry of one object.
+    private mutating func add(_ typeID: TypeID, key: UnsafeRawBufferPointer, skipping peer: UInt32?) throws {
+        // A type this app's schema no longer names keeps its clocks, but
+        // its objects are not sent by it.
+        guard let table = tables[typeID], let keyField = table.primaryKey,
+            let row = try log.row(typeID, key)
+        else { return }
+        let keyValue: Value
+        do throws(DecodingFailure) {
+            keyValue = try KeyCodec.decodeKey(key, type: keyField.type)
+        } catch {
+            throw StrataError.corruptFile(
+                path: log.path, "A key of '\(table.name)' in the sync change log of \(log.path) is damaged.")
+        }
+        var fields: [(Int, LocalStamp, Value)] = []
+        if row.isLive, let bytes = try log.lmdb.get(table.records, key) {
+            let record: RecordView
+            do throws(DecodingFailure) {
+                record = try RecordView(trusting: bytes)
+            } catch {
+                throw StrataError.corruptFile(path: log.path, "A record of '\(table.name)' in \(log.path) is damaged.")
+            }
+            let type = try typeIndex(table)
+            let kept = table.type.keptProperties
+            try record.forEachEncodedField { id, _ in
+                let stamp = row.stamp(of: id)
+                guard !stamp.isNone else { return }
+                if let field = table.fields.first(where: { $0.id == id }) {
+                    let property = table.type.properties.first { $0.id == id }!.property
+                    fields.append((try fieldIndex(type, property), stamp, table.value(at: field.position, in: record)))
+                } else if let property = kept.first(where: { $0.id == id })?.property, !property.isEmbedding,
+                    let value = record.value(forField: id, expectedAt: Int.max)
+                {
+                    fields.append((try fieldIndex(type, property), stamp, value))
+                }
+            }
+        }
+        if let peer, row.base.origin == peer, fields.allSatisfy({ $0.1.origin == peer }) { return }
+        let last = fields.map(\.1).max { $0.time < $1.time }
+        let entryStamp = row.isLive ? (last.map { $0.time > row.base.time ? $0 : row.base } ?? row.base) : row.base
+        content.entries.append(
+            ChangeEntry(
+                type: try typeIndex(table), key: keyValue, causalLength: row.causalLength,
+                writerVersion: row.maxWriterVersion, stamp: try wireStamp(entryStamp),
+                fields: try fields.map { FieldChange(field: $0.0, stamp: try wireStamp($0.1), value: $0.2) }))
+    }
+
+    private mutating func typeIndex(_ table: ObjectTable) throws -> Int {
+        if let index = typeIndexes[table.name] { return index }
+        let keyProperty = table.type.properties.first { $0.property.name == table.type.primaryKey }!.property
+        content.types.append(WireType(name: table.name, keyDescriptor: FieldDescriptor.descriptor(of: keyProperty)))
+        typeIndexes[table.name] = content.types.count - 1
+        return content.types.count - 1
+    }
+
+    private mutating func fieldIndex(_ type: Int, _ property: Property) throws -> Int {
+        let field = WireField(type: type, path: property.name, descriptor: FieldDescriptor.descriptor(of: property))
+        if let index = fieldIndexes[field] { return index }
+        content.fields.append(field)
+        fieldIndexes[field] = content.fields.count - 1
+        return content.fields.count - 1
+    }
+
+    private mutating func wireStamp(_ stamp: LocalStamp) throws -> WireStamp {
+        if let index = originIndexes[stamp.origin] { return WireStamp(time: stamp.time, origin: index) }
+        content.origins.append(try log.site(at: stamp.origin))
+        originIndexes[stamp.origin] = content.origins.count - 1
+        return WireStamp(time: stamp.time, origin: content.origins.count - 1)
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+import Testing
+
+@testable import Strata
+
+@Model(name: "Note") struct NoteV1: Equatable {
+    @PrimaryKey var id: Int
+    var title = ""
+    var stars = 0
+}
+
+@Model(name: "Note") struct NoteV2: Equatable {
+    @PrimaryKey var id: Int
+    var title = ""
+    var stars = 0
+    var tag: String?
+}
+
+/// Two files of one dataset exchanging changes: inserts, updates, deletes
+/// and re-inserts travel, conflicts resolve the same way on both sides,
+/// and a field the older app does not declare is kept and revealed.
+@Suite(.temporaryFolder) struct SyncExchangeTests {
+    let folder = TemporaryFolder.current
+    static let dataset = UUID(uuidString: "6F1B0C2E-1D7A-4B54-9E0C-2B8E5D0A7F11")!
+
+    func open(_ name: String, version: UInt64 = 1, _ models: [any Model.Type] = [NoteV1.self]) throws -> Database {
+        var config = Database.Configuration(path: folder.path(name), schemaVersion: version, models: models)
+        config.durability = .noSync
+        config.mode = .synced
+        config.sync = .init(dataset: SyncExchangeTests.dataset)
+        return try Database(configuration: config)
+    }
+
+    func notes(_ db: Database) throws -> [Int: NoteV1] {
+        try db.read { tx in Dictionary(uniqueKeysWithValues: try tx.objects(NoteV1.self).map { ($0.id, $0) }) }
+    }
+
+    @Test func insertsUpdatesAndDeletesTravelBothWays() throws {
+        let a = try open("a.strata")
+        let b = try open("b.strata")
+        try a.write { tx in
+            try tx.insert(NoteV1(id: 1, title: "one", stars: 1))
+            try tx.insert(NoteV1(id: 2, title: "two", stars: 2))
+        }
+        try a.sync.exchange(with: b)
+        #expect(try notes(b) == notes(a))
+        #expect(try notes(b)[2]?.title == "two")
+        try b.write { tx in
+            try tx.update("Note", key: 1, ["stars": 5])
+            try tx.delete(NoteV1.self, primaryKey: 2)
+            try tx.insert(NoteV1(id: 3, title: "three"))
+        }
+        try b.sync.exchange(with: a)
+        let state = try notes(a)
+        #expect(state == (try notes(b)))
+        #expect(state[1] == NoteV1(id: 1, title: "one", stars: 5))
+        #expect(state[2] == nil)
+        #expect(state[3]?.title == "three")
+        // A second exchange has nothing to send and changes nothing.
+        let seq = try a.sync.lastSequenceNumber()
+        try a.sync.exchange(with: b)
+        #expect(try a.sync.lastSequenceNumber() == seq)
+    }
+
+    @Test func concurrentEditsOfOneFieldEndWithTheLaterAndOfTwoFieldsKeepBoth() throws {
+        let a = try open("a.strata")
+        let b = try open("b.strata")
+        try a.write { tx in try tx.insert(NoteV1(id: 1, title: "start", stars: 0)) }
+        try a.sync.exchange(with: b)
+        try a.write { tx in try tx.update("Note", key: 1, ["title": "from a"]) }
+        Thread.sleep(forTimeInterval: 0.005)
+        try b.write { tx in try tx.update("Note", key: 1, ["title": "from b", "stars": 4]) }
+        try a.write { tx in try tx.update("Note", key: 1, ["stars": 7]) }
+        try a.sync.exchange(with: b)
+        // Title: b wrote later. Stars: a's second write came after b's.
+        // (Writing a field's stored value again is no change: not stamped.)
+        let merged = try notes(a)[1]
+        #expect(merged == NoteV1(id: 1, title: "from b", stars: 7))
+        #expect(try notes(b)[1] == merged)
+    }
+
+    @Test func aDeleteBeatsAConcurrentEditAndAReinsertBeatsTheDelete() throws {
+        let a = try open("a.strata")
+        let b = try open("b.strata")
+        try a.write { tx in try tx.insert(NoteV1(id: 1, title: "x")) }
+        try a.sync.exchange(with: b)
+        try a.write { tx in _ = try tx.delete(NoteV1.self, primaryKey: 1) }
+        try b.write { tx in try tx.update("Note", key: 1, ["title": "edited later"]) }
+        try a.sync.exchange(with: b)
+        #expect(try notes(a).isEmpty)
+        #expect(try notes(b).isEmpty)
+        // B saw the delete and inserts the key again: a new life wins.
+        try b.write { tx in try tx.insert(NoteV1(id: 1, title: "again")) }
+        try b.sync.exchange(with: a)
+        #expect(try notes(a)[1] == NoteV1(id: 1, title: "again", stars: 0))
+    }
+
+    @Test func anOlderAppKeepsAFieldItDoesNotDeclareAndRevealsItAfterUpgrading() throws {
+        let newer = try open("new.strata", version: 2, [NoteV2.self])
+        var older: Database? = try open("old.strata", version: 1, [NoteV1.self])
+        try newer.write { tx in try tx.insert(NoteV2(id: 1, title: "t", stars: 1, tag: "work")) }
+        try newer.sync.exchange(with: older!)
+        // The older app edits the object: the tag it does not know stays.
+        try older!.write { tx in try tx.update("Note", key: 1, ["stars": 3]) }
+        try older!.write { tx in try tx.update(NoteV1(id: 1, title: "t2", stars: 3)) }
+        older!.close()
+        older = nil
+        let upgraded = try open("old.strata", version: 2, [NoteV2.self])
+        let revealed = try upgraded.read { tx in try tx.object(NoteV2.self, primaryKey: 1) }
+        #expect(revealed == NoteV2(id: 1, title: "t2", stars: 3, tag: "work"))
+        try upgraded.sync.exchange(with: newer)
+        #expect(try newer.read { tx in try tx.object(NoteV2.self, primaryKey: 1) } == revealed)
+    }
+}
