@@ -43,7 +43,8 @@ extension Database {
                 defer { environment.setupLock.unlock() }
                 let clock = Stopwatch()
                 let prepared = try prepareSync(
-                    environment, configuration, try prepare(environment, configuration, includingKeptTypes: includingKeptTypes))
+                    environment, configuration,
+                    try prepare(environment, configuration, includingKeptTypes: includingKeptTypes))
                 configuration.logger?.info(
                     "Opened \(configuration.path): \(prepared.plan.action.rawValue), schema version \(prepared.catalog.fileSchemaVersion), \(prepared.plan.steps.count) schema changes, \(clock.milliseconds) ms"
                 )

@@ -264,7 +264,8 @@ public final class Database: Sendable {
             subscribers.append(
                 SyncRecorder(
                     log: SyncLog(
-                        lmdb: lmdb, meta: store.meta, handles: syncHandles, writerVersion: configuration.schemaVersion, path: path)))
+                        lmdb: lmdb, meta: store.meta, handles: syncHandles, writerVersion: configuration.schemaVersion,
+                        path: path)))
         }
         return subscribers
     }

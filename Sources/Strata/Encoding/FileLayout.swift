@@ -81,7 +81,9 @@ enum FileLayout {
     /// emptied databases are read through this, not guessed from the name).
     static func database(named name: String) -> NamedDatabase? {
         if name == meta.name { return meta }
-        for database in [syncLog, syncOrigins, syncPeers, syncShadow, syncDangling] where name == database.name { return database }
+        for database in [syncLog, syncOrigins, syncPeers, syncShadow, syncDangling] where name == database.name {
+            return database
+        }
         guard name.hasPrefix(prefix + "t") else { return nil }
         let parts = name.dropFirst(prefix.count + 1).split(separator: ".", omittingEmptySubsequences: false)
         guard let type = parts.first.flatMap({ UInt32($0) }) else { return nil }
