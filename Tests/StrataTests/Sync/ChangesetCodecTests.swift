@@ -221,6 +221,32 @@ struct RandomChangesets {
         #expect(decoded == value)
     }
 
+    /// The example of `docs/FileFormat.md`, "Changesets (sync)", byte for byte.
+    @Test func theDocumentedExampleIsWhatTheCodecWrites() throws {
+        let dataset = SiteID(high: 0x0101_0101_0101_0101, low: 0x0202_0202_0202_0202)
+        let sender = SiteID(high: 0x0303_0303_0303_0303, low: 0x0404_0404_0404_0404)
+        let t = HybridTime(rawValue: 0x0011_2233_4455_6677)
+        let stamp = WireStamp(time: t, origin: 0)
+        let content = ChangesetContent(
+            dataset: dataset, sender: sender, writerSchemaVersion: 3, senderTime: t, fromSeq: 0, toSeq: 1,
+            hasMore: false, types: [WireType(name: "Person", keyDescriptor: "int")],
+            fields: [WireField(type: 0, path: "age", descriptor: "int")], origins: [sender],
+            entries: [
+                ChangeEntry(
+                    type: 0, key: 1, causalLength: 1, writerVersion: 3, stamp: stamp,
+                    fields: [FieldChange(field: 0, stamp: stamp, value: 36)])
+            ])
+        let time: [UInt8] = [0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11, 0x00]
+        var expected: [UInt8] = Array("SCS1".utf8) + [1, 0] + dataset.bytes + sender.bytes + [3] + time + [0, 1]
+        expected += [1, 6] + Array("Person".utf8) + [3] + Array("int".utf8)
+        expected += [1, 0, 3] + Array("age".utf8) + [3] + Array("int".utf8)
+        expected += [1] + sender.bytes
+        expected += [1, 0x00, 0x03, 0x02, 0x01, 0x03] + time + [0x00, 0x01, 0x00, 0x00, 0x00, 0x03, 0x48]
+        let data = [UInt8](ChangesetCodec.encode(content))
+        #expect(Array(data.dropLast(4)) == expected)
+        #expect(Array(data.suffix(4)) == [UInt8](ChangesetSample.resealed(expected + [0, 0, 0, 0]).suffix(4)))
+    }
+
     /// The wire targets: ≤ 24 bytes per small field change and
     /// ≤ 40 per tombstone, over 1,000 entries.
     @Test func bytesPerChangeMeetTheTargets() throws {
