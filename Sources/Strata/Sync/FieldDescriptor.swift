@@ -103,6 +103,17 @@ struct FieldDescriptor: Hashable, Sendable, CustomStringConvertible {
         Property(name, type, optional: isOptional, target: target, elementType: elementType)
     }
 
+    /// The descriptor text of a property of a valid schema.
+    static func descriptor(of property: Property) -> String {
+        FieldDescriptor(property).description
+    }
+
+    /// The property named `name` that `descriptor` describes; nil when the
+    /// text is not a descriptor.
+    static func property(named name: String, descriptor: String) -> Property? {
+        FieldDescriptor(parsing: descriptor)?.property(named: name)
+    }
+
     /// Whether `value` may be a value of the field: null when it is
     /// optional, else a value of its type (a link's key an int, string or
     /// uuid; a list's elements of its element type). An embedded object's

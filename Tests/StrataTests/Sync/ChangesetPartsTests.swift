@@ -64,6 +64,8 @@ import Testing
             #expect(learned.type == property.type && learned.isOptional == property.isOptional, "\(text)")
             #expect(learned.target == property.target && learned.elementType == property.elementType, "\(text)")
             #expect(FieldDescriptor(learned) == descriptor)
+            #expect(FieldDescriptor.descriptor(of: property) == text)
+            #expect(FieldDescriptor.property(named: "p", descriptor: text).map(FieldDescriptor.init) == descriptor)
         }
         #expect(Set(Self.properties.map(\.1)).count == Self.properties.count)
     }
