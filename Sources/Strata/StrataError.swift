@@ -57,6 +57,9 @@ public struct StrataError: Error, Sendable, CustomStringConvertible {
     public var operation: String?
     /// The LMDB result code behind this error, when LMDB reported one.
     public var lmdbCode: LMDBResultCode?
+    /// The byte offset at which damaged bytes were found, when the error
+    /// is about bytes handed to Strata (a changeset).
+    public var offset: Int?
     /// The error that caused this one, kept whole: what a migration closure
     /// threw, for example, or the `StrataError` that a migration restates
     /// with the step it happened in. Match on its type:
@@ -99,7 +102,7 @@ public struct StrataError: Error, Sendable, CustomStringConvertible {
         _ code: Code, summary: String, items: [String] = [], remedy: String? = nil, nothingWritten: Bool = false,
         path: String?, typeName: String? = nil, property: String? = nil, key: String? = nil,
         fromVersion: UInt64? = nil, toVersion: UInt64? = nil, phase: Phase? = nil, operation: String? = nil,
-        lmdbCode: LMDBResultCode? = nil, cause: (any Error)? = nil
+        lmdbCode: LMDBResultCode? = nil, offset: Int? = nil, cause: (any Error)? = nil
     ) {
         self.code = code
         self.summary = summary
@@ -115,6 +118,7 @@ public struct StrataError: Error, Sendable, CustomStringConvertible {
         self.phase = phase
         self.operation = operation
         self.lmdbCode = lmdbCode
+        self.offset = offset
         self.cause = cause
     }
 
@@ -201,6 +205,7 @@ extension StrataError {
             case deleteDenied
             case unknownEnumValue
             case changesetRefused
+            case invalidChangeset
         }
 
         private let kind: Kind
@@ -281,6 +286,10 @@ extension StrataError {
         /// future, or names a type whose primary key differs here; the
         /// message says which.
         public static let changesetRefused = Code(.changesetRefused)
+        /// A changeset's bytes are damaged (truncated, corrupt, or not
+        /// what Strata writes): the message says which part is wrong and
+        /// ``StrataError/offset`` at which byte. Nothing of it is applied.
+        public static let invalidChangeset = Code(.invalidChangeset)
 
         /// The code's name, e.g. `duplicatePrimaryKey`.
         public var description: String { kind.rawValue }

@@ -36,6 +36,39 @@ public struct DatabaseSync: Sendable {
         }
     }
 
+    /// The changes this file holds after sequence number `since`, as a
+    /// changeset to carry to a peer of its dataset (by any means: it is
+    /// plain bytes). One entry per object, its current state: a change
+    /// made twice is sent once. At most about `limit` objects; when there
+    /// are more, the changeset's summary says `hasMore`, and the next
+    /// page starts after its `toSeq`.
+    ///
+    /// - Parameters:
+    ///   - since: The last sequence number the peer has (0: everything).
+    ///   - peer: The site the changeset is for: objects whose every
+    ///     stamp is its own are left out.
+    ///   - limit: About how many objects at most (a page ends with a
+    ///     transaction).
+    public func changes(since: UInt64 = 0, for peer: SiteID? = nil, limit: Int = 5_000) throws -> Changeset {
+        Changeset(data: ChangesetCodec.encode(try content(since: since, for: peer, limit: limit)))
+    }
+
+    /// Applies a changeset made by another file of the dataset
+    /// (``changes(since:for:limit:)``), in one write transaction that also
+    /// moves this file's cursor of the sender: all of it, or nothing when
+    /// it is refused. Applying one twice, out of order or after later ones
+    /// changes nothing more: the result depends only on which changes
+    /// arrived.
+    ///
+    /// - Throws: ``StrataError``: ``StrataError/Code/invalidChangeset``
+    ///   for damaged bytes, ``StrataError/Code/changesetRefused`` for
+    ///   another dataset, this file's own site (a copied file), a clock too
+    ///   far ahead, or a type whose primary key differs here.
+    @discardableResult
+    public func apply(_ changeset: Changeset) throws -> SyncApplyReport {
+        try apply(content: try ChangesetCodec.decode(changeset.data))
+    }
+
     /// The changes this file holds after sequence number `since`: one
     /// entry per object, with at most about `limit` objects (a page ends
     /// with a transaction). Objects whose every stamp is `peer`'s are left
@@ -119,9 +152,9 @@ public struct DatabaseSync: Sendable {
         let peerSite = try peer.site
         let mine = try site
         while true {
-            let content = try peer.content(since: try cursor(of: peerSite), for: mine)
-            try apply(content: content)
-            if !content.hasMore { return }
+            let changeset = try peer.changes(since: try cursor(of: peerSite), for: mine)
+            try apply(changeset)
+            if !(try changeset.summary().hasMore) { return }
         }
     }
 

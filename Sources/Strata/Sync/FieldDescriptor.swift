@@ -1,0 +1,133 @@
+/// The full type of a field as changesets name it, in a canonical text:
+/// `int`, `string?`, `link(Person)`, `list(int)`, `list(link(Person))`,
+/// `embedded(Address)?`, `list(embedded(Address))`.
+///
+/// With a type name and a property path, the descriptor is a field's
+/// identity across files: two files agree on a field when they agree on
+/// its text, and the same name with another descriptor is another field.
+/// A receiver that does not declare a field learns it from its descriptor
+/// (``property(named:)``).
+///
+/// The grammar (`docs/FileFormat.md`, "Changesets (sync)"):
+///
+/// ```
+/// descriptor = primitive ["?"] | "link(" name ")" | "embedded(" name ")" ["?"]
+///            | "list(" (primitive | "link(" name ")" | "embedded(" name ")") ")"
+/// primitive  = "bool" | "int" | "double" | "string" | "data" | "date" | "uuid" | "decimal"
+/// ```
+///
+/// A link is optional by nature (null is "no target"), so its descriptor
+/// has no `?`; a list is never null, so neither has its. A name is
+/// everything between its opening parenthesis and the closing one(s) at
+/// the end, so a type name may itself hold parentheses.
+struct FieldDescriptor: Hashable, Sendable, CustomStringConvertible {
+    /// The property type.
+    var type: PropertyType
+    /// Whether the field may hold null: always for a link, never for a list.
+    var isOptional: Bool
+    /// A link's target type or an embedded property's type; for a list of
+    /// links or embedded objects, its elements'. Nil for the rest.
+    var target: String?
+    /// A list's element type; nil for any other field.
+    var elementType: PropertyType?
+
+    /// The descriptor of a property of a valid schema.
+    init(_ property: Property) {
+        type = property.type
+        isOptional = property.type == .link || (property.type != .list && property.isOptional)
+        target = property.target
+        elementType = property.type == .list ? property.elementType : nil
+    }
+
+    /// The descriptor that `text` spells; nil when it is not one, or not
+    /// in its canonical form (`link(Person)?`, `list(int)?`, `int ?`).
+    init?(parsing text: String) {
+        var shape = Substring(text)
+        let optional = shape.hasSuffix("?")
+        if optional { shape = shape.dropLast() }
+        if let primitive = PropertyType(rawValue: String(shape)), !primitive.isComposite {
+            self.init(type: primitive, isOptional: optional, target: nil, elementType: nil)
+        } else if let target = Self.argument(of: shape, in: "link"), !optional {
+            self.init(type: .link, isOptional: true, target: target, elementType: nil)
+        } else if let target = Self.argument(of: shape, in: "embedded") {
+            self.init(type: .embedded, isOptional: optional, target: target, elementType: nil)
+        } else if let element = Self.argument(of: shape, in: "list"), !optional {
+            if let primitive = PropertyType(rawValue: element), !primitive.isComposite {
+                self.init(type: .list, isOptional: false, target: nil, elementType: primitive)
+            } else if let target = Self.argument(of: Substring(element), in: "link") {
+                self.init(type: .list, isOptional: false, target: target, elementType: .link)
+            } else if let target = Self.argument(of: Substring(element), in: "embedded") {
+                self.init(type: .list, isOptional: false, target: target, elementType: .embedded)
+            } else {
+                return nil
+            }
+        } else {
+            return nil
+        }
+    }
+
+    private init(type: PropertyType, isOptional: Bool, target: String?, elementType: PropertyType?) {
+        self.type = type
+        self.isOptional = isOptional
+        self.target = target
+        self.elementType = elementType
+    }
+
+    /// What `text` holds between `"name("` and its last `")"`; nil when it
+    /// is not written so, or holds nothing.
+    private static func argument(of text: Substring, in name: String) -> String? {
+        guard text.hasPrefix(name + "("), text.hasSuffix(")"), text.count > name.count + 2 else { return nil }
+        return String(text.dropFirst(name.count + 1).dropLast())
+    }
+
+    /// The canonical text.
+    var description: String {
+        let shape: String
+        switch type {
+        case .link, .embedded: shape = "\(type)(\(target ?? ""))"
+        case .list:
+            switch elementType {
+            case .link?, .embedded?: shape = "list(\(elementType!)(\(target ?? "")))"
+            case let element?: shape = "list(\(element))"
+            case nil: shape = "list()"
+            }
+        default: shape = type.rawValue
+        }
+        return isOptional && type != .link ? shape + "?" : shape
+    }
+
+    /// A property of this descriptor: how a receiver keeps a field its
+    /// schema does not declare. Defaults, indexes and delete rules are not
+    /// part of a field's identity and take their defaults.
+    func property(named name: String) -> Property {
+        Property(name, type, optional: isOptional, target: target, elementType: elementType)
+    }
+
+    /// The descriptor text of a property of a valid schema.
+    static func descriptor(of property: Property) -> String {
+        FieldDescriptor(property).description
+    }
+
+    /// The property named `name` that `descriptor` describes; nil when the
+    /// text is not a descriptor.
+    static func property(named name: String, descriptor: String) -> Property? {
+        FieldDescriptor(parsing: descriptor)?.property(named: name)
+    }
+
+    /// Whether `value` may be a value of the field: null when it is
+    /// optional, else a value of its type (a link's key an int, string or
+    /// uuid; a list's elements of its element type). An embedded object's
+    /// fields are not checked: their types are its type's.
+    func admits(_ value: Value) -> Bool {
+        switch value {
+        case .null: return isOptional
+        case .link(let key): return type == .link && StoredKind(of: key)?.canBePrimaryKey == true
+        case .list(let elements):
+            guard type == .list, let elementType else { return false }
+            let element = FieldDescriptor(type: elementType, isOptional: false, target: target, elementType: nil)
+            return elements.allSatisfy { element.admits($0) }
+        case .object: return type == .embedded
+        default: return value.fits(type, optional: isOptional)
+        }
+    }
+}
