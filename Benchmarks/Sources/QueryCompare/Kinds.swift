@@ -74,7 +74,7 @@ extension Dataset {
                     try Answer(ids: PersonRecord.filter(Column("age") == age(i)).fetchAll(db).lazy.map(\.id))
                 }),
             Kind(
-                label: "index equality → count", queries: 2_000,
+                label: "index equality → count", queries: 8_000,
                 strata: { tx, i in Answer(count: try tx.objects(Person.self).where(\.age, equals: age(i)).count) },
                 grdb: { db, i in Answer(count: try PersonRecord.filter(Column("age") == age(i)).fetchCount(db)) }),
             Kind(
@@ -99,7 +99,7 @@ extension Dataset {
                     return try Answer(ids: request.fetchAll(db).lazy.map(\.id))
                 }),
             Kind(
-                label: "string prefix, GRDB by `like` (no index)", queries: 5,
+                label: "string prefix, GRDB by `like` (no index)", queries: 20,
                 strata: { tx, i in
                     try Answer(ids: tx.objects(Person.self).where(\.name, hasPrefix: prefix(i)).array().lazy.map(\.id))
                 },
@@ -180,15 +180,16 @@ extension Dataset {
                     return try Answer(ids: page.fetchAll(db).lazy.map(\.id))
                 }),
             Kind(
-                label: "backlink count (pets of a person)", queries: 2_000,
+                label: "backlink count (pets of a person)", queries: 5_000,
                 strata: { tx, i in
                     Answer(count: try tx.objects(Pet.self, linkingTo: owner(i), through: \.owner).count)
                 },
                 grdb: { db, i in Answer(count: try PetRecord.filter(Column("ownerId") == owner(i)).fetchCount(db)) }),
             Kind(
-                label: "backlink query with a condition → records", queries: 2_000,
+                label: "backlink query with a condition → records", queries: 5_000,
                 strata: { tx, i in
-                    let pets = try tx.objects(Pet.self, linkingTo: owner(i), through: \.owner).where(\.weight, in: ..<15)
+                    let pets = try tx.objects(Pet.self, linkingTo: owner(i), through: \.owner).where(
+                        \.weight, in: ..<15)
                     return try Answer(ids: pets.array().lazy.map(\.id))
                 },
                 grdb: { db, i in
