@@ -28,14 +28,10 @@ struct PersonRecord: FetchableRecord, PersistableRecord {
     var name: String
     var age: Int
     var score: Int
+}
 
-    init(id: Int, name: String, age: Int, score: Int) {
-        self.id = id
-        self.name = name
-        self.age = age
-        self.score = score
-    }
-
+// In an extension, so that the struct keeps its memberwise initializer.
+extension PersonRecord {
     init(row: Row) {
         id = row[0]
         name = row[1]
@@ -59,14 +55,9 @@ struct PetRecord: FetchableRecord, PersistableRecord {
     var name: String
     var ownerId: Int?
     var weight: Int
+}
 
-    init(id: Int, name: String, ownerId: Int?, weight: Int) {
-        self.id = id
-        self.name = name
-        self.ownerId = ownerId
-        self.weight = weight
-    }
-
+extension PetRecord {
     init(row: Row) {
         id = row[0]
         name = row[1]

@@ -53,6 +53,20 @@ extension Dataset {
     func nameSet(_ i: Int) -> [String] { (0 ..< 10).map { "n\((i * 10 + $0 * 97) % names)" } }
     func offset(_ i: Int) -> Int { i * 2_503 % max(1, n / 20) }
 
+    /// The questions that two kinds ask of one engine in the same words.
+    func strataPrefix(_ tx: ReadTransaction, _ i: Int) throws -> Answer {
+        try Answer(ids: tx.objects(Person.self).where(\.name, hasPrefix: prefix(i)).array().lazy.map(\.id))
+    }
+
+    func grdbAgeEquals(_ db: GRDB.Database, _ i: Int) throws -> Answer {
+        try Answer(ids: PersonRecord.filter(Column("age") == age(i)).fetchAll(db).lazy.map(\.id))
+    }
+
+    func grdbAgeAndScore(_ db: GRDB.Database, _ i: Int) throws -> Answer {
+        try Answer(
+            ids: PersonRecord.filter(Column("age") == age(i) && Column("score") < 500).fetchAll(db).lazy.map(\.id))
+    }
+
     var kinds: [Kind] {
         [
             Kind(
@@ -60,9 +74,7 @@ extension Dataset {
                 strata: { tx, i in
                     try Answer(ids: tx.objects(Person.self).where(\.age, equals: age(i)).array().lazy.map(\.id))
                 },
-                grdb: { db, i in
-                    try Answer(ids: PersonRecord.filter(Column("age") == age(i)).fetchAll(db).lazy.map(\.id))
-                }),
+                grdb: grdbAgeEquals),
             Kind(
                 label: "index equality → records, `#Predicate`", queries: 20,
                 strata: { tx, i in
@@ -70,9 +82,7 @@ extension Dataset {
                     return try Answer(
                         ids: tx.objects(Person.self).filter(#Predicate { $0.age == a }).array().lazy.map(\.id))
                 },
-                grdb: { db, i in
-                    try Answer(ids: PersonRecord.filter(Column("age") == age(i)).fetchAll(db).lazy.map(\.id))
-                }),
+                grdb: grdbAgeEquals),
             Kind(
                 label: "index equality → count", queries: 8_000,
                 strata: { tx, i in Answer(count: try tx.objects(Person.self).where(\.age, equals: age(i)).count) },
@@ -90,9 +100,7 @@ extension Dataset {
                 }),
             Kind(
                 label: "string prefix on an index → records", queries: 200,
-                strata: { tx, i in
-                    try Answer(ids: tx.objects(Person.self).where(\.name, hasPrefix: prefix(i)).array().lazy.map(\.id))
-                },
+                strata: strataPrefix,
                 grdb: { db, i in
                     let p = prefix(i)
                     let request = PersonRecord.filter(Column("name") >= p && Column("name") < upperBound(ofPrefix: p))
@@ -100,9 +108,7 @@ extension Dataset {
                 }),
             Kind(
                 label: "string prefix, GRDB by `like` (no index)", queries: 20,
-                strata: { tx, i in
-                    try Answer(ids: tx.objects(Person.self).where(\.name, hasPrefix: prefix(i)).array().lazy.map(\.id))
-                },
+                strata: strataPrefix,
                 grdb: { db, i in
                     try Answer(
                         ids: PersonRecord.filter(Column("name").like("\(prefix(i))%")).fetchAll(db).lazy.map(\.id))
@@ -141,20 +147,14 @@ extension Dataset {
                         ids: tx.objects(Person.self).filter(#Predicate { $0.age == a && $0.score < 500 }).array().lazy
                             .map(\.id))
                 },
-                grdb: { db, i in
-                    let request = PersonRecord.filter(Column("age") == age(i) && Column("score") < 500)
-                    return try Answer(ids: request.fetchAll(db).lazy.map(\.id))
-                }),
+                grdb: grdbAgeAndScore),
             Kind(
                 label: "index equality && plain range → records, key paths", queries: 20,
                 strata: { tx, i in
                     let query = try tx.objects(Person.self).where(\.age, equals: age(i)).where(\.score, in: ..<500)
                     return try Answer(ids: query.array().lazy.map(\.id))
                 },
-                grdb: { db, i in
-                    let request = PersonRecord.filter(Column("age") == age(i) && Column("score") < 500)
-                    return try Answer(ids: request.fetchAll(db).lazy.map(\.id))
-                }),
+                grdb: grdbAgeAndScore),
             Kind(
                 label: "plain property, full scan → records (`score == s`)", queries: 5,
                 strata: { tx, i in
