@@ -1,6 +1,6 @@
 SWIFT ?= swift
 
-.PHONY: deps build demo test format lint sanitize clean docs bench bench-check bench-thresholds bench-compare bench-observe bench-deps
+.PHONY: deps build demo test format lint sanitize clean docs bench bench-check bench-thresholds bench-compare bench-observe bench-queries bench-deps
 
 deps:
 	@./scripts/install-lmdb.sh
@@ -83,6 +83,14 @@ COMPARE_FLAGS ?=
 bench-compare: bench-deps
 	cd Benchmarks && $(SWIFT) run -c release StrataCompare --objects $(N) --rounds $(ROUNDS) \
 		--json ../.benchmarks/compare-$(N).json $(COMPARE_FLAGS)
+
+# Each query kind of issue 25 at N objects (docs/Benchmarks.md, "Each query
+# kind against GRDB"): Strata's typed API against GRDB's query interface on
+# the same data and indexes, interleaved, best of QUERY_ROUNDS trials.
+QUERY_ROUNDS ?= 5
+bench-queries: bench-deps
+	cd Benchmarks && $(SWIFT) build -c release --product QueryCompare
+	cd Benchmarks && ROUNDS=$(QUERY_ROUNDS) $$($(SWIFT) build -c release --show-bin-path)/QueryCompare $(N)
 
 # Observation (docs/Benchmarks.md, "Observation"): commit-to-element latency
 # of each kind of observation at 100k and 1M objects, 100 observations

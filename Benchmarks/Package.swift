@@ -6,6 +6,7 @@ import PackageDescription
 //   make bench          package-benchmark: wall clock, mallocs, peak memory
 //   make bench-compare  Strata, raw LMDB and GRDB side by side (N=1000000)
 //   make bench-observe  observation: latency, fan-out, cost of an unobserved write
+//   make bench-queries  each query kind of issue 25, Strata's typed API against GRDB's query interface
 let package = Package(
     name: "StrataBenchmarks",
     platforms: [.macOS(.v13)],
@@ -45,6 +46,15 @@ let package = Package(
         // beside GRDB's ValueObservation.
         .executableTarget(
             name: "ObservationBench",
+            dependencies: [
+                .product(name: "Strata", package: "Strata"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        // `make bench-queries`: each query kind at N objects, Strata's
+        // typed API against GRDB's query interface, interleaved.
+        .executableTarget(
+            name: "QueryCompare",
             dependencies: [
                 .product(name: "Strata", package: "Strata"),
                 .product(name: "GRDB", package: "GRDB.swift"),
