@@ -60,6 +60,9 @@ final class SyncLog {
     /// Origin indexes and sites read or made in this transaction.
     private var originIndexes: [SiteID: UInt32] = [:]
     private var sites: [UInt32: SiteID] = [:]
+    /// The clock databases of types learned or opened after the
+    /// `Database` was (kept types, types learned from peers).
+    private var laterClocks: [TypeID: DatabaseHandle] = [:]
 
     /// The origin index of this file's own site.
     static let localOrigin: UInt32 = 0
@@ -131,7 +134,7 @@ final class SyncLog {
     /// The clock row of the object with record key `key`; nil when it has
     /// none (never written since sync was enabled).
     func row(_ type: TypeID, _ key: UnsafeRawBufferPointer) throws -> ClockRow? {
-        guard let clocks = handles.clocks[type], let bytes = try lmdb.get(clocks, key) else { return nil }
+        guard let clocks = clocks(of: type), let bytes = try lmdb.get(clocks, key) else { return nil }
         guard let row = ClockRow.decode(bytes) else {
             throw StrataError.corruptFile(path: path, "A clock row of type \(type) in \(path) is damaged.")
         }
@@ -141,7 +144,7 @@ final class SyncLog {
     /// Stores `row` for the object and moves its change-log entry from
     /// `previousSeq` (nil: it had none) to the row's seq.
     func store(_ row: ClockRow, previousSeq: UInt64?, _ type: TypeID, _ key: UnsafeRawBufferPointer) throws {
-        guard let clocks = handles.clocks[type] else {
+        guard let clocks = clocks(of: type) else {
             preconditionFailure("Sync is enabled but type \(type) has no clock database")
         }
         row.encode(into: rowBytes)
@@ -154,6 +157,20 @@ final class SyncLog {
         SyncLog.logKey(logKey, seq: row.seq, type: type, key: key)
         let empty = UnsafeRawBufferPointer(start: nil, count: 0)
         try logKey.withUnsafeBytes { _ = try lmdb.put(handles.log, $0, empty) }
+    }
+
+    /// The clock database of `type`.
+    func clocks(of type: TypeID) -> DatabaseHandle? {
+        handles.clocks[type] ?? laterClocks[type]
+    }
+
+    /// Opens (or makes) the clock database of a type the `Database` did
+    /// not open it for. The caller holds the environment's setup lock:
+    /// named databases are opened by one transaction at a time.
+    func openClocks(of type: TypeID) throws {
+        guard clocks(of: type) == nil else { return }
+        guard let handle = try lmdb.openDatabase(FileLayout.clocks(type), create: !lmdb.isReadOnly) else { return }
+        laterClocks[type] = handle
     }
 
     /// Writes a change-log key: `seq:u64be ‖ type:u32be ‖ record key`.

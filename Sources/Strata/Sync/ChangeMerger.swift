@@ -17,7 +17,7 @@ final class ChangeMerger {
     let recorder: SyncRecorder
     let store: CatalogStore
     private var log: SyncLog { recorder.log }
-    private(set) var catalog: Catalog
+    var catalog: Catalog
     private var catalogChanged = false
     private var tables: [String: ObjectTable]
     private(set) var report = SyncApplyReport()
@@ -50,7 +50,7 @@ final class ChangeMerger {
         var types: [ObjectTable?] = []
         for wire in content.types {
             guard let table = tables[wire.name] else {
-                types.append(nil)
+                types.append(try keptTable(wire))
                 continue
             }
             let keyProperty = table.type.properties.first { $0.property.name == table.type.primaryKey }!.property
@@ -149,6 +149,10 @@ final class ChangeMerger {
             report.changedFields += winners.count
         }
     }
+
+    func markCatalogChanged() { catalogChanged = true }
+
+    func addLearnedType(_ name: String) { report.learnedTypes.insert(name) }
 
     /// Whether `a` is a later write than `b`: by time, then by site.
     private func isAbove(_ a: LocalStamp, _ b: LocalStamp) throws -> Bool {
@@ -286,6 +290,8 @@ public struct SyncApplyReport: Sendable, Equatable {
     public internal(set) var deletedObjects = 0
     /// Objects of types this file's schema does not have, not stored.
     public internal(set) var skippedObjects = 0
+    /// Types learned: stored as kept types until the app declares them.
+    public internal(set) var learnedTypes: Set<String> = []
     /// Fields learned: `Type.property`.
     public internal(set) var learnedFields: Set<String> = []
     /// Fields not stored (`Type.property: descriptor`).

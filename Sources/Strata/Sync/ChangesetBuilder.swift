@@ -91,7 +91,9 @@ struct ChangesetBuilder {
                 throw StrataError.corruptFile(path: log.path, "A record of '\(table.name)' in \(log.path) is damaged.")
             }
             let type = try typeIndex(table)
-            let kept = table.type.keptProperties
+            // The committed catalog's: it may have learned fields since
+            // the table was opened.
+            let kept = catalog[typeID: typeID]?.keptProperties ?? table.type.keptProperties
             try record.forEachEncodedField { id, _ in
                 let stamp = row.stamp(of: id)
                 guard !stamp.isNone else { return }
@@ -120,7 +122,8 @@ struct ChangesetBuilder {
         let keyProperty = table.type.properties.first { $0.property.name == table.type.primaryKey }!.property
         content.types.append(
             WireType(
-                name: table.name, keyName: keyProperty.name, keyDescriptor: FieldDescriptor.descriptor(of: keyProperty)))
+                name: table.name, keyName: keyProperty.name, keyDescriptor: FieldDescriptor.descriptor(of: keyProperty))
+        )
         typeIndexes[table.name] = content.types.count - 1
         return content.types.count - 1
     }

@@ -75,14 +75,29 @@ public struct DatabaseSync: Sendable {
     /// out (it has them).
     func content(since: UInt64, for peer: SiteID? = nil, limit: Int = 5_000) throws -> ChangesetContent {
         let handles = try handles()
+        // Kept and learned types are opened here, and named databases are
+        // opened by one transaction of the process at a time.
+        let setup = database.environment.setupLock
+        setup.lock()
+        defer { setup.unlock() }
         return try database.read { tx in
+            let lmdb = tx.context.lmdb
             let log = SyncLog(
-                lmdb: tx.context.lmdb, meta: database.store.meta, handles: handles,
+                lmdb: lmdb, meta: database.store.meta, handles: handles,
                 writerVersion: database.configuration.schemaVersion, path: database.path)
+            // The catalog as committed: it may have learned types and
+            // fields since this `Database` was opened.
+            let catalog = try database.store.catalog(lmdb) ?? database.catalog
+            var tables = Dictionary(database.tables.values.map { ($0.type.id, $0) }, uniquingKeysWith: { a, _ in a })
+            for type in catalog.types where type.isKept && !type.isEmbedded && tables[type.id] == nil {
+                guard try lmdb.openDatabase(type.recordsDatabase, create: false) != nil else { continue }
+                tables[type.id] = try ObjectTable.open(
+                    type, lmdb, create: false, withIndexes: false, related: catalog.types, path: database.path,
+                    preservesUnknownFields: true)
+                try log.openClocks(of: type.id)
+            }
             var builder = ChangesetBuilder(
-                log: log, catalog: database.catalog,
-                tables: Dictionary(database.tables.values.map { ($0.type.id, $0) }, uniquingKeysWith: { a, _ in a }),
-                writerVersion: database.configuration.schemaVersion)
+                log: log, catalog: catalog, tables: tables, writerVersion: database.configuration.schemaVersion)
             return try builder.build(since: since, for: peer, limit: limit)
         }
     }
@@ -117,6 +132,11 @@ public struct DatabaseSync: Sendable {
                 "it holds a change stamped \(latest.milliseconds - now) ms ahead of this machine's clock, more than the allowed drift of \(driftMilliseconds) ms",
                 remedy: "Check the clock of the device that made it (site \(content.sender)).")
         }
+        // A type this app does not declare opens named databases.
+        let learnsTypes = content.types.contains { database.tables[$0.name] == nil }
+        let setup = database.environment.setupLock
+        if learnsTypes { setup.lock() }
+        defer { if learnsTypes { setup.unlock() } }
         return try database.write { tx in
             let engine = tx.context.engine
             guard let recorder = engine.subscribers.lazy.compactMap({ $0 as? SyncRecorder }).first else {
