@@ -93,6 +93,16 @@ struct ClockRow: Equatable, Sendable {
         for (id, stamp) in stamps { set(id, stamp) }
     }
 
+    /// The row with every stamp of origin `from` given origin `to`.
+    func replacingOrigin(_ from: UInt32, with to: UInt32) -> ClockRow {
+        var copy = self
+        if copy.base.origin == from { copy.base.origin = to }
+        for i in copy.exceptions.indices where copy.exceptions[i].stamp.origin == from {
+            copy.exceptions[i].stamp.origin = to
+        }
+        return copy
+    }
+
     private func exceptionIndex(_ id: PropertyID) -> Int? {
         exceptions.firstIndex { $0.id == id }
     }

@@ -210,6 +210,12 @@ final class SyncLog {
     /// The index of `site` in the file's origins table, added when new.
     func originIndex(of site: SiteID) throws -> UInt32 {
         if let index = try knownOriginIndex(of: site) { return index }
+        return try addOrigin(site)
+    }
+
+    /// Gives `site` the next origin index, even the file's own site (whose
+    /// stamps are origin 0 until its identity is reset).
+    func addOrigin(_ site: SiteID) throws -> UInt32 {
         let siteKey = [UInt8(ascii: "s")] + site.bytes
         let count = try lmdb.entryCount(handles.origins) / 2
         let index = UInt32(count + 1)
