@@ -98,7 +98,7 @@ final class SyncRecorder: ChangeSubscriber {
                 return
             }
             let previous = row.seq
-            for id in changed { row.set(id, stamp) }
+            for id in changed { row.set(id, FieldClock(stamp: stamp, seq: seq)) }
             // The app wrote these links: their registers are the records' now.
             for field in table.linkFields where changed.contains(field.id) {
                 try log.dropShadow(SyncLog.registerKey(type, field.id, change.key))
@@ -144,7 +144,7 @@ final class SyncRecorder: ChangeSubscriber {
         let previous = existing?.seq
         row.causalLength += 1
         row.seq = seq
-        row.stampAll(stamp)
+        row.stampAll(FieldClock(stamp: stamp, seq: seq))
         row.maxWriterVersion = max(row.maxWriterVersion, log.writerVersion)
         try log.store(row, previousSeq: previous, type, key)
     }

@@ -66,13 +66,14 @@ struct ChangesetBuilder {
         }
         for (seq, type, key) in pending {
             content.toSeq = seq
-            try key.withUnsafeBytes { try add(type, key: $0) }
+            try key.withUnsafeBytes { try add(type, key: $0, since: since) }
         }
         return content
     }
 
-    /// Adds the entry of one object.
-    private mutating func add(_ typeID: TypeID, key: UnsafeRawBufferPointer) throws {
+    /// Adds the entry of one object: the fields that changed in this file
+    /// after `since` (the peer has the others).
+    private mutating func add(_ typeID: TypeID, key: UnsafeRawBufferPointer, since: UInt64) throws {
         // A type this app's schema no longer names keeps its clocks, but
         // its objects are not sent by it.
         guard let table = tables[typeID], let keyField = table.primaryKey,
@@ -98,8 +99,9 @@ struct ChangesetBuilder {
             // the table was opened.
             let kept = catalog[typeID: typeID]?.keptProperties ?? table.type.keptProperties
             try record.forEachEncodedField { id, _ in
-                let stamp = row.stamp(of: id)
-                guard !stamp.isNone else { return }
+                let clock = row.clock(of: id)
+                guard !clock.stamp.isNone, clock.seq > since else { return }
+                let stamp = clock.stamp
                 if let field = table.fields.first(where: { $0.id == id }) {
                     let property = table.type.properties.first { $0.id == id }!.property
                     fields.append((try fieldIndex(type, property), stamp, table.value(at: field.position, in: record)))
@@ -110,8 +112,7 @@ struct ChangesetBuilder {
                 }
             }
         }
-        let last = fields.map(\.1).max { $0.time < $1.time }
-        let entryStamp = row.isLive ? (last.map { $0.time > row.base.time ? $0 : row.base } ?? row.base) : row.base
+        let entryStamp = row.isLive ? row.lastStamp : row.base.stamp
         content.entries.append(
             ChangeEntry(
                 type: try typeIndex(table), key: keyValue, causalLength: row.causalLength,
