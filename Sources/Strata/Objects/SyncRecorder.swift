@@ -70,7 +70,9 @@ final class SyncRecorder: ChangeSubscriber {
         guard !isApplying else { return }
         let table = change.table
         let type = table.type.id
-        let existing = try log.row(type, change.key)
+        // A new object past every clock row has none: no search.
+        let isNew = try change.kind == .inserted && log.isBeyondClocks(type, change.key)
+        let existing = isNew ? nil : try log.row(type, change.key)
         let (stamp, seq) = try log.change()
         let version = log.writerVersion
         switch change.kind {
@@ -105,7 +107,8 @@ final class SyncRecorder: ChangeSubscriber {
             }
             row.seq = seq
             row.maxWriterVersion = max(row.maxWriterVersion, version)
-            if let after = change.after {
+            // Rebased when the listed fields outnumber the others.
+            if let after = change.after, 2 * row.exceptions.count > after.fieldCount {
                 var ids: [PropertyID] = []
                 after.forEachEncodedField { id, _ in ids.append(id) }
                 row.rebase(over: ids)
