@@ -139,44 +139,21 @@ extension DatabaseSync {
     ///   when sync is not enabled on the file, ``StrataError/Code/corruptFile``
     ///   for a damaged clock row or peer entry.
     public func status() throws -> SyncStatus {
-        let handles = try handles()
-        // Learned types' clock databases are opened here, and named
-        // databases are opened by one transaction of the process at a time.
-        let setup = database.environment.setupLock
-        setup.lock()
-        defer { setup.unlock() }
-        return try database.read { tx in
-            let lmdb = tx.context.lmdb
-            let log = SyncLog(
-                lmdb: lmdb, meta: database.store.meta, handles: handles,
-                writerVersion: database.configuration.schemaVersion, path: database.path)
-            // The catalog as committed: it may have learned types and
-            // fields since this `Database` was opened.
-            let catalog = try database.store.catalog(lmdb) ?? database.catalog
-            var peers: [SyncStatus.Peer] = []
-            try lmdb.withCursor(handles.peers) { cursor in
-                var entry = try cursor.first()
-                while let (key, _) = entry {
-                    if let site = SiteID(bytes: key),
-                        let (received, contact) = try PeerCursor.read(lmdb, handles, peer: site, path: database.path)
-                    {
-                        peers.append(SyncStatus.Peer(site: site, cursor: received, lastContactMilliseconds: contact))
-                    }
-                    entry = try cursor.next()
-                }
-            }
+        try readingCommitted { log, catalog in
+            let identity = log.handles.identity
             var status = SyncStatus(
-                site: handles.identity.site, dataset: handles.identity.dataset, clock: try log.lastTime(),
-                enabledAt: handles.identity.enabledAt, lastSequenceNumber: try log.lastSeq())
+                site: identity.site, dataset: identity.dataset, clock: try log.lastTime(),
+                enabledAt: identity.enabledAt, lastSequenceNumber: try log.lastSeq())
+            var peers = try self.peers(log)
             for type in catalog.types where !type.isEmbedded {
                 try log.openClocks(of: type.id)
                 guard let clocks = log.clocks(of: type.id) else { continue }
-                try lmdb.withCursor(clocks) { cursor in
+                try log.lmdb.withCursor(clocks) { cursor in
                     var entry = try cursor.first()
                     while let (_, bytes) = entry {
                         guard let row = ClockRow.decode(bytes) else {
                             throw StrataError.corruptFile(
-                                path: database.path, "A clock row of type \(type.name) in \(database.path) is damaged.")
+                                path: log.path, "A clock row of type \(type.name) in \(log.path) is damaged.")
                         }
                         if row.isLive { status.objects += 1 } else { status.tombstones += 1 }
                         let ownLatest = row.latestTime(of: SyncLog.localOrigin)
@@ -197,6 +174,42 @@ extension DatabaseSync {
                 }
             }.sorted()
             return status
+        }
+    }
+
+    /// Every peer entry of the file, without pending counts.
+    private func peers(_ log: SyncLog) throws -> [SyncStatus.Peer] {
+        var peers: [SyncStatus.Peer] = []
+        try log.lmdb.withCursor(log.handles.peers) { cursor in
+            var entry = try cursor.first()
+            while let (key, _) = entry {
+                if let site = SiteID(bytes: key),
+                    let (received, contact) = try PeerCursor.read(log.lmdb, log.handles, peer: site, path: log.path)
+                {
+                    peers.append(SyncStatus.Peer(site: site, cursor: received, lastContactMilliseconds: contact))
+                }
+                entry = try cursor.next()
+            }
+        }
+        return peers
+    }
+
+    /// Runs `body` in a read transaction with the file's sync log and its
+    /// catalog as committed, which may have learned types and fields since
+    /// this `Database` was opened. The environment's setup lock is held:
+    /// `body` may open a learned type's databases, and named databases are
+    /// opened by one transaction of the process at a time.
+    func readingCommitted<T>(_ body: (SyncLog, Catalog) throws -> T) throws -> T {
+        let handles = try handles()
+        let setup = database.environment.setupLock
+        setup.lock()
+        defer { setup.unlock() }
+        return try database.read { tx in
+            let lmdb = tx.context.lmdb
+            let log = SyncLog(
+                lmdb: lmdb, meta: database.store.meta, handles: handles,
+                writerVersion: database.configuration.schemaVersion, path: database.path)
+            return try body(log, try database.store.catalog(lmdb) ?? database.catalog)
         }
     }
 }
