@@ -105,17 +105,16 @@ final class ChangeMerger {
             let stored = try engine.storedView(table, key: key)
             let newLife = entry.causalLength > localLength
             var row = existing ?? ClockRow(causalLength: entry.causalLength, seq: 0, maxWriterVersion: 0, base: .none)
-            if newLife {
-                row.causalLength = entry.causalLength
-                row.stampAll(local(entry.stamp))
-            }
+            row.causalLength = entry.causalLength
             row.maxWriterVersion = max(row.maxWriterVersion, entry.writerVersion)
             guard row.isLive else {
                 // Deleted by a peer: no delete rule runs here (the peer
                 // expanded its cascades); links to it are materialized.
-                if newLife || existing == nil {
+                if newLife {
                     if stored != nil { try deleteWithoutRules(table, key) }
-                    row.seq = try log.seq()
+                    let seq = try log.seq()
+                    row.seq = seq
+                    row.stampAll(FieldClock(stamp: local(entry.stamp), seq: seq))
                     try log.store(row, previousSeq: existing?.seq, table.type.id, key)
                     report.deletedObjects += 1
                 }
@@ -123,7 +122,7 @@ final class ChangeMerger {
             }
             // Which fields win: all of a new life's, else those whose stamp
             // is above the file's.
-            var winners: [(Target, Value, LocalStamp)] = []
+            var winners: [(id: PropertyID, target: Target, value: Value, stamp: LocalStamp)] = []
             for change in entry.fields {
                 let stamp = local(change.stamp)
                 let destination = try target(change.field)
@@ -133,16 +132,21 @@ final class ChangeMerger {
                 case .kept(let kept): id = kept
                 case .skipped: continue
                 }
-                if !newLife, existing != nil, stored != nil {
-                    let current = row.stamp(of: id)
-                    guard try isAbove(stamp, current) else { continue }
+                if !newLife, stored != nil {
+                    guard try isAbove(stamp, row.stamp(of: id)) else { continue }
                 }
-                row.set(id, stamp)
-                winners.append((destination, change.value, stamp))
+                winners.append((id, destination, change.value, stamp))
             }
             guard newLife || !winners.isEmpty || stored == nil else { return }
-            try write(table, key: key, base: newLife ? nil : stored, winners, version: entry.writerVersion)
-            row.seq = try log.seq()
+            let seq = try log.seq()
+            row.seq = seq
+            // A new life starts empty: a field it has not received yet has
+            // no stamp, so that any value of it wins when it comes.
+            if newLife { row.stampAll(FieldClock(stamp: .none, seq: seq)) }
+            for winner in winners { row.set(winner.id, FieldClock(stamp: winner.stamp, seq: seq)) }
+            try write(
+                table, key: key, base: newLife ? nil : stored, winners.map { ($0.target, $0.value, $0.stamp) },
+                version: entry.writerVersion)
             try log.store(row, previousSeq: existing?.seq, table.type.id, key)
             recorder.objectAppeared(table.type.id, key)
             report.changedObjects += 1
