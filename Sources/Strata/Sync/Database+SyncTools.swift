@@ -90,10 +90,9 @@ extension DatabaseSync {
     /// sums what the pages applied.
     func pullReporting(from peer: DatabaseSync) throws -> SyncApplyReport {
         let peerSite = try peer.site
-        let mine = try site
         var total = SyncApplyReport()
         while true {
-            let changeset = try peer.changes(since: try cursor(of: peerSite), for: mine)
+            let changeset = try peer.changes(since: try cursor(of: peerSite))
             total.add(try apply(changeset))
             if !(try changeset.summary().hasMore) { return total }
         }
@@ -218,9 +217,9 @@ extension ClockRow {
     /// The latest time among the stamps of origin `origin`; zero when none
     /// is its.
     func latestTime(of origin: UInt32) -> HybridTime {
-        var latest = base.origin == origin ? base.time : .zero
-        for exception in exceptions where exception.stamp.origin == origin {
-            latest = max(latest, exception.stamp.time)
+        var latest = base.stamp.origin == origin ? base.stamp.time : .zero
+        for exception in exceptions where exception.clock.stamp.origin == origin {
+            latest = max(latest, exception.clock.stamp.time)
         }
         return latest
     }
