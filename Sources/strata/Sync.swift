@@ -40,7 +40,7 @@ extension StrataCommand {
         }
 
         /// What moved each way and what each side learned, as indented
-        /// lines; a round count when it took more than one.
+        /// lines; a round count when it took more than the usual two.
         static func lines(_ report: SyncExchangeReport, a: String, b: String, indent: String = "  ") -> [String] {
             var lines = [
                 indent + "\(a) → \(b): " + moved(report.sent),
@@ -56,13 +56,9 @@ extension StrataCommand {
                 if !learned.isEmpty {
                     lines.append(indent + "\(file) learned \(learned.joined(separator: ", ")) (kept, sent on)")
                 }
-                if !applied.skippedFields.isEmpty || applied.skippedObjects > 0 {
-                    let skipped =
-                        applied.skippedFields.sorted()
-                        + (applied.skippedObjects > 0
-                            ? [
-                                plural(applied.skippedObjects, "object")
-                            ] : [])
+                var skipped = applied.skippedFields.sorted()
+                if applied.skippedObjects > 0 { skipped.append(plural(applied.skippedObjects, "object")) }
+                if !skipped.isEmpty {
                     lines.append(indent + "\(file) did not store \(skipped.joined(separator: ", "))")
                 }
             }
@@ -71,7 +67,7 @@ extension StrataCommand {
             return lines
         }
 
-        /// "2 objects changed (5 fields), 1 deleted", or "nothing new".
+        /// "2 objects inserted or changed (5 fields), 1 deleted", or "nothing new".
         static func moved(_ applied: SyncApplyReport) -> String {
             guard applied.changedObjects > 0 || applied.deletedObjects > 0 else { return "nothing new" }
             var parts: [String] = []
