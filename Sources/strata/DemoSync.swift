@@ -108,7 +108,7 @@ extension StrataCommand.Demo {
     /// Exchanges `a`'s and `b`'s changes and prints what moved.
     func exchange(_ a: Database, _ b: Database, _ nameA: String, _ nameB: String) throws {
         print("  Exchange (db.sync.exchange, what `strata sync` runs):")
-        let report = try a.sync.exchangeReporting(with: b)
+        let report = try a.sync.exchange(with: b)
         for line in StrataCommand.Sync.lines(report, a: nameA, b: nameB, indent: "    ") { print(line) }
     }
 }

@@ -34,7 +34,7 @@ extension StrataCommand {
             defer { a.close() }
             let b = try Database(syncingExisting: fileB)
             defer { b.close() }
-            let report = try a.sync.exchangeReporting(with: b)
+            let report = try a.sync.exchange(with: b)
             print("Synced \(fileA) and \(fileB) (dataset \(try a.sync.dataset))")
             for line in Sync.lines(report, a: fileA, b: fileB) { print(line) }
         }

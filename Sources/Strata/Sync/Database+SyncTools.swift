@@ -13,7 +13,7 @@ extension Database {
     /// ```swift
     /// let phone = try Database(syncingExisting: "phone.strata")
     /// let laptop = try Database(syncingExisting: "laptop.strata")
-    /// let report = try phone.sync.exchangeReporting(with: laptop)
+    /// let report = try phone.sync.exchange(with: laptop)
     /// ```
     ///
     /// - Parameters:
@@ -55,14 +55,19 @@ extension DatabaseSync {
         get throws { try handles().identity.dataset }
     }
 
-    /// Exchanges changes with `other` as ``exchange(with:)`` does, both
-    /// ways, round after round until neither has anything the other lacks,
-    /// and reports what each side applied.
+    /// Exchanges changes with `other`, both ways, page by page and round
+    /// after round until neither has anything the other lacks, and
+    /// reports what each side applied.
+    ///
+    /// ```swift
+    /// try phone.sync.exchange(with: laptop)
+    /// ```
     ///
     /// - Throws: ``StrataError``: ``StrataError/Code/changesetRefused``
     ///   when the two files belong to two datasets (nothing is written) or
     ///   one is a copy of the other; the errors of ``apply(_:)``.
-    public func exchangeReporting(with other: Database) throws -> SyncExchangeReport {
+    @discardableResult
+    public func exchange(with other: Database) throws -> SyncExchangeReport {
         let remote = other.sync
         let (mine, theirs) = (try dataset, try remote.dataset)
         guard mine == theirs else {
@@ -76,8 +81,8 @@ extension DatabaseSync {
         // both sides, which the peer has not seen yet: go on until a round
         // moves nothing.
         for _ in 0 ..< 8 {
-            let received = try pullReporting(from: remote)
-            let sent = try remote.pullReporting(from: self)
+            let received = try pull(from: remote)
+            let sent = try remote.pull(from: self)
             report.received.add(received)
             report.sent.add(sent)
             report.rounds += 1
@@ -88,7 +93,7 @@ extension DatabaseSync {
 
     /// Applies every change of `peer` after this file's cursor of it, and
     /// sums what the pages applied.
-    func pullReporting(from peer: DatabaseSync) throws -> SyncApplyReport {
+    func pull(from peer: DatabaseSync) throws -> SyncApplyReport {
         let peerSite = try peer.site
         var total = SyncApplyReport()
         while true {
@@ -99,7 +104,7 @@ extension DatabaseSync {
     }
 }
 
-/// What ``DatabaseSync/exchangeReporting(with:)`` moved: what this file
+/// What ``DatabaseSync/exchange(with:)`` moved: what this file
 /// applied from the other, and what the other applied from it.
 public struct SyncExchangeReport: Sendable, Equatable {
     /// What this file applied from the other.
