@@ -106,10 +106,15 @@ import Testing
         let newer = try open("new.strata", version: 2, [NoteV2.self])
         var older: Database? = try open("old.strata", version: 1, [NoteV1.self])
         try newer.write { tx in try tx.insert(NoteV2(id: 1, title: "t", stars: 1, tag: "work")) }
+        try newer.write { tx in try tx.insert(NoteV2(id: 2, title: "u", stars: 0, tag: nil)) }
         try newer.sync.exchange(with: older!)
+        // The older app can list what a newer app wrote.
+        #expect(try older!.read { tx in try tx.objects(NoteV1.self).writtenByNewerSchema().map(\.id) } == [1, 2])
+        #expect(try older!.read { tx in try tx.objects("Note").writtenByNewerSchema().count } == 2)
         // The older app edits the object: the tag it does not know stays.
         try older!.write { tx in try tx.update("Note", key: 1, ["stars": 3]) }
         try older!.write { tx in try tx.update(NoteV1(id: 1, title: "t2", stars: 3)) }
+        #expect(try older!.read { tx in try tx.objects(NoteV1.self).writtenByNewerSchema().map(\.id) } == [2])
         older!.close()
         older = nil
         let upgraded = try open("old.strata", version: 2, [NoteV2.self])
