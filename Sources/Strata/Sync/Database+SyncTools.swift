@@ -113,6 +113,9 @@ public struct SyncExchangeReport: Sendable, Equatable {
     public internal(set) var sent = SyncApplyReport()
     /// The rounds of both ways it took until one moved nothing.
     public internal(set) var rounds = 0
+
+    /// Whether neither file changed.
+    public var isEmpty: Bool { received.isEmpty && sent.isEmpty }
 }
 
 extension SyncApplyReport {
