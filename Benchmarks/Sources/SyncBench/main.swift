@@ -63,7 +63,9 @@ func insert(_ db: Database, _ n: Int) throws -> Double {
 func update(_ db: Database, _ count: Int, round: Int) throws -> Double {
     try time {
         try db.write { tx in
-            for id in 0 ..< count { try tx.update("Item", key: .int(Int64(id)), ["score": .int(Int64(id + round + 1))]) }
+            for id in 0 ..< count {
+                try tx.update("Item", key: .int(Int64(id)), ["score": .int(Int64(id + round + 1))])
+            }
         }
     }
 }
@@ -119,16 +121,13 @@ func main() throws {
     var fields = 0
     var pages = 0
     let initial = try time {
-        var cursor: UInt64 = 0
+        let site = try sender.sync.site
         while true {
-            let changes = try sender.sync.changes(since: cursor, limit: 1_000)
-            let summary = try changes.summary()
+            let changes = try sender.sync.changes(from: try receiver.sync.cursor(of: site), limit: 1_000)
             bytes += changes.data.count
             pages += 1
-            let report = try receiver.sync.apply(changes)
-            fields += report.changedFields
-            cursor = summary.toSeq
-            if !summary.hasMore { break }
+            fields += try receiver.sync.apply(changes).changedFields
+            if !(try changes.summary().hasMore) { break }
         }
     }
     print(
@@ -139,22 +138,21 @@ func main() throws {
     _ = try update(sender, updates, round: 99)
     var updateBytes = 0
     var updateFields = 0
-    let since = try receiver.sync.cursor(of: try sender.sync.site)
+    let senderSite = try sender.sync.site
     let incremental = try time {
-        var cursor = since
         while true {
-            let changes = try sender.sync.changes(since: cursor, limit: 1_000)
-            let summary = try changes.summary()
+            let changes = try sender.sync.changes(from: try receiver.sync.cursor(of: senderSite), limit: 1_000)
             updateBytes += changes.data.count
             updateFields += try receiver.sync.apply(changes).changedFields
-            cursor = summary.toSeq
-            if !summary.hasMore { break }
+            if !(try changes.summary().hasMore) { break }
         }
     }
     print(
         String(
-            format: "apply one-field changes of %d objects into %d: %.3f s, %.0f field changes/s, %.1f B per change on the wire",
-            updates, n, incremental, Double(updateFields) / incremental, Double(updateBytes) / Double(max(updateFields, 1))))
+            format:
+                "apply one-field changes of %d objects into %d: %.3f s, %.0f field changes/s, %.1f B per change on the wire",
+            updates, n, incremental, Double(updateFields) / incremental,
+            Double(updateBytes) / Double(max(updateFields, 1))))
     sender.close()
     receiver.close()
 

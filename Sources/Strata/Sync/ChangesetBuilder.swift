@@ -38,13 +38,15 @@ struct ChangesetBuilder {
             fields: [], origins: [], entries: [])
     }
 
-    /// The changes after `since`, at most about `limit` objects.
-    mutating func build(since: UInt64, limit: Int) throws -> ChangesetContent {
-        content.fromSeq = since
-        content.toSeq = since
+    /// The objects whose last change is after `after`, at most about
+    /// `limit`, each with the fields changed after `since` (≤ `after`).
+    mutating func build(since: UInt64, after: UInt64, limit: Int) throws -> ChangesetContent {
+        content.baseline = since
+        content.fromSeq = after
+        content.toSeq = after
         content.senderTime = try log.lastTime()
         let lmdb = log.lmdb
-        let start = FileLayout.counterBytes(since &+ 1)
+        let start = FileLayout.counterBytes(after &+ 1)
         var pending: [(seq: UInt64, type: TypeID, key: [UInt8])] = []
         try lmdb.withCursor(log.handles.log) { cursor in
             var entry = try start.withUnsafeBytes { try cursor.seek(atLeast: $0) }

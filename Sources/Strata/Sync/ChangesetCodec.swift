@@ -6,7 +6,7 @@ import Foundation
 ///
 /// ```
 /// changeset = "SCS1" version:u8(=1) flags:u8(bit0 hasMore) dataset:16 sender:16
-///             writerSchemaVersion:varint senderTime:u64 fromSeq:varint toSeq:varint
+///             writerSchemaVersion:varint senderTime:u64 baseline:varint fromSeq:varint toSeq:varint
 ///             types:   count (utf8 name, utf8 keyName, utf8 keyDescriptor)*
 ///             fields:  count (typeIdx:varint utf8 path, utf8 descriptor)*
 ///             origins: count (16 bytes)*
@@ -30,7 +30,7 @@ enum ChangesetCodec {
     static let hasMoreFlag: UInt8 = 1
     /// The bytes of the shortest changeset: the header with one-byte
     /// varints, four empty tables and the checksum.
-    static let minimumLength = 4 + 1 + 1 + 16 + 16 + 1 + 8 + 1 + 1 + 4 + 4
+    static let minimumLength = 4 + 1 + 1 + 16 + 16 + 1 + 8 + 1 + 1 + 1 + 4 + 4
 
     /// The bytes of `content`. The content must be well formed, as
     /// ``decode(_:)`` checks it (indexes in range, one entry per object,
@@ -45,6 +45,7 @@ enum ChangesetCodec {
         appendSite(content.sender, to: writer)
         writer.appendVarint(content.writerSchemaVersion)
         writer.appendLittleEndian(content.senderTime.rawValue)
+        writer.appendVarint(content.baseline)
         writer.appendVarint(content.fromSeq)
         writer.appendVarint(content.toSeq)
         writer.appendVarint(UInt64(content.types.count))
@@ -194,7 +195,12 @@ enum ChangesetCodec {
         let sender = try reader.siteID("the sender")
         let writerSchemaVersion = try reader.varint("the writer's schema version")
         let senderTime = HybridTime(rawValue: try reader.littleEndian64("the sender's time"))
+        let baseline = try reader.varint("the baseline sequence number")
+        let fromAt = reader.p
         let fromSeq = try reader.varint("the first sequence number")
+        guard baseline <= fromSeq else {
+            throw reader.malformed("the baseline \(baseline) is after the first sequence number \(fromSeq)", at: fromAt)
+        }
         let toAt = reader.p
         let toSeq = try reader.varint("the last sequence number")
         guard fromSeq <= toSeq else {
@@ -202,8 +208,8 @@ enum ChangesetCodec {
         }
         var content = ChangesetContent(
             dataset: dataset, sender: sender, writerSchemaVersion: writerSchemaVersion, senderTime: senderTime,
-            fromSeq: fromSeq, toSeq: toSeq, hasMore: flags & hasMoreFlag != 0, types: [], fields: [], origins: [],
-            entries: [])
+            baseline: baseline, fromSeq: fromSeq, toSeq: toSeq, hasMore: flags & hasMoreFlag != 0, types: [],
+            fields: [], origins: [], entries: [])
         let tables = try reader.readTables(into: &content)
         return (content, tables)
     }

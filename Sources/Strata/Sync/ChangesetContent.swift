@@ -17,6 +17,9 @@ struct ChangesetContent: Equatable, Sendable {
     /// The sender's clock when it made the changeset: a receiver refuses
     /// one too far ahead of its own.
     var senderTime: HybridTime
+    /// Each entry holds the fields that changed after this sequence number
+    /// (at most `fromSeq`): the receiver has the others.
+    var baseline: UInt64 = 0
     /// The sender's change sequence numbers the changeset covers, after
     /// `fromSeq` up to `toSeq` included.
     var fromSeq: UInt64

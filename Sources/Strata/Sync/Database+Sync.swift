@@ -48,7 +48,14 @@ public struct DatabaseSync: Sendable {
     ///   - limit: About how many objects at most (a page ends with a
     ///     transaction).
     public func changes(since: UInt64 = 0, limit: Int = 5_000) throws -> Changeset {
-        Changeset(data: ChangesetCodec.encode(try content(since: since, limit: limit)))
+        try changes(from: SyncCursor(since: since, after: since), limit: limit)
+    }
+
+    /// The next page of changes for a peer whose cursor of this file is
+    /// `cursor` (``cursor(of:)`` on the peer's side): the objects changed
+    /// after `cursor.after`, with the fields changed after `cursor.since`.
+    public func changes(from cursor: SyncCursor, limit: Int = 5_000) throws -> Changeset {
+        Changeset(data: ChangesetCodec.encode(try content(since: cursor.since, after: cursor.after, limit: limit)))
     }
 
     /// Applies a changeset made by another file of the dataset
@@ -70,7 +77,7 @@ public struct DatabaseSync: Sendable {
     /// The changes this file holds after sequence number `since`: one
     /// entry per object, with at most about `limit` objects (a page ends
     /// with a transaction).
-    func content(since: UInt64, limit: Int = 5_000) throws -> ChangesetContent {
+    func content(since: UInt64, after: UInt64? = nil, limit: Int = 5_000) throws -> ChangesetContent {
         try readingCommitted { log, catalog in
             let lmdb = log.lmdb
             var tables = Dictionary(database.tables.values.map { ($0.type.id, $0) }, uniquingKeysWith: { a, _ in a })
@@ -83,7 +90,7 @@ public struct DatabaseSync: Sendable {
             }
             var builder = ChangesetBuilder(
                 log: log, catalog: catalog, tables: tables, writerVersion: database.configuration.schemaVersion)
-            return try builder.build(since: since, limit: limit)
+            return try builder.build(since: since, after: max(since, after ?? since), limit: limit)
         }
     }
 
@@ -130,17 +137,18 @@ public struct DatabaseSync: Sendable {
             let merger = try ChangeMerger(
                 engine: engine, recorder: recorder, store: database.store, tables: database.tables)
             try merger.apply(content)
-            try PeerCursor.advance(recorder.log, peer: content.sender, from: content.fromSeq, to: content.toSeq)
+            try PeerCursor.advance(recorder.log, content)
             return merger.report
         }
     }
 
-    /// The sequence number of `peer`'s changes this file has applied
-    /// without a gap: where the next changes from it start.
-    public func cursor(of peer: SiteID) throws -> UInt64 {
+    /// Where the next changes from `peer` start: what this file applied
+    /// of them without a gap. Pass it to the peer's
+    /// ``changes(from:limit:)``.
+    public func cursor(of peer: SiteID) throws -> SyncCursor {
         let handles = try handles()
         return try database.read { tx in
-            try PeerCursor.read(tx.context.lmdb, handles, peer: peer, path: database.path)?.received ?? 0
+            try PeerCursor.read(tx.context.lmdb, handles, peer: peer, path: database.path)?.cursor ?? .start
         }
     }
 
@@ -154,30 +162,57 @@ public struct DatabaseSync: Sendable {
     }
 }
 
-/// What a file keeps about each peer (`__strata.sync.peers`, by the
-/// peer's site id): the sequence number of its changes applied without a
-/// gap, and when it was last heard from.
-enum PeerCursor {
-    static func read(_ lmdb: LMDBTransaction, _ handles: SyncHandles, peer: SiteID, path: String) throws -> (
-        received: UInt64, lastContact: UInt64
-    )? {
-        guard let bytes = try lmdb.get(handles.peers, peer.bytes) else { return nil }
-        guard bytes.count == 16 else {
-            throw StrataError.corruptFile(path: path, "The sync peer entry of \(peer) in \(path) is damaged.")
-        }
-        return (
-            UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self)),
-            UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
-        )
+/// Where a file is in the changes of one peer.
+///
+/// `after`: the peer's last sequence number whose objects this file has
+/// walked in the current pull. `since`: the one up to which it has every
+/// field change (where the last complete pull ended). A pull in pages
+/// asks for the objects after `after` with the fields changed after
+/// `since`, so an object changed in an earlier page's range and again
+/// after it loses none of its fields.
+public struct SyncCursor: Sendable, Hashable, CustomStringConvertible {
+    public var since: UInt64
+    public var after: UInt64
+
+    public init(since: UInt64, after: UInt64) {
+        self.since = since
+        self.after = max(since, after)
     }
 
-    /// Moves the cursor of `peer` to `to` when the changes `from`…`to`
-    /// follow what was applied (a page out of order leaves it).
-    static func advance(_ log: SyncLog, peer: SiteID, from: UInt64, to: UInt64) throws {
-        let current = try read(log.lmdb, log.handles, peer: peer, path: log.path)?.received ?? 0
-        let received = from <= current ? max(current, to) : current
+    /// Nothing applied yet.
+    public static let start = SyncCursor(since: 0, after: 0)
+
+    public var description: String { since == after ? "\(since)" : "\(since) (walked to \(after))" }
+}
+
+/// What a file keeps about each peer (`__strata.sync.peers`, by the
+/// peer's site id): its ``SyncCursor`` and when it was last heard from
+/// (`since:u64be after:u64be lastContact:u64be`).
+enum PeerCursor {
+    static func read(_ lmdb: LMDBTransaction, _ handles: SyncHandles, peer: SiteID, path: String) throws -> (
+        cursor: SyncCursor, lastContact: UInt64
+    )? {
+        guard let bytes = try lmdb.get(handles.peers, peer.bytes) else { return nil }
+        guard bytes.count == 24 else {
+            throw StrataError.corruptFile(path: path, "The sync peer entry of \(peer) in \(path) is damaged.")
+        }
+        func number(_ at: Int) -> UInt64 { UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt64.self)) }
+        return (SyncCursor(since: number(0), after: number(8)), number(16))
+    }
+
+    /// Moves the cursor of the changeset's sender: its walk goes on when
+    /// the changeset follows what was walked and holds every field change
+    /// since what was complete; a last page completes the pull. A
+    /// changeset out of order leaves the cursor (its merge is kept).
+    static func advance(_ log: SyncLog, _ content: ChangesetContent) throws {
+        var cursor = try read(log.lmdb, log.handles, peer: content.sender, path: log.path)?.cursor ?? .start
+        if content.baseline <= cursor.since, content.fromSeq <= cursor.after {
+            cursor.after = max(cursor.after, content.toSeq)
+            if !content.hasMore { cursor.since = cursor.after }
+        }
         _ = try log.lmdb.put(
-            log.handles.peers, peer.bytes,
-            FileLayout.counterBytes(received) + FileLayout.counterBytes(HybridTime.wallClock()))
+            log.handles.peers, content.sender.bytes,
+            FileLayout.counterBytes(cursor.since) + FileLayout.counterBytes(cursor.after)
+                + FileLayout.counterBytes(HybridTime.wallClock()))
     }
 }

@@ -97,7 +97,7 @@ extension DatabaseSync {
         let peerSite = try peer.site
         var total = SyncApplyReport()
         while true {
-            let changeset = try peer.changes(since: try cursor(of: peerSite))
+            let changeset = try peer.changes(from: try cursor(of: peerSite))
             total.add(try apply(changeset))
             if !(try changeset.summary().hasMore) { return total }
         }
@@ -191,9 +191,9 @@ extension DatabaseSync {
             var entry = try cursor.first()
             while let (key, _) = entry {
                 if let site = SiteID(bytes: key),
-                    let (received, contact) = try PeerCursor.read(log.lmdb, log.handles, peer: site, path: log.path)
+                    let (cursor, contact) = try PeerCursor.read(log.lmdb, log.handles, peer: site, path: log.path)
                 {
-                    peers.append(SyncStatus.Peer(site: site, cursor: received, lastContactMilliseconds: contact))
+                    peers.append(SyncStatus.Peer(site: site, cursor: cursor, lastContactMilliseconds: contact))
                 }
                 entry = try cursor.next()
             }
@@ -239,9 +239,9 @@ public struct SyncStatus: Sendable, Equatable {
     public struct Peer: Sendable, Equatable {
         /// The peer's site.
         public var site: SiteID
-        /// The sequence number of the peer's changes applied without a gap:
-        /// where the next changes from it start (in the peer's numbering).
-        public var cursor: UInt64
+        /// Where the next changes from the peer start (in the peer's
+        /// numbering): what this file applied of them without a gap.
+        public var cursor: SyncCursor
         /// When the file last applied changes from the peer, in
         /// milliseconds since 1970 on this machine's clock.
         public var lastContactMilliseconds: UInt64

@@ -95,10 +95,13 @@ import Testing
                 #expect(try db.verify() == [], "\(label)")
                 let sender = try Database(configuration: Self.configuration(base + "/sender.strata"))
                 defer { sender.close() }
+                // Each changeset is a whole pull: the cursor is complete.
                 let cursor = try db.sync.cursor(of: try sender.sync.site)
+                #expect(cursor.since == cursor.after, "\(label): cursor \(cursor)")
                 let applied =
-                    try changesets.firstIndex { try Changeset(data: $0).summary().toSeq == cursor }.map { $0 + 1 } ?? 0
-                #expect(cursor == 0 || applied > 0, "\(label): cursor \(cursor) is no changeset's end")
+                    try changesets.firstIndex { try Changeset(data: $0).summary().toSeq == cursor.after }.map { $0 + 1 }
+                    ?? 0
+                #expect(cursor.after == 0 || applied > 0, "\(label): cursor \(cursor) is no changeset's end")
                 #expect(try Self.state(db) == states[applied], "\(label): not the state after \(applied) changesets")
                 try db.sync.exchange(with: sender)
                 #expect(try Self.state(db) == states.last!, "\(label): resuming did not converge")

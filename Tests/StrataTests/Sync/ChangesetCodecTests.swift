@@ -237,7 +237,7 @@ struct RandomChangesets {
                     fields: [FieldChange(field: 0, stamp: stamp, value: 36)])
             ])
         let time: [UInt8] = [0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11, 0x00]
-        var expected: [UInt8] = Array("SCS1".utf8) + [1, 0] + dataset.bytes + sender.bytes + [3] + time + [0, 1]
+        var expected: [UInt8] = Array("SCS1".utf8) + [1, 0] + dataset.bytes + sender.bytes + [3] + time + [0, 0, 1]
         expected += [1, 6] + Array("Person".utf8) + [2] + Array("id".utf8) + [3] + Array("int".utf8)
         expected += [1, 0, 3] + Array("age".utf8) + [3] + Array("int".utf8)
         expected += [1] + sender.bytes

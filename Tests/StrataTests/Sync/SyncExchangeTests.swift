@@ -124,6 +124,33 @@ import Testing
         #expect(try newer.read { tx in try tx.object(NoteV2.self, primaryKey: 1) } == revealed)
     }
 
+    /// An object changed in an early page's range and again later is only
+    /// in the later page: that page still carries every field changed since
+    /// the pull began (the cursor's baseline), not only those after the
+    /// page's own start.
+    @Test func pagesKeepEveryFieldOfAnObjectChangedInAnEarlierPagesRange() throws {
+        let a = try open("a.strata")
+        let b = try open("b.strata")
+        try a.write { tx in for id in 1 ... 3 { try tx.insert(NoteV1(id: id, title: "t\(id)")) } }
+        try a.sync.exchange(with: b)
+        try a.write { tx in try tx.update("Note", key: 1, ["title": "changed first"]) }
+        try a.write { tx in for id in 4 ... 6 { try tx.insert(NoteV1(id: id)) } }
+        try a.write { tx in try tx.update("Note", key: 1, ["stars": 9]) }
+        let site = try a.sync.site
+        var pages = 0
+        while true {
+            let page = try a.sync.changes(from: try b.sync.cursor(of: site), limit: 1)
+            try b.sync.apply(page)
+            pages += 1
+            if !(try page.summary().hasMore) { break }
+        }
+        #expect(pages == 2)
+        #expect(try notes(b)[1] == NoteV1(id: 1, title: "changed first", stars: 9))
+        #expect(try notes(b) == notes(a))
+        let cursor = try b.sync.cursor(of: site)
+        #expect(cursor.since == cursor.after)
+    }
+
     @Test func aChainRelaysThroughAnOlderAppTheTypesAndFieldsItDoesNotDeclare() throws {
         let a = try open("a.strata", version: 2, [NoteV2.self, Label.self])
         var b: Database? = try open("b.strata", version: 1, [NoteV1.self])
