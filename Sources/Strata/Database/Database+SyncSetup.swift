@@ -59,6 +59,17 @@ extension Database {
         }
         guard prepared.catalog.sync != nil else { return prepared }
         try checkPrimaryKeys(prepared.catalog, path: path)
+        if !configuration.readOnly {
+            // A type added since sync was enabled gets its clocks.
+            let complete = try environment.withReadTransaction { txn in
+                try SyncHandles.open(txn, prepared.catalog, create: false, path: path)?.hasAllClocks(prepared.catalog)
+            }
+            if complete == false {
+                try environment.withWriteTransaction { txn in
+                    _ = try SyncHandles.open(txn, prepared.catalog, create: true, path: path)
+                }
+            }
+        }
         let txn = try environment.begin(readOnly: true)
         defer { txn.finish() }
         prepared.sync = try SyncHandles.open(txn, prepared.catalog, create: false, path: path)

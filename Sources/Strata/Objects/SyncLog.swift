@@ -14,6 +14,11 @@ struct SyncHandles: Sendable {
     /// Each object type's clock rows.
     let clocks: [TypeID: DatabaseHandle]
 
+    /// Whether every object type has its clock database.
+    func hasAllClocks(_ catalog: Catalog) -> Bool {
+        catalog.types.allSatisfy { $0.isEmbedded || clocks[$0.id] != nil }
+    }
+
     /// Opens (or, with `create`, makes) the sync databases of `catalog`;
     /// nil when sync is not enabled on it.
     static func open(_ txn: LMDBTransaction, _ catalog: Catalog, create: Bool, path: String) throws -> SyncHandles? {
@@ -26,9 +31,11 @@ struct SyncHandles: Sendable {
             }
             return handle
         }
+        // A type added since sync was enabled has clocks from the first
+        // open that may write; until then, none of its objects has a row.
         var clocks: [TypeID: DatabaseHandle] = [:]
         for type in catalog.types where !type.isEmbedded {
-            clocks[type.id] = try open(FileLayout.clocks(type.id))
+            clocks[type.id] = try txn.openDatabase(FileLayout.clocks(type.id), create: create)
         }
         return SyncHandles(
             identity: identity, log: try open(FileLayout.syncLog), origins: try open(FileLayout.syncOrigins),

@@ -135,3 +135,31 @@ import Testing
         #expect(try hub.sync(old).isEmpty)
     }
 }
+
+/// A type a later app version adds to a sync-enabled file gets its clocks.
+@Suite(.temporaryFolder) struct SyncSchemaChangeTests {
+    let folder = TemporaryFolder.current
+
+    @Test func aTypeAddedLaterIsRecordedAndSynced() throws {
+        var first: Database? = try SyncRefusalTests().openAt(folder.path("a.strata"), version: 1, [NoteV1.self])
+        try first!.write { tx in try tx.insert(NoteV1(id: 1)) }
+        first!.close()
+        first = nil
+        let a = try SyncRefusalTests().openAt(folder.path("a.strata"), version: 2, [NoteV1.self, Label.self])
+        try a.write { tx in try tx.insert(Label(name: "red", color: 1)) }
+        let b = try SyncRefusalTests().openAt(folder.path("b.strata"), version: 2, [NoteV1.self, Label.self])
+        try a.sync.exchange(with: b)
+        #expect(try b.read { tx in try tx.object(Label.self, primaryKey: "red") }?.color == 1)
+        #expect(try b.read { tx in try tx.objects(NoteV1.self).count } == 1)
+    }
+}
+
+extension SyncRefusalTests {
+    func openAt(_ path: String, version: UInt64, _ models: [any Model.Type]) throws -> Database {
+        var config = Database.Configuration(path: path, schemaVersion: version, models: models)
+        config.durability = .noSync
+        config.mode = .synced
+        config.sync = .init(dataset: SyncExchangeTests.dataset)
+        return try Database(configuration: config)
+    }
+}
