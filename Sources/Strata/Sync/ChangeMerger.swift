@@ -133,8 +133,12 @@ final class ChangeMerger {
                 case .kept(let kept): id = kept
                 case .skipped: continue
                 }
-                if !newLife, existing != nil, stored != nil {
-                    let current = row.stamp(of: id)
+                if !newLife, existing != nil, let stored {
+                    // A field the record does not hold was never written
+                    // in this life (the row's base is not its stamp): one
+                    // learned now, or one the inserting app did not declare.
+                    let current =
+                        stored.fieldOffset(forField: id, expectedAt: Int.max) == nil ? .none : row.stamp(of: id)
                     guard try isAbove(stamp, current) else { continue }
                 }
                 row.set(id, stamp)
