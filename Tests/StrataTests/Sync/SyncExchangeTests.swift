@@ -70,6 +70,9 @@ import Testing
         try a.write { tx in try tx.update("Note", key: 1, ["title": "from a"]) }
         Thread.sleep(forTimeInterval: 0.005)
         try b.write { tx in try tx.update("Note", key: 1, ["title": "from b", "stars": 4]) }
+        // In the same millisecond the two stamps would tie on time, and
+        // the sites (random) would decide.
+        Thread.sleep(forTimeInterval: 0.005)
         try a.write { tx in try tx.update("Note", key: 1, ["stars": 7]) }
         try a.sync.exchange(with: b)
         // Title: b wrote later. Stars: a's second write came after b's.
