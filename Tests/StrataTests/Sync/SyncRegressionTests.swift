@@ -40,4 +40,31 @@ import Testing
         #expect(merged?["title: string"] == .string("old"))
         #expect(try item(newer, 1) == merged)
     }
+
+    /// A file that holds a link whose target it has not received yet
+    /// stores null, and keeps the register (the target's key) aside; it
+    /// must send on the register, not the null. (It sent the null with the
+    /// register's stamp: a third file took it, and the original's link,
+    /// with the same stamp, never replaced it.)
+    @Test func aLinkRelayedBeforeItsTargetArrivesKeepsItsTarget() throws {
+        let origin = try open("origin.strata", version: 1)
+        let relay = try open("relay.strata", version: 1)
+        let last = try open("last.strata", version: 1)
+        try origin.write { tx in
+            _ = try tx.insert("Person", ["id": 6, "name": "p"])
+            _ = try tx.insert("Item", ["id": 12, "owner": .link(6)])
+        }
+        // The person's next change moves it after the item in the log: a
+        // page of one object holds the item alone.
+        try origin.write { tx in try tx.update("Person", key: 6, ["name": "q"]) }
+        let firstPage = try origin.sync.changes(since: 0, for: try relay.sync.site, limit: 1)
+        #expect(try firstPage.summary().hasMore)
+        try relay.sync.apply(firstPage)
+        try last.sync.apply(try relay.sync.changes(since: 0, for: try last.sync.site))
+        try last.sync.exchange(with: origin)
+        try relay.sync.exchange(with: origin)
+        for db in [origin, relay, last] {
+            #expect(try item(db, 12)?["owner: link(Person)"] == .link(.int(6)), "\(db.path)")
+        }
+    }
 }
