@@ -82,7 +82,9 @@ struct ClockRow: Equatable, Sendable {
     mutating func rebase(over fields: [PropertyID]) {
         guard !exceptions.isEmpty else { return }
         var counts: [LocalStamp: Int] = [:]
-        for id in fields { counts[stamp(of: id), default: 0] += 1 }
+        // Never the unwritten fields' no-stamp: fields a record lacks
+        // take the base, and they were written with the object.
+        for id in fields where !stamp(of: id).isNone { counts[stamp(of: id), default: 0] += 1 }
         guard let (best, count) = counts.max(by: { $0.value < $1.value }), best != base,
             count > counts[base, default: 0]
         else { return }

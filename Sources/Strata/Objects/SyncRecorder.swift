@@ -88,8 +88,24 @@ final class SyncRecorder: ChangeSubscriber {
             objectAppeared(type, change.key)
         case .replaced:
             let declared = table.fields
-            let changed = change.changedFields().filter { id in declared.contains { $0.id == id } }
-            guard !changed.isEmpty else { return }
+            var changed: [PropertyID] = []
+            // Fields the old record lacked were never written: a rewrite
+            // that fills one in with the value it read as (a kept field's
+            // empty value, a declared one's default) leaves it unstamped,
+            // so that any peer's write beats it.
+            var unwritten: [PropertyID] = []
+            for id in change.changedFields() {
+                let field = declared.first { $0.id == id }
+                if let before = change.before, let after = change.after,
+                    before.fieldOffset(forField: id, expectedAt: Int.max) == nil,
+                    field.map({ table.value(at: $0.position, in: after) == $0.valueWhenAbsent }) ?? true
+                {
+                    unwritten.append(id)
+                } else if field != nil {
+                    changed.append(id)
+                }
+            }
+            guard !changed.isEmpty || !unwritten.isEmpty else { return }
             guard var row = existing, row.isLive else {
                 // An object written before its row existed: stamped whole.
                 var row = ClockRow(causalLength: 1, seq: seq, maxWriterVersion: version, base: stamp)
@@ -98,6 +114,11 @@ final class SyncRecorder: ChangeSubscriber {
                 return
             }
             let previous = row.seq
+            for id in unwritten { row.set(id, .none) }
+            guard !changed.isEmpty else {
+                try log.store(row, previousSeq: previous, type, change.key)
+                return
+            }
             for id in changed { row.set(id, stamp) }
             // The app wrote these links: their registers are the records' now.
             for field in table.linkFields where changed.contains(field.id) {

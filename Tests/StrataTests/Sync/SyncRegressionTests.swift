@@ -67,4 +67,27 @@ import Testing
             #expect(try item(db, 12)?["owner: link(Person)"] == .link(.int(6)), "\(db.path)")
         }
     }
+
+    /// A newer app that edits one field of an object an older app made
+    /// (whose record lacks the newer fields) writes only that field: it
+    /// must not stamp the fields it filled with their defaults, or its
+    /// edit beats a real value written elsewhere before it.
+    @Test func anEditOfAnObjectWithoutTheNewerFieldsStampsOnlyTheEditedField() throws {
+        let older = try open("old.strata", version: 1)
+        let middle = try open("mid.strata", version: 2)
+        let newer = try open("new.strata", version: 3)
+        try older.write { tx in _ = try tx.insert("Item", ["id": 1, "title": "made by v1"]) }
+        try middle.sync.exchange(with: older)
+        try newer.sync.exchange(with: older)
+        try middle.write { tx in try tx.update("Item", key: 1, ["note": "written by v2"]) }
+        Thread.sleep(forTimeInterval: 0.003)
+        try newer.write { tx in try tx.update("Item", key: 1, ["title": "edited by v3"]) }
+        try newer.sync.exchange(with: middle)
+        try older.sync.exchange(with: newer)
+        for db in [older, middle, newer] {
+            let state = try item(db, 1)
+            #expect(state?["note: string?"] == .string("written by v2"), "\(db.path)")
+            #expect(state?["title: string"] == .string("edited by v3"), "\(db.path)")
+        }
+    }
 }
