@@ -124,6 +124,7 @@ final class ChangeMerger {
             // Which fields win: all of a new life's, else those whose stamp
             // is above the file's.
             var winners: [(Target, Value, LocalStamp)] = []
+            var written: Set<PropertyID> = []
             for change in entry.fields {
                 let stamp = local(change.stamp)
                 let destination = try target(change.field)
@@ -143,6 +144,15 @@ final class ChangeMerger {
                 }
                 row.set(id, stamp)
                 winners.append((destination, change.value, stamp))
+                written.insert(id)
+            }
+            if newLife {
+                // The fields the entry lacks were not written in this life:
+                // unstamped, not at the entry's stamp, so that a rewrite
+                // filling them in (a restored link) neither sends them nor
+                // lets them beat a peer's value.
+                let unwritten = table.fields.filter { !$0.isPrimaryKey }.map(\.id) + table.keptFields.map(\.id)
+                for id in unwritten where !written.contains(id) { row.set(id, .none) }
             }
             guard newLife || !winners.isEmpty || stored == nil else { return }
             try write(table, key: key, base: newLife ? nil : stored, winners, version: entry.writerVersion)

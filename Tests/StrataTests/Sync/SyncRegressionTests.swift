@@ -90,4 +90,33 @@ import Testing
             #expect(state?["title: string"] == .string("edited by v3"), "\(db.path)")
         }
     }
+
+    /// An object a file first receives from an older app holds only the
+    /// older fields; when a link of it is restored (its target arrived),
+    /// the record is written again with the newer fields' defaults. Those
+    /// were never written: they must not carry the object's stamp, or the
+    /// defaults beat a real value from a concurrent insert.
+    @Test func fieldsFilledInWhenALinkIsRestoredStayUnwritten() throws {
+        let older = try open("old.strata", version: 1)
+        let middle = try open("mid.strata", version: 2)
+        let newer = try open("new.strata", version: 3)
+        try middle.write { tx in _ = try tx.insert("Item", ["id": 1, "note": "from v2"]) }
+        Thread.sleep(forTimeInterval: 0.003)
+        try older.write { tx in
+            _ = try tx.insert("Person", ["id": 4])
+            _ = try tx.insert("Item", ["id": 1, "title": "from v1", "owner": .link(4)])
+        }
+        try older.write { tx in try tx.update("Person", key: 4, ["name": "later"]) }
+        // The item alone first: its link waits for the person.
+        try newer.sync.apply(try older.sync.changes(since: 0, for: try newer.sync.site, limit: 1))
+        try newer.sync.exchange(with: older)
+        try newer.sync.exchange(with: middle)
+        try older.sync.exchange(with: middle)
+        for db in [older, middle, newer] {
+            let state = try item(db, 1)
+            #expect(state?["note: string?"] == .string("from v2"), "\(db.path)")
+            #expect(state?["title: string"] == .string("from v1"), "\(db.path)")
+            #expect(state?["owner: link(Person)"] == .link(.int(4)), "\(db.path)")
+        }
+    }
 }
