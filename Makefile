@@ -1,6 +1,6 @@
 SWIFT ?= swift
 
-.PHONY: deps build demo test format lint sanitize clean docs bench bench-check bench-thresholds bench-compare bench-observe bench-queries bench-deps
+.PHONY: deps build demo test format lint sanitize clean docs bench bench-check bench-thresholds bench-compare bench-observe bench-queries bench-sync bench-deps
 
 deps:
 	@./scripts/install-lmdb.sh
@@ -91,6 +91,14 @@ QUERY_ROUNDS ?= 5
 bench-queries: bench-deps
 	cd Benchmarks && $(SWIFT) build -c release --product QueryCompare
 	cd Benchmarks && ROUNDS=$(QUERY_ROUNDS) $$($(SWIFT) build -c release --show-bin-path)/QueryCompare $(N)
+
+# Sync (docs/Benchmarks.md, "Sync"): capture overhead, bytes at rest and on
+# the wire, apply speed and the upgrade of a file holding learned fields,
+# at N objects, with and without sync, best of SYNC_ROUNDS.
+SYNC_ROUNDS ?= 3
+bench-sync: bench-deps
+	cd Benchmarks && $(SWIFT) build -c release --product SyncBench
+	cd Benchmarks && ROUNDS=$(SYNC_ROUNDS) $$($(SWIFT) build -c release --show-bin-path)/SyncBench $(N)
 
 # Observation (docs/Benchmarks.md, "Observation"): commit-to-element latency
 # of each kind of observation at 100k and 1M objects, 100 observations

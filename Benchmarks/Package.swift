@@ -60,6 +60,11 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
+        // `make bench-sync`: sync's costs, with and without sync enabled.
+        .executableTarget(
+            name: "SyncBench",
+            dependencies: [.product(name: "Strata", package: "Strata")]
+        ),
         // `make bench`: package-benchmark's suite.
         .executableTarget(
             name: "StrataBenchmarks",

@@ -150,3 +150,78 @@ extension SiteID {
         self = withUnsafeBytes(of: uuid.uuid) { SiteID(bytes: $0)! }
     }
 }
+
+extension Database {
+    /// Gives a copied sync-enabled file a site of its own.
+    ///
+    /// A file copied to another device (a backup restored, a file sent by
+    /// hand) keeps the original's site, and two files stamping their
+    /// changes with one site would give two different writes one stamp.
+    /// The copy is detected when it meets the original (each refuses the
+    /// other's changes as its own). Reset the copy's identity: its past
+    /// changes stay the original site's, and what it writes from now on is
+    /// its own. Every object keeps its data; nothing is sent again.
+    ///
+    /// Call it while no `Database` of the file is open in any process; a
+    /// `Database` opened before throws ``StrataError/Code/schemaChanged``
+    /// at its next transaction.
+    ///
+    /// - Returns: The file's new site.
+    /// - Throws: ``StrataError`` when the file does not exist, is not a
+    ///   Strata file, or has no sync enabled.
+    @discardableResult
+    public static func resetSyncIdentity(at path: String) throws -> SiteID {
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw StrataError.invalidConfiguration(
+                path: path, "There is no file at \(path).", remedy: "Give the path of a sync-enabled Strata file.")
+        }
+        let environment = try Environment.open(path: path, options: EnvironmentOptions())
+        defer { environment.release() }
+        environment.setupLock.lock()
+        defer { environment.setupLock.unlock() }
+        return try environment.withWriteTransaction { txn in
+            guard let meta = try CatalogStore.openMeta(txn, create: false) else {
+                throw StrataError.notAStrataFile(path: path, because: "it has no Strata catalog")
+            }
+            let store = CatalogStore(meta: meta, path: path)
+            guard var catalog = try store.catalog(txn) else {
+                throw StrataError.corruptFile(path: path, "\(path) has Strata's metadata but no catalog.")
+            }
+            guard let identity = catalog.sync,
+                let handles = try SyncHandles.open(txn, catalog, create: false, path: path)
+            else {
+                throw StrataError.invalidConfiguration(
+                    path: path, "Sync is not enabled on \(path); it has no identity to reset.",
+                    remedy: "Enable sync by opening it in synced mode with configuration.sync set.")
+            }
+            let log = SyncLog(lmdb: txn, meta: meta, handles: handles, writerVersion: 0, path: path)
+            // The old site becomes an ordinary origin, and every stamp of
+            // the file's own (origin 0) names it from now on.
+            let old = try log.addOrigin(identity.site)
+            for clocks in handles.clocks.values {
+                var rows: [([UInt8], ClockRow)] = []
+                try txn.withCursor(clocks) { cursor in
+                    var entry = try cursor.first()
+                    while let (key, value) = entry {
+                        guard let row = ClockRow.decode(value) else {
+                            throw StrataError.corruptFile(path: path, "A clock row in \(path) is damaged.")
+                        }
+                        rows.append((Array(key), row.replacingOrigin(SyncLog.localOrigin, with: old)))
+                        entry = try cursor.next()
+                    }
+                }
+                for (key, row) in rows {
+                    let writer = ByteWriter(capacity: 64)
+                    row.encode(into: writer)
+                    try writer.withUnsafeBytes { bytes in try key.withUnsafeBytes { _ = try txn.put(clocks, $0, bytes) }
+                    }
+                }
+            }
+            let site = SiteID.random()
+            catalog.sync?.site = site
+            try store.write(catalog, txn)
+            try store.raiseGeneration(txn)
+            return site
+        }
+    }
+}

@@ -12,21 +12,32 @@ struct LocalStamp: Hashable, Sendable {
     var isNone: Bool { time == .zero }
 }
 
+/// A field's clock in a ``ClockRow``: the stamp of its last write, and
+/// the sequence number at which it last changed in this file (what a
+/// changeset "since N" sends is the fields changed after N).
+struct FieldClock: Hashable, Sendable {
+    var stamp: LocalStamp
+    var seq: UInt64
+
+    static let none = FieldClock(stamp: .none, seq: 0)
+}
+
 /// What a sync-enabled file keeps about one object besides its record
 /// (`__strata.t<type>.c`, by record key): whether it lives, where its last
-/// change is in the change log, which app versions wrote it, and the stamp
+/// change is in the change log, which app versions wrote it, and the clock
 /// of each field. A deleted object keeps its row (a tombstone) without a
 /// record.
 ///
 /// ```
 /// row       = causalLength:varint seq:varint maxWriterVersion:varint
-///             baseTime:u64le baseOrigin:varint
-///             count:varint (fieldID:varint timeDelta:zigzag-varint origin:varint)*
+///             baseTime:u64le baseOrigin:varint baseSeqBack:varint
+///             count:varint (fieldID:varint timeDelta:zigzag-varint origin:varint seqBack:varint)*
 /// ```
 ///
-/// Every field has the base stamp but the ones listed, by ascending id,
-/// with their time as a difference from the base's. The base is the stamp
-/// most fields share, so an object written once costs about 15 bytes.
+/// Every field has the base clock but the ones listed, by ascending id,
+/// with their time as a difference from the base's and their sequence
+/// number as a distance back from the row's. The base is the clock most
+/// fields share, so an object written once costs about 16 bytes.
 struct ClockRow: Equatable, Sendable {
     /// Odd while the object lives, even once deleted: a delete adds one,
     /// and so does inserting the key again.
@@ -35,64 +46,76 @@ struct ClockRow: Equatable, Sendable {
     var seq: UInt64
     /// The highest app schema version that wrote the object.
     var maxWriterVersion: UInt64
-    var base: LocalStamp
-    /// The fields whose stamp is not the base, by ascending id.
-    private(set) var exceptions: [(id: PropertyID, stamp: LocalStamp)]
+    var base: FieldClock
+    /// The fields whose clock is not the base, by ascending id.
+    private(set) var exceptions: [(id: PropertyID, clock: FieldClock)]
 
+    /// A row whose every field has `stamp`, changed at `seq`.
     init(causalLength: UInt64, seq: UInt64, maxWriterVersion: UInt64, base: LocalStamp) {
         self.causalLength = causalLength
         self.seq = seq
         self.maxWriterVersion = maxWriterVersion
-        self.base = base
+        self.base = FieldClock(stamp: base, seq: seq)
         self.exceptions = []
     }
 
     var isLive: Bool { causalLength % 2 == 1 }
 
-    /// The stamp of field `id`.
-    func stamp(of id: PropertyID) -> LocalStamp {
+    /// The clock of field `id`.
+    func clock(of id: PropertyID) -> FieldClock {
         guard let i = exceptionIndex(id) else { return base }
-        return exceptions[i].stamp
+        return exceptions[i].clock
     }
 
-    /// The stamps of the object's last change: the highest time among the
-    /// base and the listed fields (its origin may be any of theirs).
-    var lastTime: HybridTime {
-        exceptions.reduce(base.time) { max($0, $1.stamp.time) }
+    /// The stamp of field `id`.
+    func stamp(of id: PropertyID) -> LocalStamp { clock(of: id).stamp }
+
+    /// The latest stamp among the fields (its origin is that field's).
+    var lastStamp: LocalStamp {
+        exceptions.reduce(base.stamp) { $1.clock.stamp.time > $0.time ? $1.clock.stamp : $0 }
     }
 
-    /// Gives field `id` stamp `stamp`.
-    mutating func set(_ id: PropertyID, _ stamp: LocalStamp) {
+    /// Gives field `id` the clock `clock`.
+    mutating func set(_ id: PropertyID, _ clock: FieldClock) {
         if let i = exceptionIndex(id) {
-            if stamp == base { exceptions.remove(at: i) } else { exceptions[i].stamp = stamp }
-        } else if stamp != base {
+            if clock == base { exceptions.remove(at: i) } else { exceptions[i].clock = clock }
+        } else if clock != base {
             let at = exceptions.firstIndex { $0.id > id } ?? exceptions.count
-            exceptions.insert((id, stamp), at: at)
+            exceptions.insert((id, clock), at: at)
         }
     }
 
-    /// Gives every field stamp `stamp` (an insert, a delete).
-    mutating func stampAll(_ stamp: LocalStamp) {
-        base = stamp
+    /// Gives every field the clock `clock` (an insert, a delete, a new
+    /// life).
+    mutating func stampAll(_ clock: FieldClock) {
+        base = clock
         exceptions = []
     }
 
-    /// Makes the base the stamp most of `fields` (the ids the record
+    /// Makes the base the clock most of `fields` (the ids the record
     /// holds) have, so that the row lists as few as it can.
     mutating func rebase(over fields: [PropertyID]) {
         guard !exceptions.isEmpty else { return }
-        var counts: [LocalStamp: Int] = [:]
-        // Never the unwritten fields' no-stamp: fields a record lacks
-        // take the base, and they were written with the object.
-        for id in fields where !stamp(of: id).isNone { counts[stamp(of: id), default: 0] += 1 }
+        var counts: [FieldClock: Int] = [:]
+        for id in fields { counts[clock(of: id), default: 0] += 1 }
         guard let (best, count) = counts.max(by: { $0.value < $1.value }), best != base,
             count > counts[base, default: 0]
         else { return }
-        let stamps = fields.map { ($0, stamp(of: $0)) }
+        let clocks = fields.map { ($0, clock(of: $0)) }
         let others = exceptions.filter { !fields.contains($0.id) }
         base = best
-        exceptions = others.filter { $0.stamp != best }
-        for (id, stamp) in stamps { set(id, stamp) }
+        exceptions = others.filter { $0.clock != best }
+        for (id, clock) in clocks { set(id, clock) }
+    }
+
+    /// The row with every stamp of origin `from` given origin `to`.
+    func replacingOrigin(_ from: UInt32, with to: UInt32) -> ClockRow {
+        var copy = self
+        if copy.base.stamp.origin == from { copy.base.stamp.origin = to }
+        for i in copy.exceptions.indices where copy.exceptions[i].clock.stamp.origin == from {
+            copy.exceptions[i].clock.stamp.origin = to
+        }
+        return copy
     }
 
     private func exceptionIndex(_ id: PropertyID) -> Int? {
@@ -101,7 +124,7 @@ struct ClockRow: Equatable, Sendable {
 
     static func == (a: ClockRow, b: ClockRow) -> Bool {
         a.causalLength == b.causalLength && a.seq == b.seq && a.maxWriterVersion == b.maxWriterVersion
-            && a.base == b.base && a.exceptions.elementsEqual(b.exceptions) { $0.id == $1.id && $0.stamp == $1.stamp }
+            && a.base == b.base && a.exceptions.elementsEqual(b.exceptions) { $0.id == $1.id && $0.clock == $1.clock }
     }
 
     // MARK: Bytes
@@ -111,23 +134,25 @@ struct ClockRow: Equatable, Sendable {
         writer.appendVarint(causalLength)
         writer.appendVarint(seq)
         writer.appendVarint(maxWriterVersion)
-        writer.appendLittleEndian(base.time.rawValue)
-        writer.appendVarint(UInt64(base.origin))
+        writer.appendLittleEndian(base.stamp.time.rawValue)
+        writer.appendVarint(UInt64(base.stamp.origin))
+        writer.appendVarint(seq &- base.seq)
         writer.appendVarint(UInt64(exceptions.count))
-        for (id, stamp) in exceptions {
+        for (id, clock) in exceptions {
             writer.appendVarint(UInt64(id.rawValue))
-            let delta = Int64(bitPattern: stamp.time.rawValue &- base.time.rawValue)
+            let delta = Int64(bitPattern: clock.stamp.time.rawValue &- base.stamp.time.rawValue)
             writer.appendVarint(UInt64(bitPattern: (delta << 1) ^ (delta >> 63)))
-            writer.appendVarint(UInt64(stamp.origin))
+            writer.appendVarint(UInt64(clock.stamp.origin))
+            writer.appendVarint(seq &- clock.seq)
         }
     }
 
     /// The row stored in `bytes`; nil when they are not a well-formed row.
     static func decode(_ bytes: UnsafeRawBufferPointer) -> ClockRow? {
-        guard let base = bytes.baseAddress else { return nil }
+        guard let start = bytes.baseAddress else { return nil }
         let end = bytes.count
         var p = 0
-        func varint() -> UInt64? { RecordView.varint(base, &p, end) }
+        func varint() -> UInt64? { RecordView.varint(start, &p, end) }
         func origin() -> UInt32? { varint().flatMap { UInt32(exactly: $0) } }
         guard let causalLength = varint(), causalLength > 0, let seq = varint(), let maxWriter = varint(),
             p + 8 <= end
@@ -135,18 +160,22 @@ struct ClockRow: Equatable, Sendable {
         let baseTime = HybridTime(
             rawValue: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: p, as: UInt64.self)))
         p += 8
-        guard let baseOrigin = origin(), let count = varint(), count <= UInt64(end) else { return nil }
+        guard let baseOrigin = origin(), let baseBack = varint(), baseBack <= seq, let count = varint(),
+            count <= UInt64(end)
+        else { return nil }
         var row = ClockRow(
             causalLength: causalLength, seq: seq, maxWriterVersion: maxWriter,
             base: LocalStamp(time: baseTime, origin: baseOrigin))
+        row.base.seq = seq - baseBack
         var previous: UInt32?
         for _ in 0 ..< count {
             guard let rawID = varint(), let id = UInt32(exactly: rawID), previous.map({ $0 < id }) ?? true,
-                let zigzag = varint(), let origin = origin()
+                let zigzag = varint(), let origin = origin(), let back = varint(), back <= seq
             else { return nil }
             let delta = Int64(bitPattern: zigzag >> 1) ^ -Int64(bitPattern: zigzag & 1)
             let time = HybridTime(rawValue: baseTime.rawValue &+ UInt64(bitPattern: delta))
-            row.exceptions.append((PropertyID(id), LocalStamp(time: time, origin: origin)))
+            row.exceptions.append(
+                (PropertyID(id), FieldClock(stamp: LocalStamp(time: time, origin: origin), seq: seq - back)))
             previous = id
         }
         return p == end ? row : nil

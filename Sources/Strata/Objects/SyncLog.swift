@@ -60,6 +60,17 @@ final class SyncLog {
     /// Origin indexes and sites read or made in this transaction.
     private var originIndexes: [SiteID: UInt32] = [:]
     private var sites: [UInt32: SiteID] = [:]
+    /// The largest key of the clock database of `frontierType` (or of the
+    /// change log's entries this transaction wrote, for `logFrontier`), so
+    /// that keys written in ascending order go in with `MDB_APPEND` and a
+    /// new object's missing row is known without a search.
+    private var frontierType: TypeID?
+    private let clockFrontier = ByteWriter(capacity: 64)
+    private let logFrontier = ByteWriter(capacity: 80)
+    private var logFrontierSet = false
+    /// The clock databases of types learned or opened after the
+    /// `Database` was (kept types, types learned from peers).
+    private var laterClocks: [TypeID: DatabaseHandle] = [:]
 
     /// The origin index of this file's own site.
     static let localOrigin: UInt32 = 0
@@ -131,21 +142,41 @@ final class SyncLog {
     /// The clock row of the object with record key `key`; nil when it has
     /// none (never written since sync was enabled).
     func row(_ type: TypeID, _ key: UnsafeRawBufferPointer) throws -> ClockRow? {
-        guard let clocks = handles.clocks[type], let bytes = try lmdb.get(clocks, key) else { return nil }
+        guard let clocks = clocks(of: type), let bytes = try lmdb.get(clocks, key) else { return nil }
         guard let row = ClockRow.decode(bytes) else {
             throw StrataError.corruptFile(path: path, "A clock row of type \(type) in \(path) is damaged.")
         }
         return row
     }
 
+    /// Whether `key` sorts after every clock row of `type`: then the
+    /// object has none, and its row can be appended.
+    func isBeyondClocks(_ type: TypeID, _ key: UnsafeRawBufferPointer) throws -> Bool {
+        guard let clocks = clocks(of: type) else { return false }
+        if frontierType != type {
+            clockFrontier.removeAll()
+            if let last = try lmdb.lastKey(clocks) { clockFrontier.append(contentsOf: last) }
+            frontierType = type
+        }
+        return clockFrontier.count == 0 || clockFrontier.withUnsafeBytes { KeyCodec.compare(key, $0) } > 0
+    }
+
     /// Stores `row` for the object and moves its change-log entry from
     /// `previousSeq` (nil: it had none) to the row's seq.
     func store(_ row: ClockRow, previousSeq: UInt64?, _ type: TypeID, _ key: UnsafeRawBufferPointer) throws {
-        guard let clocks = handles.clocks[type] else {
+        guard let clocks = clocks(of: type) else {
             preconditionFailure("Sync is enabled but type \(type) has no clock database")
         }
         row.encode(into: rowBytes)
-        try rowBytes.withUnsafeBytes { _ = try lmdb.put(clocks, key, $0) }
+        let appends = try isBeyondClocks(type, key)
+        try rowBytes.withUnsafeBytes { value in
+            if appends, try lmdb.append(clocks, key, value) {
+                clockFrontier.removeAll()
+                clockFrontier.append(contentsOf: key)
+            } else {
+                _ = try lmdb.put(clocks, key, value)
+            }
+        }
         if let previousSeq, previousSeq == row.seq { return }
         if let previousSeq {
             SyncLog.logKey(logKey, seq: previousSeq, type: type, key: key)
@@ -153,7 +184,34 @@ final class SyncLog {
         }
         SyncLog.logKey(logKey, seq: row.seq, type: type, key: key)
         let empty = UnsafeRawBufferPointer(start: nil, count: 0)
-        try logKey.withUnsafeBytes { _ = try lmdb.put(handles.log, $0, empty) }
+        try logKey.withUnsafeBytes { entry in
+            // The first entry of a transaction's seq sorts after every
+            // entry there is; later ones when written in ascending order.
+            let appends =
+                row.seq == taken?.seq
+                && (!logFrontierSet || logFrontier.withUnsafeBytes { KeyCodec.compare(entry, $0) } > 0)
+            if appends, try lmdb.append(handles.log, entry, empty) {
+                logFrontier.removeAll()
+                logFrontier.append(contentsOf: entry)
+                logFrontierSet = true
+            } else {
+                _ = try lmdb.put(handles.log, entry, empty)
+            }
+        }
+    }
+
+    /// The clock database of `type`.
+    func clocks(of type: TypeID) -> DatabaseHandle? {
+        handles.clocks[type] ?? laterClocks[type]
+    }
+
+    /// Opens (or makes) the clock database of a type the `Database` did
+    /// not open it for. The caller holds the environment's setup lock:
+    /// named databases are opened by one transaction at a time.
+    func openClocks(of type: TypeID) throws {
+        guard clocks(of: type) == nil else { return }
+        guard let handle = try lmdb.openDatabase(FileLayout.clocks(type), create: !lmdb.isReadOnly) else { return }
+        laterClocks[type] = handle
     }
 
     /// Writes a change-log key: `seq:u64be ‖ type:u32be ‖ record key`.
@@ -193,6 +251,12 @@ final class SyncLog {
     /// The index of `site` in the file's origins table, added when new.
     func originIndex(of site: SiteID) throws -> UInt32 {
         if let index = try knownOriginIndex(of: site) { return index }
+        return try addOrigin(site)
+    }
+
+    /// Gives `site` the next origin index, even the file's own site (whose
+    /// stamps are origin 0 until its identity is reset).
+    func addOrigin(_ site: SiteID) throws -> UInt32 {
         let siteKey = [UInt8(ascii: "s")] + site.bytes
         let count = try lmdb.entryCount(handles.origins) / 2
         let index = UInt32(count + 1)

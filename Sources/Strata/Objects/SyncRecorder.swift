@@ -70,7 +70,9 @@ final class SyncRecorder: ChangeSubscriber {
         guard !isApplying else { return }
         let table = change.table
         let type = table.type.id
-        let existing = try log.row(type, change.key)
+        // A new object past every clock row has none: no search.
+        let isNew = try change.kind == .inserted && log.isBeyondClocks(type, change.key)
+        let existing = isNew ? nil : try log.row(type, change.key)
         let (stamp, seq) = try log.change()
         let version = log.writerVersion
         switch change.kind {
@@ -119,14 +121,15 @@ final class SyncRecorder: ChangeSubscriber {
                 try log.store(row, previousSeq: previous, type, change.key)
                 return
             }
-            for id in changed { row.set(id, stamp) }
+            for id in changed { row.set(id, FieldClock(stamp: stamp, seq: seq)) }
             // The app wrote these links: their registers are the records' now.
             for field in table.linkFields where changed.contains(field.id) {
                 try log.dropShadow(SyncLog.registerKey(type, field.id, change.key))
             }
             row.seq = seq
             row.maxWriterVersion = max(row.maxWriterVersion, version)
-            if let after = change.after {
+            // Rebased when the listed fields outnumber the others.
+            if let after = change.after, 2 * row.exceptions.count > after.fieldCount {
                 var ids: [PropertyID] = []
                 after.forEachEncodedField { id, _ in ids.append(id) }
                 row.rebase(over: ids)
@@ -165,7 +168,7 @@ final class SyncRecorder: ChangeSubscriber {
         let previous = existing?.seq
         row.causalLength += 1
         row.seq = seq
-        row.stampAll(stamp)
+        row.stampAll(FieldClock(stamp: stamp, seq: seq))
         row.maxWriterVersion = max(row.maxWriterVersion, log.writerVersion)
         try log.store(row, previousSeq: previous, type, key)
     }

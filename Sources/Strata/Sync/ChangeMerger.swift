@@ -17,7 +17,7 @@ final class ChangeMerger {
     let recorder: SyncRecorder
     let store: CatalogStore
     private var log: SyncLog { recorder.log }
-    private(set) var catalog: Catalog
+    var catalog: Catalog
     private var catalogChanged = false
     private var tables: [String: ObjectTable]
     private(set) var report = SyncApplyReport()
@@ -50,7 +50,7 @@ final class ChangeMerger {
         var types: [ObjectTable?] = []
         for wire in content.types {
             guard let table = tables[wire.name] else {
-                types.append(nil)
+                types.append(try keptTable(wire))
                 continue
             }
             let keyProperty = table.type.properties.first { $0.property.name == table.type.primaryKey }!.property
@@ -105,17 +105,16 @@ final class ChangeMerger {
             let stored = try engine.storedView(table, key: key)
             let newLife = entry.causalLength > localLength
             var row = existing ?? ClockRow(causalLength: entry.causalLength, seq: 0, maxWriterVersion: 0, base: .none)
-            if newLife {
-                row.causalLength = entry.causalLength
-                row.stampAll(local(entry.stamp))
-            }
+            row.causalLength = entry.causalLength
             row.maxWriterVersion = max(row.maxWriterVersion, entry.writerVersion)
             guard row.isLive else {
                 // Deleted by a peer: no delete rule runs here (the peer
                 // expanded its cascades); links to it are materialized.
-                if newLife || existing == nil {
+                if newLife {
                     if stored != nil { try deleteWithoutRules(table, key) }
-                    row.seq = try log.seq()
+                    let seq = try log.seq()
+                    row.seq = seq
+                    row.stampAll(FieldClock(stamp: local(entry.stamp), seq: seq))
                     try log.store(row, previousSeq: existing?.seq, table.type.id, key)
                     report.deletedObjects += 1
                 }
@@ -123,8 +122,7 @@ final class ChangeMerger {
             }
             // Which fields win: all of a new life's, else those whose stamp
             // is above the file's.
-            var winners: [(Target, Value, LocalStamp)] = []
-            var written: Set<PropertyID> = []
+            var winners: [(id: PropertyID, target: Target, value: Value, stamp: LocalStamp)] = []
             for change in entry.fields {
                 let stamp = local(change.stamp)
                 let destination = try target(change.field)
@@ -134,7 +132,7 @@ final class ChangeMerger {
                 case .kept(let kept): id = kept
                 case .skipped: continue
                 }
-                if !newLife, existing != nil, let stored {
+                if !newLife, let stored {
                     // A field the record does not hold was never written
                     // in this life (the row's base is not its stamp): one
                     // learned now, or one the inserting app did not declare.
@@ -142,27 +140,28 @@ final class ChangeMerger {
                         stored.fieldOffset(forField: id, expectedAt: Int.max) == nil ? .none : row.stamp(of: id)
                     guard try isAbove(stamp, current) else { continue }
                 }
-                row.set(id, stamp)
-                winners.append((destination, change.value, stamp))
-                written.insert(id)
-            }
-            if newLife {
-                // The fields the entry lacks were not written in this life:
-                // unstamped, not at the entry's stamp, so that a rewrite
-                // filling them in (a restored link) neither sends them nor
-                // lets them beat a peer's value.
-                let unwritten = table.fields.filter { !$0.isPrimaryKey }.map(\.id) + table.keptFields.map(\.id)
-                for id in unwritten where !written.contains(id) { row.set(id, .none) }
+                winners.append((id, destination, change.value, stamp))
             }
             guard newLife || !winners.isEmpty || stored == nil else { return }
-            try write(table, key: key, base: newLife ? nil : stored, winners, version: entry.writerVersion)
-            row.seq = try log.seq()
+            let seq = try log.seq()
+            row.seq = seq
+            // A new life starts empty: a field it has not received yet has
+            // no stamp, so that any value of it wins when it comes.
+            if newLife { row.stampAll(FieldClock(stamp: .none, seq: seq)) }
+            for winner in winners { row.set(winner.id, FieldClock(stamp: winner.stamp, seq: seq)) }
+            try write(
+                table, key: key, base: newLife ? nil : stored, winners.map { ($0.target, $0.value, $0.stamp) },
+                version: entry.writerVersion)
             try log.store(row, previousSeq: existing?.seq, table.type.id, key)
             recorder.objectAppeared(table.type.id, key)
             report.changedObjects += 1
             report.changedFields += winners.count
         }
     }
+
+    func markCatalogChanged() { catalogChanged = true }
+
+    func addLearnedType(_ name: String) { report.learnedTypes.insert(name) }
 
     /// Whether `a` is a later write than `b`: by time, then by site.
     private func isAbove(_ a: LocalStamp, _ b: LocalStamp) throws -> Bool {
@@ -300,6 +299,8 @@ public struct SyncApplyReport: Sendable, Equatable {
     public internal(set) var deletedObjects = 0
     /// Objects of types this file's schema does not have, not stored.
     public internal(set) var skippedObjects = 0
+    /// Types learned: stored as kept types until the app declares them.
+    public internal(set) var learnedTypes: Set<String> = []
     /// Fields learned: `Type.property`.
     public internal(set) var learnedFields: Set<String> = []
     /// Fields not stored (`Type.property: descriptor`).

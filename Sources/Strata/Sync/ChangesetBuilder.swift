@@ -8,8 +8,13 @@ import Foundation
 /// It walks the change log from `since + 1` and stops after `limit`
 /// entries at the end of a transaction's changes (a page never splits a
 /// transaction). Fields never written (a kept field's empty value on an
-/// object this app made) are not sent; neither are objects whose every
-/// stamp comes from the peer the changeset is for (it has them).
+/// object this app made) are not sent.
+///
+/// Objects a peer sent are sent back to it once, as they are: it applies
+/// them as no-ops. Leaving out the objects whose every stamp is the
+/// peer's own would save that, but a file copied from the peer carries
+/// the peer's site on the writes made before its identity was reset, and
+/// those would never reach the peer.
 struct ChangesetBuilder {
     let log: SyncLog
     let catalog: Catalog
@@ -33,13 +38,11 @@ struct ChangesetBuilder {
             fields: [], origins: [], entries: [])
     }
 
-    /// The changes after `since`, at most about `limit` objects, leaving
-    /// out those whose every stamp is `peer`'s.
-    mutating func build(since: UInt64, for peer: SiteID?, limit: Int) throws -> ChangesetContent {
+    /// The changes after `since`, at most about `limit` objects.
+    mutating func build(since: UInt64, limit: Int) throws -> ChangesetContent {
         content.fromSeq = since
         content.toSeq = since
         content.senderTime = try log.lastTime()
-        let skipOrigin = try peer.flatMap { try log.knownOriginIndex(of: $0) }
         let lmdb = log.lmdb
         let start = FileLayout.counterBytes(since &+ 1)
         var pending: [(seq: UInt64, type: TypeID, key: [UInt8])] = []
@@ -63,13 +66,14 @@ struct ChangesetBuilder {
         }
         for (seq, type, key) in pending {
             content.toSeq = seq
-            try key.withUnsafeBytes { try add(type, key: $0, skipping: skipOrigin) }
+            try key.withUnsafeBytes { try add(type, key: $0, since: since) }
         }
         return content
     }
 
-    /// Adds the entry of one object.
-    private mutating func add(_ typeID: TypeID, key: UnsafeRawBufferPointer, skipping peer: UInt32?) throws {
+    /// Adds the entry of one object: the fields that changed in this file
+    /// after `since` (the peer has the others).
+    private mutating func add(_ typeID: TypeID, key: UnsafeRawBufferPointer, since: UInt64) throws {
         // A type this app's schema no longer names keeps its clocks, but
         // its objects are not sent by it.
         guard let table = tables[typeID], let keyField = table.primaryKey,
@@ -91,10 +95,13 @@ struct ChangesetBuilder {
                 throw StrataError.corruptFile(path: log.path, "A record of '\(table.name)' in \(log.path) is damaged.")
             }
             let type = try typeIndex(table)
-            let kept = table.type.keptProperties
+            // The committed catalog's: it may have learned fields since
+            // the table was opened.
+            let kept = catalog[typeID: typeID]?.keptProperties ?? table.type.keptProperties
             try record.forEachEncodedField { id, _ in
-                let stamp = row.stamp(of: id)
-                guard !stamp.isNone else { return }
+                let clock = row.clock(of: id)
+                guard !clock.stamp.isNone, clock.seq > since else { return }
+                let stamp = clock.stamp
                 if let field = table.fields.first(where: { $0.id == id }) {
                     let property = table.type.properties.first { $0.id == id }!.property
                     // A link whose target is absent here: the record holds
@@ -110,9 +117,7 @@ struct ChangesetBuilder {
                 }
             }
         }
-        if let peer, row.base.origin == peer, fields.allSatisfy({ $0.1.origin == peer }) { return }
-        let last = fields.map(\.1).max { $0.time < $1.time }
-        let entryStamp = row.isLive ? (last.map { $0.time > row.base.time ? $0 : row.base } ?? row.base) : row.base
+        let entryStamp = row.isLive ? row.lastStamp : row.base.stamp
         content.entries.append(
             ChangeEntry(
                 type: try typeIndex(table), key: keyValue, causalLength: row.causalLength,
@@ -123,7 +128,10 @@ struct ChangesetBuilder {
     private mutating func typeIndex(_ table: ObjectTable) throws -> Int {
         if let index = typeIndexes[table.name] { return index }
         let keyProperty = table.type.properties.first { $0.property.name == table.type.primaryKey }!.property
-        content.types.append(WireType(name: table.name, keyDescriptor: FieldDescriptor.descriptor(of: keyProperty)))
+        content.types.append(
+            WireType(
+                name: table.name, keyName: keyProperty.name, keyDescriptor: FieldDescriptor.descriptor(of: keyProperty))
+        )
         typeIndexes[table.name] = content.types.count - 1
         return content.types.count - 1
     }

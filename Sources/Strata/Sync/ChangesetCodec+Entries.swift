@@ -24,12 +24,14 @@ extension ChangesetReader {
                 throw malformed(
                     name.isEmpty ? "type \(index) has no name" : "the type '\(name)' is named twice", at: start)
             }
+            let keyName = try utf8("the key name of '\(name)'")
+            guard !keyName.isEmpty else { throw malformed("the key of type '\(name)' has no name", at: start) }
             let keyAt = p
             let key = try utf8("the key descriptor of '\(name)'")
             guard let descriptor = FieldDescriptor(parsing: key), descriptor.type.canBePrimaryKey,
                 !descriptor.isOptional
             else { throw malformed("the key of '\(name)' is '\(key)', not int, string or uuid", at: keyAt) }
-            content.types.append(WireType(name: name, keyDescriptor: key))
+            content.types.append(WireType(name: name, keyName: keyName, keyDescriptor: key))
             tables.keyTypes.append(descriptor.type)
         }
         let fieldCount = try count(of: "fields", least: 3)

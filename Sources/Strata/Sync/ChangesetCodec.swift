@@ -7,7 +7,7 @@ import Foundation
 /// ```
 /// changeset = "SCS1" version:u8(=1) flags:u8(bit0 hasMore) dataset:16 sender:16
 ///             writerSchemaVersion:varint senderTime:u64 fromSeq:varint toSeq:varint
-///             types:   count (utf8 name, utf8 keyDescriptor)*
+///             types:   count (utf8 name, utf8 keyName, utf8 keyDescriptor)*
 ///             fields:  count (typeIdx:varint utf8 path, utf8 descriptor)*
 ///             origins: count (16 bytes)*
 ///             entries: count entry*
@@ -50,6 +50,7 @@ enum ChangesetCodec {
         writer.appendVarint(UInt64(content.types.count))
         for type in content.types {
             appendText(type.name, to: writer)
+            appendText(type.keyName, to: writer)
             appendText(type.keyDescriptor, to: writer)
         }
         writer.appendVarint(UInt64(content.fields.count))

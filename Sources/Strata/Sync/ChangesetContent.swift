@@ -36,6 +36,10 @@ struct ChangesetContent: Equatable, Sendable {
 /// An object type as a changeset names it.
 struct WireType: Equatable, Sendable {
     var name: String
+    /// The name of the primary key property: a receiver that learns the
+    /// type names its key the same, so that the app version declaring
+    /// the type later finds it as it declares it.
+    var keyName: String
     /// The primary key's descriptor (``FieldDescriptor``), such as `int`:
     /// two files whose types of one name have other key types cannot
     /// exchange objects of it.

@@ -45,16 +45,14 @@ public struct DatabaseSync: Sendable {
     ///
     /// - Parameters:
     ///   - since: The last sequence number the peer has (0: everything).
-    ///   - peer: The site the changeset is for: objects whose every
-    ///     stamp is its own are left out.
     ///   - limit: About how many objects at most (a page ends with a
     ///     transaction).
-    public func changes(since: UInt64 = 0, for peer: SiteID? = nil, limit: Int = 5_000) throws -> Changeset {
-        Changeset(data: ChangesetCodec.encode(try content(since: since, for: peer, limit: limit)))
+    public func changes(since: UInt64 = 0, limit: Int = 5_000) throws -> Changeset {
+        Changeset(data: ChangesetCodec.encode(try content(since: since, limit: limit)))
     }
 
     /// Applies a changeset made by another file of the dataset
-    /// (``changes(since:for:limit:)``), in one write transaction that also
+    /// (``changes(since:limit:)``), in one write transaction that also
     /// moves this file's cursor of the sender: all of it, or nothing when
     /// it is refused. Applying one twice, out of order or after later ones
     /// changes nothing more: the result depends only on which changes
@@ -71,19 +69,33 @@ public struct DatabaseSync: Sendable {
 
     /// The changes this file holds after sequence number `since`: one
     /// entry per object, with at most about `limit` objects (a page ends
-    /// with a transaction). Objects whose every stamp is `peer`'s are left
-    /// out (it has them).
-    func content(since: UInt64, for peer: SiteID? = nil, limit: Int = 5_000) throws -> ChangesetContent {
+    /// with a transaction).
+    func content(since: UInt64, limit: Int = 5_000) throws -> ChangesetContent {
         let handles = try handles()
+        // Kept and learned types are opened here, and named databases are
+        // opened by one transaction of the process at a time.
+        let setup = database.environment.setupLock
+        setup.lock()
+        defer { setup.unlock() }
         return try database.read { tx in
+            let lmdb = tx.context.lmdb
             let log = SyncLog(
-                lmdb: tx.context.lmdb, meta: database.store.meta, handles: handles,
+                lmdb: lmdb, meta: database.store.meta, handles: handles,
                 writerVersion: database.configuration.schemaVersion, path: database.path)
+            // The catalog as committed: it may have learned types and
+            // fields since this `Database` was opened.
+            let catalog = try database.store.catalog(lmdb) ?? database.catalog
+            var tables = Dictionary(database.tables.values.map { ($0.type.id, $0) }, uniquingKeysWith: { a, _ in a })
+            for type in catalog.types where type.isKept && !type.isEmbedded && tables[type.id] == nil {
+                guard try lmdb.openDatabase(type.recordsDatabase, create: false) != nil else { continue }
+                tables[type.id] = try ObjectTable.open(
+                    type, lmdb, create: false, withIndexes: false, related: catalog.types, path: database.path,
+                    preservesUnknownFields: true)
+                try log.openClocks(of: type.id)
+            }
             var builder = ChangesetBuilder(
-                log: log, catalog: database.catalog,
-                tables: Dictionary(database.tables.values.map { ($0.type.id, $0) }, uniquingKeysWith: { a, _ in a }),
-                writerVersion: database.configuration.schemaVersion)
-            return try builder.build(since: since, for: peer, limit: limit)
+                log: log, catalog: catalog, tables: tables, writerVersion: database.configuration.schemaVersion)
+            return try builder.build(since: since, limit: limit)
         }
     }
 
@@ -117,6 +129,11 @@ public struct DatabaseSync: Sendable {
                 "it holds a change stamped \(latest.milliseconds - now) ms ahead of this machine's clock, more than the allowed drift of \(driftMilliseconds) ms",
                 remedy: "Check the clock of the device that made it (site \(content.sender)).")
         }
+        // A type this app does not declare opens named databases.
+        let learnsTypes = content.types.contains { database.tables[$0.name] == nil }
+        let setup = database.environment.setupLock
+        if learnsTypes { setup.lock() }
+        defer { if learnsTypes { setup.unlock() } }
         return try database.write { tx in
             let engine = tx.context.engine
             guard let recorder = engine.subscribers.lazy.compactMap({ $0 as? SyncRecorder }).first else {
@@ -150,9 +167,8 @@ public struct DatabaseSync: Sendable {
     /// Applies every change of `peer` after this file's cursor of it.
     func pull(from peer: DatabaseSync) throws {
         let peerSite = try peer.site
-        let mine = try site
         while true {
-            let changeset = try peer.changes(since: try cursor(of: peerSite), for: mine)
+            let changeset = try peer.changes(since: try cursor(of: peerSite))
             try apply(changeset)
             if !(try changeset.summary().hasMore) { return }
         }

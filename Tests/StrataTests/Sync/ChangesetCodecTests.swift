@@ -111,7 +111,7 @@ struct RandomChangesets {
     mutating func content(entries entryCount: Int, origins originCount: Int? = nil) -> ChangesetContent {
         let names = ["Person", "Dog", "ünïcode (type)", "T"].prefix(int(1 ... 4))
         let keyKinds: [PropertyType] = [.int, .string, .uuid]
-        let types = names.map { WireType(name: $0, keyDescriptor: keyKinds[int(0 ... 2)].rawValue) }
+        let types = names.map { WireType(name: $0, keyName: "id", keyDescriptor: keyKinds[int(0 ... 2)].rawValue) }
         let keyTypes = Dictionary(
             uniqueKeysWithValues: types.map { ($0.name, PropertyType(rawValue: $0.keyDescriptor)!) })
         let shapes = Self.descriptors(types: Array(names))
@@ -229,7 +229,7 @@ struct RandomChangesets {
         let stamp = WireStamp(time: t, origin: 0)
         let content = ChangesetContent(
             dataset: dataset, sender: sender, writerSchemaVersion: 3, senderTime: t, fromSeq: 0, toSeq: 1,
-            hasMore: false, types: [WireType(name: "Person", keyDescriptor: "int")],
+            hasMore: false, types: [WireType(name: "Person", keyName: "id", keyDescriptor: "int")],
             fields: [WireField(type: 0, path: "age", descriptor: "int")], origins: [sender],
             entries: [
                 ChangeEntry(
@@ -238,7 +238,7 @@ struct RandomChangesets {
             ])
         let time: [UInt8] = [0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11, 0x00]
         var expected: [UInt8] = Array("SCS1".utf8) + [1, 0] + dataset.bytes + sender.bytes + [3] + time + [0, 1]
-        expected += [1, 6] + Array("Person".utf8) + [3] + Array("int".utf8)
+        expected += [1, 6] + Array("Person".utf8) + [2] + Array("id".utf8) + [3] + Array("int".utf8)
         expected += [1, 0, 3] + Array("age".utf8) + [3] + Array("int".utf8)
         expected += [1] + sender.bytes
         expected += [1, 0x00, 0x03, 0x02, 0x01, 0x03] + time + [0x00, 0x01, 0x00, 0x00, 0x00, 0x03, 0x48]
@@ -256,7 +256,7 @@ struct RandomChangesets {
             ChangesetCodec.encode(
                 ChangesetContent(
                     dataset: site, sender: site, writerSchemaVersion: 3, senderTime: time, fromSeq: 100,
-                    toSeq: 1_100, hasMore: true, types: [WireType(name: "Person", keyDescriptor: key)],
+                    toSeq: 1_100, hasMore: true, types: [WireType(name: "Person", keyName: "id", keyDescriptor: key)],
                     fields: fields, origins: [site], entries: entries))
         }
         let age = [WireField(type: 0, path: "age", descriptor: "int")]
@@ -298,7 +298,7 @@ enum ChangesetSample {
     static func oneField(descriptor: String, value: Value) -> ChangesetContent {
         ChangesetContent(
             dataset: site, sender: site, writerSchemaVersion: 1, senderTime: stamp.time, fromSeq: 0, toSeq: 1,
-            hasMore: false, types: [WireType(name: "Person", keyDescriptor: "int")],
+            hasMore: false, types: [WireType(name: "Person", keyName: "id", keyDescriptor: "int")],
             fields: [WireField(type: 0, path: "f", descriptor: descriptor)], origins: [site],
             entries: [
                 ChangeEntry(

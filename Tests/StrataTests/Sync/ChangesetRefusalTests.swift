@@ -94,7 +94,7 @@ struct BadChangeset: Sendable, CustomTestStringConvertible {
         },
         content("causal length 0", "causal length of the object 1 is 0") { $0.entries[0].causalLength = 0 },
         content("a field of another type", "the field 'Dog.g' is in an entry of 'Person'") {
-            $0.types.append(WireType(name: "Dog", keyDescriptor: "int"))
+            $0.types.append(WireType(name: "Dog", keyName: "id", keyDescriptor: "int"))
             $0.fields.append(WireField(type: 1, path: "g", descriptor: "int"))
             $0.entries[0].fields[0].field = 1
         },

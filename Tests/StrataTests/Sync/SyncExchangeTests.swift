@@ -16,6 +16,11 @@ import Testing
     var tag: String?
 }
 
+@Model(name: "Label") struct Label: Equatable {
+    @PrimaryKey var name: String
+    var color = 0
+}
+
 /// Two files of one dataset exchanging changes: inserts, updates, deletes
 /// and re-inserts travel, conflicts resolve the same way on both sides,
 /// and a field the older app does not declare is kept and revealed.
@@ -70,8 +75,7 @@ import Testing
         try a.write { tx in try tx.update("Note", key: 1, ["title": "from a"]) }
         Thread.sleep(forTimeInterval: 0.005)
         try b.write { tx in try tx.update("Note", key: 1, ["title": "from b", "stars": 4]) }
-        // In the same millisecond the two stamps would tie on time, and
-        // the sites (random) would decide.
+        // Writes of two sites in one millisecond are ordered by site: wait.
         Thread.sleep(forTimeInterval: 0.005)
         try a.write { tx in try tx.update("Note", key: 1, ["stars": 7]) }
         try a.sync.exchange(with: b)
@@ -113,5 +117,37 @@ import Testing
         #expect(revealed == NoteV2(id: 1, title: "t2", stars: 3, tag: "work"))
         try upgraded.sync.exchange(with: newer)
         #expect(try newer.read { tx in try tx.object(NoteV2.self, primaryKey: 1) } == revealed)
+    }
+
+    @Test func aChainRelaysThroughAnOlderAppTheTypesAndFieldsItDoesNotDeclare() throws {
+        let a = try open("a.strata", version: 2, [NoteV2.self, Label.self])
+        var b: Database? = try open("b.strata", version: 1, [NoteV1.self])
+        let c = try open("c.strata", version: 2, [NoteV2.self, Label.self])
+        try a.write { tx in
+            try tx.insert(NoteV2(id: 1, title: "n", stars: 2, tag: "home"))
+            try tx.insert(Label(name: "red", color: 0xFF0000))
+        }
+        try a.sync.exchange(with: b!)
+        // B does not declare Label nor Note.tag; it relays both to C.
+        try b!.write { tx in try tx.update("Note", key: 1, ["title": "n (b)"]) }
+        try b!.sync.exchange(with: c)
+        let atC = try c.read { tx in
+            (try tx.object(NoteV2.self, primaryKey: 1), try tx.object(Label.self, primaryKey: "red"))
+        }
+        #expect(atC.0 == NoteV2(id: 1, title: "n (b)", stars: 2, tag: "home"))
+        #expect(atC.1 == Label(name: "red", color: 0xFF0000))
+        // C changes the label; the change reaches A through B.
+        try c.write { tx in try tx.update(Label(name: "red", color: 0xEE0000)) }
+        try c.sync.exchange(with: b!)
+        try b!.sync.exchange(with: a)
+        #expect(try a.read { tx in try tx.object(Label.self, primaryKey: "red") }?.color == 0xEE0000)
+        // B upgraded reads the label it kept, with nothing pulled again.
+        b!.close()
+        b = nil
+        let upgraded = try open("b.strata", version: 2, [NoteV2.self, Label.self])
+        #expect(
+            try upgraded.read { tx in try tx.object(Label.self, primaryKey: "red") }
+                == Label(name: "red", color: 0xEE0000))
+        #expect(try upgraded.read { tx in try tx.object(NoteV2.self, primaryKey: 1) }?.tag == "home")
     }
 }

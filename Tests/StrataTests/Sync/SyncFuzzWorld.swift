@@ -102,7 +102,7 @@ final class SyncFuzzWorld {
             Int.random(in: 0 ..< 10, using: &rng) == 0 ? UInt64.random(in: 0 ... cursor, using: &rng) : cursor
         let limit = Int.random(in: 1 ... 6, using: &rng)
         for _ in 0 ..< 40 {
-            let changeset = try sender.db.sync.changes(since: since, for: devices[to].site, limit: limit)
+            let changeset = try sender.db.sync.changes(since: since, limit: limit)
             let summary = try changeset.summary()
             counts["pages", default: 0] += 1
             if Int.random(in: 0 ..< 10, using: &rng) == 0 {

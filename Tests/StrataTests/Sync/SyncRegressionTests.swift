@@ -57,10 +57,10 @@ import Testing
         // The person's next change moves it after the item in the log: a
         // page of one object holds the item alone.
         try origin.write { tx in try tx.update("Person", key: 6, ["name": "q"]) }
-        let firstPage = try origin.sync.changes(since: 0, for: try relay.sync.site, limit: 1)
+        let firstPage = try origin.sync.changes(since: 0, limit: 1)
         #expect(try firstPage.summary().hasMore)
         try relay.sync.apply(firstPage)
-        try last.sync.apply(try relay.sync.changes(since: 0, for: try last.sync.site))
+        try last.sync.apply(try relay.sync.changes(since: 0))
         try last.sync.exchange(with: origin)
         try relay.sync.exchange(with: origin)
         for db in [origin, relay, last] {
@@ -108,7 +108,7 @@ import Testing
         }
         try older.write { tx in try tx.update("Person", key: 4, ["name": "later"]) }
         // The item alone first: its link waits for the person.
-        try newer.sync.apply(try older.sync.changes(since: 0, for: try newer.sync.site, limit: 1))
+        try newer.sync.apply(try older.sync.changes(since: 0, limit: 1))
         try newer.sync.exchange(with: older)
         try newer.sync.exchange(with: middle)
         try older.sync.exchange(with: middle)

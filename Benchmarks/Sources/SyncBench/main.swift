@@ -1,0 +1,185 @@
+// Sync's costs (docs/Benchmarks.md, "Sync"): the same work with and
+// without sync enabled, interleaved, best of ROUNDS; then what sync adds
+// on disk and on the wire, how fast a changeset applies, and how fast a
+// file holding learned fields opens after the app is upgraded.
+//   swift run -c release SyncBench [N]        N objects (default 1,000,000)
+import Foundation
+import Strata
+
+@Model(name: "Item") struct Item {
+    @PrimaryKey var id: Int
+    var name: String
+    @Indexed var group: Int
+    var score: Int
+    var note: String?
+}
+
+@Model(name: "Item") struct ItemV2 {
+    @PrimaryKey var id: Int
+    var name: String
+    @Indexed var group: Int
+    var score: Int
+    var note: String?
+    var rank = 0
+}
+
+let dataset = UUID(uuidString: "0DDC1F9C-5A0C-4E0B-8E36-3B4C9E1D2A77")!
+let folder = NSTemporaryDirectory() + "syncbench-\(getpid())"
+
+func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18 }
+
+func time(_ body: () throws -> Void) rethrows -> Double {
+    let start = ContinuousClock.now
+    try body()
+    return seconds(ContinuousClock.now - start)
+}
+
+func open(_ name: String, sync: Bool, version: UInt64 = 1, models: [any Model.Type] = [Item.self]) throws -> Database {
+    var config = Database.Configuration(path: folder + "/" + name, schemaVersion: version, models: models)
+    config.mode = .synced
+    config.durability = .noSync
+    if sync { config.sync = .init(dataset: dataset) }
+    return try Database(configuration: config)
+}
+
+func remove(_ name: String) {
+    for suffix in ["", "-lock"] { try? FileManager.default.removeItem(atPath: folder + "/" + name + suffix) }
+}
+
+func fileSize(_ name: String) -> Int {
+    ((try? FileManager.default.attributesOfItem(atPath: folder + "/" + name))?[.size] as? Int) ?? 0
+}
+
+func item(_ id: Int) -> Item { Item(id: id, name: "item \(id)", group: id % 100, score: id, note: nil) }
+
+/// Inserts `n` items in one transaction; returns the seconds.
+func insert(_ db: Database, _ n: Int) throws -> Double {
+    try time { try db.write { tx in for id in 0 ..< n { try tx.insert(item(id)) } } }
+}
+
+/// Changes one field of `count` items in one transaction.
+func update(_ db: Database, _ count: Int, round: Int) throws -> Double {
+    try time {
+        try db.write { tx in
+            for id in 0 ..< count { try tx.update("Item", key: .int(Int64(id)), ["score": .int(Int64(id + round + 1))]) }
+        }
+    }
+}
+
+func report(_ label: String, plain: Double, synced: Double, target: String) {
+    print(
+        label.padding(toLength: 46, withPad: " ", startingAt: 0),
+        String(format: "%9.3f s %9.3f s   %.2f ×  (target %@)", plain, synced, synced / plain, target))
+}
+
+func main() throws {
+    let n = Int(CommandLine.arguments.dropFirst().first ?? "") ?? 1_000_000
+    let rounds = Int(ProcessInfo.processInfo.environment["ROUNDS"] ?? "") ?? 3
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: folder) }
+    print("n = \(n), best of \(rounds), interleaved; without sync, with sync, ratio")
+
+    // Capture: inserts and one-field updates.
+    var best = (insert: (Double.infinity, Double.infinity), update: (Double.infinity, Double.infinity))
+    let updates = min(n, 100_000)
+    for round in 0 ..< rounds {
+        remove("plain.strata")
+        remove("synced.strata")
+        let plain = try open("plain.strata", sync: false)
+        let synced = try open("synced.strata", sync: true)
+        best.insert.0 = min(best.insert.0, try insert(plain, n))
+        best.insert.1 = min(best.insert.1, try insert(synced, n))
+        best.update.0 = min(best.update.0, try update(plain, updates, round: round))
+        best.update.1 = min(best.update.1, try update(synced, updates, round: round))
+        plain.close()
+        synced.close()
+    }
+    report("insert \(n) objects", plain: best.insert.0, synced: best.insert.1, target: "≤ 1.6")
+    report("update one field of \(updates)", plain: best.update.0, synced: best.update.1, target: "≤ 1.8")
+
+    // At rest: the clock rows and the change log, per object.
+    let before = (fileSize("plain.strata"), fileSize("synced.strata"))
+    _ = try Database.compact(path: folder + "/plain.strata")
+    _ = try Database.compact(path: folder + "/synced.strata")
+    let after = (fileSize("plain.strata"), fileSize("synced.strata"))
+    print(
+        String(
+            format: "at rest (compacted): %d B without sync, %d B with, %.1f B per object (before compaction %.1f)",
+            after.0, after.1, Double(after.1 - after.0) / Double(n), Double(before.1 - before.0) / Double(n)))
+
+    // The wire and apply: every object to an empty file, then one field of
+    // `updates` objects to a file that has them all, in pages of 1,000.
+    let sender = try open("synced.strata", sync: true)
+    remove("receiver.strata")
+    let receiver = try open("receiver.strata", sync: true)
+    var bytes = 0
+    var fields = 0
+    var pages = 0
+    let initial = try time {
+        var cursor: UInt64 = 0
+        while true {
+            let changes = try sender.sync.changes(since: cursor, limit: 1_000)
+            let summary = try changes.summary()
+            bytes += changes.data.count
+            pages += 1
+            let report = try receiver.sync.apply(changes)
+            fields += report.changedFields
+            cursor = summary.toSeq
+            if !summary.hasMore { break }
+        }
+    }
+    print(
+        String(
+            format:
+                "first sync of %d objects: %.2f s, %.0f objects/s, %.0f field changes/s; %.1f B per field on the wire (%d pages)",
+            n, initial, Double(n) / initial, Double(fields) / initial, Double(bytes) / Double(fields), pages))
+    _ = try update(sender, updates, round: 99)
+    var updateBytes = 0
+    var updateFields = 0
+    let since = try receiver.sync.cursor(of: try sender.sync.site)
+    let incremental = try time {
+        var cursor = since
+        while true {
+            let changes = try sender.sync.changes(since: cursor, limit: 1_000)
+            let summary = try changes.summary()
+            updateBytes += changes.data.count
+            updateFields += try receiver.sync.apply(changes).changedFields
+            cursor = summary.toSeq
+            if !summary.hasMore { break }
+        }
+    }
+    print(
+        String(
+            format: "apply one-field changes of %d objects into %d: %.3f s, %.0f field changes/s, %.1f B per change on the wire",
+            updates, n, incremental, Double(updateFields) / incremental, Double(updateBytes) / Double(max(updateFields, 1))))
+    sender.close()
+    receiver.close()
+
+    // Upgrade: a version-1 file that learned a field from a version-2 peer
+    // opens at version 2.
+    let upgradeObjects = min(n, 100_000)
+    remove("v2.strata")
+    remove("v1.strata")
+    let newer = try open("v2.strata", sync: true, version: 2, models: [ItemV2.self])
+    try newer.write { tx in
+        for id in 0 ..< upgradeObjects {
+            try tx.insert(ItemV2(id: id, name: "item \(id)", group: id % 100, score: id, note: nil, rank: id))
+        }
+    }
+    var older: Database? = try open("v1.strata", sync: true)
+    try newer.sync.exchange(with: older!)
+    older!.close()
+    older = nil
+    newer.close()
+    let opening = try time { try open("v1.strata", sync: true, version: 2, models: [ItemV2.self]).close() }
+    let check = try open("v1.strata", sync: true, version: 2, models: [ItemV2.self])
+    let ranks = try check.read { tx in try tx.objects(ItemV2.self).where(\.id, in: 0 ..< 10).map(\.rank) }
+    precondition(ranks == Array(0 ..< 10), "the learned field does not read after the upgrade: \(ranks)")
+    check.close()
+    print(
+        String(
+            format: "upgrade: a file of %d objects holding a learned field opens at version 2 in %.1f ms (target ≤ 50)",
+            upgradeObjects, opening * 1000))
+}
+
+try main()
