@@ -3,6 +3,8 @@
 // on disk and on the wire, how fast a changeset applies, and how fast a
 // file holding learned fields opens after the app is upgraded.
 //   swift run -c release SyncBench [N]        N objects (default 1,000,000)
+// ONLY=capture stops after the inserts and updates (for callgrind, with
+// --toggle-collect on the functions insert and update).
 import Foundation
 import Strata
 
@@ -96,6 +98,7 @@ func main() throws {
     }
     report("insert \(n) objects", plain: best.insert.0, synced: best.insert.1, target: "≤ 1.6")
     report("update one field of \(updates)", plain: best.update.0, synced: best.update.1, target: "≤ 1.8")
+    if ProcessInfo.processInfo.environment["ONLY"] == "capture" { return }
 
     // At rest: the clock rows and the change log, per object.
     let before = (fileSize("plain.strata"), fileSize("synced.strata"))

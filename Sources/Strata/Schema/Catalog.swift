@@ -102,6 +102,18 @@ struct Catalog: Codable, Equatable, Sendable {
         return sorted(self) == sorted(other)
     }
 
+    /// The named databases sync keeps in a sync-enabled file (none in
+    /// another): the change log, origins, peers, link registers, and each
+    /// type's clock rows.
+    var syncDatabases: [NamedDatabase] {
+        guard sync != nil else { return [] }
+        return [
+            FileLayout.syncLog, FileLayout.syncOrigins, FileLayout.syncPeers, FileLayout.syncShadow,
+            FileLayout.syncDangling,
+        ]
+            + types.filter { !$0.isEmbedded }.map { FileLayout.clocks($0.id) }
+    }
+
     /// The type named `name`, kept or not.
     subscript(type name: String) -> CatalogType? { types.first { $0.name == name } }
 

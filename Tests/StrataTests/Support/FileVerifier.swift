@@ -99,6 +99,7 @@ struct FileVerifier {
         for type in catalog.types {
             expected.formUnion(type.databases.map(\.name))
         }
+        expected.formUnion(catalog.syncDatabases.map(\.name))
         for name in catalog.orphanedDatabases where expected.contains(name) {
             report("'\(name)' is in use and also listed as orphaned, so the next open would delete it")
         }
@@ -138,7 +139,9 @@ struct FileVerifier {
         try walk(txn, meta) { key, value in entries.append((String(decoding: key, as: UTF8.self), Array(value))) }
         for (key, value) in entries {
             if key == "catalog" { continue }
-            if key == "generation" {
+            if catalog.sync != nil, key == "sync.hlc" || key == "sync.seq" {
+                if value.count != 8 { report("the sync counter '\(key)' is \(value.count) bytes, not 8") }
+            } else if key == "generation" {
                 if value.count != 8 { report("the generation is \(value.count) bytes, not 8") }
             } else if key.hasPrefix("schema.v"), let version = UInt64(key.dropFirst("schema.v".count)) {
                 snapshots.insert(version)
