@@ -150,8 +150,8 @@ final class ChangeMerger {
             if newLife { row.stampAll(FieldClock(stamp: .none, seq: seq)) }
             for winner in winners { row.set(winner.id, FieldClock(stamp: winner.stamp, seq: seq)) }
             try write(
-                table, key: key, base: newLife ? nil : stored, winners.map { ($0.target, $0.value, $0.stamp) },
-                version: entry.writerVersion)
+                table, key: key, keyValue: entry.key, base: newLife ? nil : stored,
+                winners.map { ($0.target, $0.value, $0.stamp) }, version: entry.writerVersion)
             try log.store(row, previousSeq: existing?.seq, table.type.id, key)
             recorder.objectAppeared(table.type.id, key)
             report.changedObjects += 1
@@ -204,10 +204,14 @@ final class ChangeMerger {
     /// them, links materialized (an absent target's register is kept in
     /// the shadow database), through the engine (indexes, backlinks).
     private func write(
-        _ table: ObjectTable, key: UnsafeRawBufferPointer, base: RecordView?, _ winners: [(Target, Value, LocalStamp)],
-        version: UInt64
+        _ table: ObjectTable, key: UnsafeRawBufferPointer, keyValue: Value, base: RecordView?,
+        _ winners: [(Target, Value, LocalStamp)], version: UInt64
     ) throws {
         var values: [PropertyID: (ObjectTable.Field?, Value)] = [:]
+        // The key, whether the entry carries its field or not (it carries
+        // the fields changed since the receiver's cursor): the record holds
+        // it, and the engine finds the record it replaces by it.
+        if let keyField = table.primaryKey { values[keyField.id] = (keyField, keyValue.coerced(to: keyField.type)) }
         for (target, value, _) in winners {
             switch target {
             case .declared(let field):

@@ -119,4 +119,44 @@ import Testing
             #expect(state?["owner: link(Person)"] == .link(.int(4)), "\(db.path)")
         }
     }
+
+    /// A new life of an object this file holds, sent without its key
+    /// field (a changeset carries only the fields changed since the
+    /// receiver's cursor): the old record's links must leave the
+    /// backlinks. (The record was written as an insert, without the key,
+    /// and the backlinks kept the old link: `verify` failed.)
+    @Test func aNewLifeWithoutItsKeyFieldReplacesTheOldRecordsLinks() throws {
+        let db = try open("a.strata", version: 1)
+        try db.write { tx in
+            _ = try tx.insert("Person", ["id": 3])
+            _ = try tx.insert("Person", ["id": 5])
+            _ = try tx.insert("Item", ["id": 5, "title": "old", "owner": .link(3)])
+        }
+        let peer = SiteID.random()
+        let stamp = WireStamp(time: HybridTime.zero.tick(), origin: 0)
+        let content = ChangesetContent(
+            dataset: try db.sync.handles().identity.dataset, sender: peer, writerSchemaVersion: 1,
+            senderTime: stamp.time, fromSeq: 0, toSeq: 1, hasMore: false,
+            types: [WireType(name: "Item", keyName: "id", keyDescriptor: "int")],
+            fields: [
+                WireField(type: 0, path: "owner", descriptor: "link(Person)"),
+                WireField(type: 0, path: "count", descriptor: "int"),
+            ],
+            origins: [peer],
+            entries: [
+                ChangeEntry(
+                    type: 0, key: .int(5), causalLength: 3, writerVersion: 1, stamp: stamp,
+                    fields: [
+                        FieldChange(field: 0, stamp: stamp, value: .link(.int(5))),
+                        FieldChange(field: 1, stamp: stamp, value: .int(9)),
+                    ])
+            ])
+        try db.sync.apply(content: content)
+        #expect(try db.verify() == [])
+        let item = try db.read { tx in try tx.object("Item", key: 5)?.values }
+        #expect(item?["owner"] == .link(.int(5)))
+        #expect(item?["count"] == .int(9))
+        #expect(item?["title"] == .string(""))
+        #expect(try db.read { tx in try tx.objects("Item", linkingTo: 3, through: "owner").count } == 0)
+    }
 }
