@@ -25,7 +25,9 @@ final class SyncRecorder: ChangeSubscriber {
 
     /// Notes an object that now exists, for ``restoreLinks(in:)``.
     func objectAppeared(_ type: TypeID, _ key: UnsafeRawBufferPointer) {
-        if hasDangling { appeared.append((type, Array(key))) }
+        // Read once, so also ask the log: a register of this transaction
+        // may name an object that appears later in it.
+        if hasDangling || log.addedDangling { appeared.append((type, Array(key))) }
     }
 
     func transactionWillCommit(_ engine: TableEngine) throws {

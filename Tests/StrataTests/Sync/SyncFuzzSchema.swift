@@ -4,9 +4,9 @@ import Foundation
 
 /// The three app versions of the convergence fuzz's dataset, written as
 /// schemas so that each file's app is what its version declares and no
-/// more: version 1 has `Item`, `Person` (with an embedded `Address`) and
-/// `Label`; version 2 adds `Item.note`; version 3 adds `Item.score` and
-/// the list `Item.ranks`.
+/// more: version 1 has `Item` and `Person` (with an embedded `Address`);
+/// version 2 adds `Item.note` and the type `Label`, which a version 1 file
+/// learns and keeps; version 3 adds `Item.score` and the list `Item.ranks`.
 ///
 /// Every default is its type's empty value, the value an app that keeps a
 /// field without declaring it stores for it: so "never written" reads the
@@ -23,9 +23,6 @@ enum SyncFuzzSchema {
         }
     }
 
-    /// The object types every version writes.
-    static let types = ["Item", "Person", "Label"]
-
     /// The schema of app version `version` (1, 2 or 3).
     static func schema(version: Int) -> Schema {
         var item: [Property] = [
@@ -40,7 +37,7 @@ enum SyncFuzzSchema {
             item.append(Property("score", .double, default: .double(0)))
             item.append(Property.list("ranks", of: .int))
         }
-        return Schema([
+        var types = [
             ObjectSchema("Address", embedded: true) {
                 Property("street", .string, default: .string(""))
                 Property("city", .string, default: .string(""))
@@ -51,13 +48,14 @@ enum SyncFuzzSchema {
                 Property.embedded("home", "Address")
             },
             ObjectSchema("Item", primaryKey: "id", properties: item),
-            // Version 1 declares Label too: objects of a type a file does
-            // not declare are not kept yet (learned types), and this fuzz
-            // tests the merge of what is.
-            ObjectSchema("Label", primaryKey: "id") {
-                Property("id", .int)
-                Property("text", .string, default: .string(""))
-            },
-        ])
+        ]
+        if version >= 2 {
+            types.append(
+                ObjectSchema("Label", primaryKey: "id") {
+                    Property("id", .int)
+                    Property("text", .string, default: .string(""))
+                })
+        }
+        return Schema(types)
     }
 }

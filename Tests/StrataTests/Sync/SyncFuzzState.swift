@@ -51,12 +51,26 @@ extension SyncFuzzState {
     /// absent from a record reads as its empty value).
     static func canonicalState(of db: Database) throws -> SyncFuzzState {
         guard let handles = db.syncHandles else { throw FuzzFailure("\(db.path) has no sync") }
+        // Learned types are opened here, and named databases are opened by
+        // one transaction of the process at a time.
+        db.environment.setupLock.lock()
+        defer { db.environment.setupLock.unlock() }
         return try db.read { tx in
             let lmdb = tx.context.lmdb
             guard let catalog = try db.store.catalog(lmdb) else { throw FuzzFailure("\(db.path) has no catalog") }
+            let log = SyncLog(
+                lmdb: lmdb, meta: db.store.meta, handles: handles, writerVersion: db.configuration.schemaVersion,
+                path: db.path)
             var state = SyncFuzzState()
             for type in catalog.types where !type.isEmbedded {
-                guard let table = db.tables[type.name], let keyField = table.primaryKey else { continue }
+                var table = db.tables[type.name]
+                if table == nil, type.isKept, try lmdb.openDatabase(type.recordsDatabase, create: false) != nil {
+                    table = try ObjectTable.open(
+                        type, lmdb, create: false, withIndexes: false, related: catalog.types, path: db.path,
+                        preservesUnknownFields: true)
+                    try log.openClocks(of: type.id)
+                }
+                guard let table, let keyField = table.primaryKey else { continue }
                 func key(_ bytes: UnsafeRawBufferPointer) throws -> Value {
                     do throws(DecodingFailure) {
                         return try KeyCodec.decodeKey(bytes, type: keyField.type)
@@ -97,7 +111,7 @@ extension SyncFuzzState {
                     }
                 }
                 state.objects[type.name] = objects
-                guard let clocks = handles.clocks[type.id] else { continue }
+                guard let clocks = log.clocks(of: type.id) else { continue }
                 var lengths: [Value: UInt64] = [:]
                 try lmdb.withCursor(clocks) { cursor in
                     var entry = try cursor.first()

@@ -140,7 +140,7 @@ final class SyncFuzzWorld {
         try device.db.write { tx in
             var used: Set<String> = []
             for _ in 0 ..< Int.random(in: 1 ... 3, using: &rng) {
-                let type = pick(["Item", "Item", "Item", "Person", "Label"])
+                let type = pick(["Item", "Item", "Item", "Person"] + (device.version >= 2 ? ["Label"] : []))
                 let key = Int64.random(in: 1 ... SyncFuzzWorld.keys[type]!, using: &rng)
                 guard used.insert("\(type)\(key)").inserted else { continue }
                 let current = try tx.object(type, key: .int(key))

@@ -186,4 +186,23 @@ import Testing
         #expect(item?["title: string"] == .string("first"))
         #expect(item?["count: int"] == .int(7))
     }
+
+    /// A link to a target that comes later in the same changeset, applied
+    /// by a file that had no dangling link when the changeset began: the
+    /// link is restored when the target arrives. (Whether the file had any
+    /// dangling link was read once per transaction, at the first object
+    /// that appeared, and stayed false.)
+    @Test func aLinkWhoseTargetComesLaterInTheSameChangesetIsRestored() throws {
+        let origin = try open("origin.strata", version: 1)
+        let receiver = try open("receiver.strata", version: 1)
+        try origin.write { tx in _ = try tx.insert("Person", ["id": 9]) }
+        try origin.write { tx in
+            _ = try tx.insert("Person", ["id": 2])
+            _ = try tx.insert("Item", ["id": 24, "owner": .link(2)])
+        }
+        try origin.write { tx in try tx.update("Person", key: 2, ["name": "later"]) }
+        try receiver.sync.apply(try origin.sync.changes(since: 0))
+        #expect(try item(receiver, 24)?["owner: link(Person)"] == .link(.int(2)))
+        #expect(try receiver.verify() == [])
+    }
 }
