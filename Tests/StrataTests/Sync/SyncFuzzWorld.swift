@@ -5,8 +5,8 @@ import Foundation
 /// Five files of one dataset at app versions {1, 1, 2, 3, 3}, written at
 /// random through each one's own app version (the dynamic API with the
 /// properties that version declares), exchanging changesets over a bad
-/// network: random partitions; pages of a few objects, each dropped,
-/// delivered up to three times, and delivered in any order.
+/// network: random partitions; changesets (or pages of a few objects),
+/// each dropped, delivered up to three times, and delivered in any order.
 ///
 /// Every value written is unique, and the ledger keeps each register's
 /// winning write, read back from the writer's clock row.
@@ -32,8 +32,14 @@ final class SyncFuzzWorld {
     private var groups: [Int]
     private(set) var counts: [String: Int] = [:]
 
-    init(folder: TemporaryFolder, seed: UInt64, versions: [Int] = [1, 1, 2, 3, 3]) throws {
+    /// How many objects a page holds at most; nil: a changeset holds all
+    /// the sender has after the receiver's cursor.
+    let pageSizes: ClosedRange<Int>?
+
+    init(folder: TemporaryFolder, seed: UInt64, pageSizes: ClosedRange<Int>?, versions: [Int] = [1, 1, 2, 3, 3]) throws
+    {
         self.seed = seed
+        self.pageSizes = pageSizes
         rng = SplitMix64(seed: seed)
         groups = Array(repeating: 0, count: versions.count)
         let dataset = UUID(uuidString: "0F7A6C52-8D11-4E0B-A5C3-5E2B9D4C\(String(format: "%04X", seed % 0xFFFF))")!
@@ -100,7 +106,7 @@ final class SyncFuzzWorld {
         let cursor = try devices[to].db.sync.cursor(of: sender.site)
         var since =
             Int.random(in: 0 ..< 10, using: &rng) == 0 ? UInt64.random(in: 0 ... cursor, using: &rng) : cursor
-        let limit = Int.random(in: 1 ... 6, using: &rng)
+        let limit = pageSizes.map { Int.random(in: $0, using: &rng) } ?? 1_000_000
         for _ in 0 ..< 40 {
             let changeset = try sender.db.sync.changes(since: since, limit: limit)
             let summary = try changeset.summary()
