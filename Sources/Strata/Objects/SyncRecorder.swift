@@ -86,6 +86,11 @@ final class SyncRecorder: ChangeSubscriber {
                 // came back under a live row (kept as it is).
                 row.causalLength = existing.isLive ? existing.causalLength : existing.causalLength + 1
                 row.maxWriterVersion = max(existing.maxWriterVersion, version)
+                // The links the record holds now are the registers: an
+                // earlier life's kept for absent targets must not return.
+                for field in table.linkFields {
+                    try log.dropShadow(SyncLog.registerKey(type, field.id, change.key))
+                }
             }
             for kept in table.keptFields { row.set(kept.id, .none) }
             try log.store(row, previousSeq: existing?.seq, type, change.key)

@@ -238,6 +238,13 @@ final class ChangeMerger {
                 continue
             }
         }
+        if base == nil {
+            // A new life: an earlier life's registers kept for absent
+            // targets must not return when those targets come.
+            for field in table.linkFields where values[field.id] == nil {
+                try log.dropShadow(SyncLog.registerKey(table.type.id, field.id, key))
+            }
+        }
         var ids = Set(values.keys)
         base?.forEachEncodedField { id, _ in ids.insert(id) }
         let encoder = engine.encoder

@@ -130,10 +130,11 @@ extension SyncFuzzState {
     }
 
     /// The causal length of object `key` of `type` and the stamp of each
-    /// of its fields `names`, as the file's clock row holds them; nil when
-    /// the object has no row.
+    /// of its fields `names`, as the file's clock row holds them, with the
+    /// stamp of the file's last write (a field it holds was written then);
+    /// nil when the object has no row.
     static func stamps(in db: Database, _ type: String, key: Int64, fields names: [String]) throws -> (
-        causalLength: UInt64, stamps: [String: Stamp]
+        causalLength: UInt64, stamps: [String: Stamp], last: Stamp
     )? {
         guard let handles = db.syncHandles, let table = db.tables[type], let keyField = table.primaryKey else {
             throw FuzzFailure("\(type) is not a type of \(db.path)")
@@ -153,7 +154,7 @@ extension SyncFuzzState {
             guard let row = try writer.withUnsafeBytes({ try log.row(table.type.id, $0) }) else { return nil }
             var stamps: [String: Stamp] = [:]
             for field in fields { stamps[field.name] = try log.stamp(row.stamp(of: field.id)) }
-            return (row.causalLength, stamps)
+            return (row.causalLength, stamps, Stamp(time: try log.lastTime(), origin: handles.identity.site))
         }
     }
 }

@@ -184,11 +184,14 @@ final class SyncFuzzWorld {
         for touch in touches {
             let names = Array(touch.values.keys)
             guard
-                let (causalLength, stamps) = try SyncFuzzState.stamps(
+                let (causalLength, stamps, last) = try SyncFuzzState.stamps(
                     in: device.db, touch.type, key: touch.key, fields: names)
             else { throw FuzzFailure("\(touch.type)[\(touch.key)] has no clock row after a write") }
             ledger.note(.init(type: touch.type, key: touch.key), causalLength: causalLength)
-            for (name, value) in touch.values {
+            // A value the record held already is no write (not stamped):
+            // clearing a link whose target has not arrived here, which
+            // the record shows as null, leaves its register as it was.
+            for (name, value) in touch.values where stamps[name] == last {
                 ledger.record(
                     SyncFuzzRegister(type: touch.type, key: touch.key, field: name), value, stamp: stamps[name]!,
                     causalLength: causalLength)

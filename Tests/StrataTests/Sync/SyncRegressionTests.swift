@@ -205,4 +205,29 @@ import Testing
         #expect(try item(receiver, 24)?["owner: link(Person)"] == .link(.int(2)))
         #expect(try receiver.verify() == [])
     }
+
+    /// A file keeps the register of a link whose target is absent, to
+    /// restore the link when the target comes. When the holder is deleted
+    /// and inserted again with another link, that register is the old
+    /// life's: the target's arrival must not restore it. (It did, over
+    /// the new life's link, unstamped: the files diverged.)
+    @Test func aReinsertedHolderKeepsItsNewLinkWhenAnOldTargetArrives() throws {
+        let origin = try open("origin.strata", version: 1)
+        let b = try open("b.strata", version: 1)
+        try origin.write { tx in
+            _ = try tx.insert("Person", ["id": 6])
+            _ = try tx.insert("Item", ["id": 18, "owner": .link(6)])
+        }
+        try origin.write { tx in try tx.update("Person", key: 6, ["name": "later"]) }
+        try b.sync.apply(try origin.sync.changes(since: 0, limit: 1))
+        try b.write { tx in
+            _ = try tx.delete("Item", key: 18)
+            _ = try tx.insert("Person", ["id": 9])
+        }
+        try b.write { tx in _ = try tx.insert("Item", ["id": 18, "owner": .link(9)]) }
+        try b.sync.apply(try origin.sync.changes(since: 0))
+        #expect(try item(b, 18)?["owner: link(Person)"] == .link(.int(9)))
+        try origin.sync.exchange(with: b)
+        #expect(try item(origin, 18)?["owner: link(Person)"] == .link(.int(9)))
+    }
 }
