@@ -5,14 +5,16 @@ import Strata
 extension StrataCommand {
     struct Demo: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Tell the migration story on a sample database.",
+            abstract: "Tell the migration, relationship and sync stories on sample databases.",
             discussion: """
                 Creates a file at schema version 1 with sample people, reopens it at version 2 \
                 (firstName + lastName become fullName, a new property gets its default) and shows \
                 the objects before and after, with the migration's progress (a bar redrawn in \
                 place when standard output is a terminal, a few plain lines otherwise); observes the \
                 three oldest people while writing, printing each element's positions; then shows \
-                what synced mode refuses. Try --objects 1000000 to watch a long migration.
+                what synced mode refuses; follows links and delete rules; and ends with two devices \
+                at app versions 1 and 2 syncing, the older keeping the field it does not declare \
+                until its app is upgraded. Try --objects 1000000 to watch a long migration.
                 """
         )
 
@@ -73,6 +75,8 @@ extension StrataCommand {
             showRefusal { _ = try Database(configuration: synced) }
             try syncedStory(besides: file)
             try relationshipStory(besides: file)
+            let devices = Demo.companions(of: file)
+            try syncStory(phonePath: devices[2], tabletPath: devices[3])
         }
 
         /// Projects, tasks and the people they are assigned to: links,
@@ -284,10 +288,10 @@ extension StrataCommand {
         }
 
         /// The files the demo writes beside `file`: the synced-mode copy,
-        /// then the relationships story's.
+        /// the relationships story's, then the sync story's two devices.
         static func companions(of file: String) -> [String] {
             let stem = URL(fileURLWithPath: file).deletingPathExtension().path
-            return [stem + "-synced.strata", stem + "-tasks.strata"]
+            return [stem + "-synced.strata", stem + "-tasks.strata", stem + "-phone.strata", stem + "-tablet.strata"]
         }
 
         static func temporaryFile() throws -> String {

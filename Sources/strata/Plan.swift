@@ -67,10 +67,35 @@ extension StrataCommand {
             }
             let plan = try Database.migrationPlan(for: configuration)
             print(plan)
+            if synced {
+                for warning in Plan.syncWarnings(snapshot.schema) { print("Warning: \(warning)") }
+            }
             if let error = plan.error {
                 // The whole refusal is printed above, with the plan.
                 throw CommandFailure(
                     error.items.isEmpty ? StrataCommand.oneLine(error) : "\(error.summary) (listed above).")
+            }
+        }
+
+        /// What a synced schema's delete rules mean once devices sync
+        /// (docs/Sync.md, "Links and delete rules"): one sentence per link
+        /// whose rule is `cascade` or `deny`.
+        static func syncWarnings(_ schema: Schema) -> [String] {
+            schema.objectSchemas.flatMap { type in
+                type.properties.compactMap { property -> String? in
+                    guard property.type == .link || property.elementType == .link else { return nil }
+                    let link = "\(type.name).\(property.name)"
+                    switch property.deleteRule {
+                    case .cascade:
+                        return
+                            "\(link) cascades: a device's delete is sent as the objects it deleted then; an object another device linked meanwhile survives, its link null."
+                    case .deny:
+                        return
+                            "\(link) denies deletes on this device only: no device can refuse another device's offline delete, which sync applies."
+                    default:
+                        return nil
+                    }
+                }
             }
         }
 

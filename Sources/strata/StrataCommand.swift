@@ -11,7 +11,10 @@ struct StrataCommand: ParsableCommand {
             Every subcommand exits with 0 when it succeeds, and otherwise with a non-zero \
             code and one line on standard error that starts with "Error: ".
             """,
-        subcommands: [Demo.self, Info.self, ShowSchema.self, Dump.self, Plan.self, Verify.self, Compact.self]
+        subcommands: [
+            Demo.self, Info.self, ShowSchema.self, Dump.self, Plan.self, Verify.self, Compact.self, Sync.self,
+            SyncStatusCommand.self,
+        ]
     )
 
     /// Runs the command, reporting any failure in one line on stderr.

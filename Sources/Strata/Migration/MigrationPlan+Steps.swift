@@ -20,6 +20,18 @@ extension MigrationPlan {
                 properties.removeAll { property in
                     let name = property.property.name
                     guard let now = settings.schema[type.name]?[property: name] else { return false }
+                    // Synced mode: a field of the name with another type is
+                    // another field. A kept one stays kept, and the schema's
+                    // property is new (or continues a kept field of its
+                    // type, an older app's); a current one becomes kept.
+                    if settings.mode == .synced, !property.property.hasSameShape(as: now),
+                        type.keptProperties.contains(where: { $0.id == property.id })
+                            || (type.properties + type.keptProperties).contains(where: {
+                                $0.id != property.id && $0.property.name == name && $0.property.hasSameShape(as: now)
+                            })
+                    {
+                        return true
+                    }
                     // A kept field of the name that the property does not continue.
                     let other = pairing.field(type.name, name).map { $0 != property.id } ?? false
                     guard !pairing.keepsName(type.name, name) || (other && now.type == property.property.type)

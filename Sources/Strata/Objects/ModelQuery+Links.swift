@@ -41,3 +41,29 @@ extension ModelQuery {
         return self
     }
 }
+
+extension ModelQuery {
+    /// The objects a newer app version wrote last: those whose effective
+    /// schema version is above this app's. In a synced file shared with
+    /// newer devices, they may hold properties this app does not declare
+    /// (kept, and read by the newer app), which this app's writes keep.
+    ///
+    /// ```swift
+    /// let fromNewerApps = try tx.objects(Note.self).writtenByNewerSchema().count
+    /// ```
+    ///
+    /// The same as `whereSchemaVersion((appVersion + 1)...)`; it can be
+    /// observed like any query.
+    public func writtenByNewerSchema() -> ModelQuery {
+        whereSchemaVersion((context.engine.writingSchemaVersion + 1)...)
+    }
+}
+
+extension ObjectCollection {
+    /// The objects a newer app version wrote last: those whose effective
+    /// schema version is above this app's (see
+    /// ``ModelQuery/writtenByNewerSchema()``).
+    public func writtenByNewerSchema() -> ObjectCollection {
+        whereSchemaVersion((context.engine.writingSchemaVersion + 1)...)
+    }
+}

@@ -71,20 +71,8 @@ public struct DatabaseSync: Sendable {
     /// entry per object, with at most about `limit` objects (a page ends
     /// with a transaction).
     func content(since: UInt64, limit: Int = 5_000) throws -> ChangesetContent {
-        let handles = try handles()
-        // Kept and learned types are opened here, and named databases are
-        // opened by one transaction of the process at a time.
-        let setup = database.environment.setupLock
-        setup.lock()
-        defer { setup.unlock() }
-        return try database.read { tx in
-            let lmdb = tx.context.lmdb
-            let log = SyncLog(
-                lmdb: lmdb, meta: database.store.meta, handles: handles,
-                writerVersion: database.configuration.schemaVersion, path: database.path)
-            // The catalog as committed: it may have learned types and
-            // fields since this `Database` was opened.
-            let catalog = try database.store.catalog(lmdb) ?? database.catalog
+        try readingCommitted { log, catalog in
+            let lmdb = log.lmdb
             var tables = Dictionary(database.tables.values.map { ($0.type.id, $0) }, uniquingKeysWith: { a, _ in a })
             for type in catalog.types where type.isKept && !type.isEmbedded && tables[type.id] == nil {
                 guard try lmdb.openDatabase(type.recordsDatabase, create: false) != nil else { continue }
@@ -153,24 +141,6 @@ public struct DatabaseSync: Sendable {
         let handles = try handles()
         return try database.read { tx in
             try PeerCursor.read(tx.context.lmdb, handles, peer: peer, path: database.path)?.received ?? 0
-        }
-    }
-
-    /// Exchanges changes with `other`, both ways, page by page, until
-    /// neither has anything the other lacks.
-    public func exchange(with other: Database) throws {
-        let remote = other.sync
-        try pull(from: remote)
-        try remote.pull(from: self)
-    }
-
-    /// Applies every change of `peer` after this file's cursor of it.
-    func pull(from peer: DatabaseSync) throws {
-        let peerSite = try peer.site
-        while true {
-            let changeset = try peer.changes(since: try cursor(of: peerSite))
-            try apply(changeset)
-            if !(try changeset.summary().hasMore) { return }
         }
     }
 

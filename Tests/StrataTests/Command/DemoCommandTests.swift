@@ -68,6 +68,23 @@ import Testing
                 "After deleting the Compiler project (cascade: its tasks go too):\n    Design the mill (Engine, Ada Lovelace)\n    Punch the cards (Engine, Ada Lovelace)\n    Review the notes (Engine, Grace Hopper)\n"
             ))
         #expect(result.output.contains("    Review the notes (Engine, unassigned)\n  verify: no problems"))
+        // Sync: two app versions exchange changes; the older keeps the tag
+        // it does not declare and reads it once upgraded, pulling nothing.
+        #expect(result.output.contains("    phone → tablet: 3 objects inserted or changed ("))
+        #expect(result.output.contains("    tablet learned type Label, field Note.tag (kept, sent on)"))
+        #expect(result.output.contains("    tablet reads Note(id: 1, title: \"Buy oat milk\", stars: 1)"))
+        #expect(
+            result.output.contains(
+                "    phone reads Note(id: 1, title: \"Buy oat milk\", stars: 1, tag: \"home\"): the tablet's edit, the phone's tag"
+            ))
+        #expect(result.output.contains("    Kept types: Label\n    Kept fields:\n      Note.tag: string?\n"))
+        #expect(result.output.contains("    upgraded tablet reads Note(id: 1, title: \"Buy oat milk\", tag: \"home\")"))
+        #expect(result.output.contains("    upgraded tablet reads Label(name: \"home\", color: \"green\")"))
+        #expect(result.output.contains("last sequence number still 4 (it was 4), cursor of the phone still 4"))
+        #expect(
+            result.output.hasSuffix(
+                "    phone → upgraded tablet: nothing new\n    upgraded tablet → phone: nothing new\n"),
+            "\(result.output.suffix(300))")
         #expect(FileManager.default.fileExists(atPath: path))
         // The file the demo leaves is at version 2 and opens with the v2 schema.
         let v2 = Schema([

@@ -9,6 +9,31 @@ import Testing
     /// The running test's own folder, removed when it ends.
     let folder = TemporaryFolder.current
 
+    /// `--synced` warns about the delete rules that sync cannot keep as
+    /// they are on one device: cascade and deny.
+    @Test func aSyncedPlanWarnsAboutCascadeAndDeny() throws {
+        let path = folder.path()
+        let schema = Schema([
+            ObjectSchema("Parent", primaryKey: "id") { Property("id", .int) },
+            ObjectSchema("Child", primaryKey: "id") {
+                Property("id", .int)
+                Property.link("parent", to: "Parent", onDelete: .cascade)
+                Property.link("guardian", to: "Parent", onDelete: .deny)
+                Property.link("friend", to: "Parent")
+            },
+        ])
+        var config = Fixtures.configuration(path, schema: schema)
+        config.mode = .synced
+        try Database(configuration: config).close()
+        let snapshot = folder.path("snapshot.json")
+        try StrataBinary.writeSnapshot(schema, version: 1, to: snapshot)
+        let synced = try StrataBinary.run(["plan", path, "--schema", snapshot, "--synced"])
+        let warnings = StrataBinary.lines(synced.output).filter { $0.hasPrefix("Warning: ") }
+        #expect(warnings.count == 2, "\(synced.output)")
+        #expect(warnings.contains { $0.hasPrefix("Warning: Child.parent cascades") })
+        #expect(warnings.contains { $0.hasPrefix("Warning: Child.guardian denies deletes on this device only") })
+    }
+
     enum BadSnapshot: String, CaseIterable, Sendable {
         case missing, notJSON, notASnapshot, newerFormat, invalidSchema
 

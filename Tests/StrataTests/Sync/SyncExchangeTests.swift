@@ -106,10 +106,15 @@ import Testing
         let newer = try open("new.strata", version: 2, [NoteV2.self])
         var older: Database? = try open("old.strata", version: 1, [NoteV1.self])
         try newer.write { tx in try tx.insert(NoteV2(id: 1, title: "t", stars: 1, tag: "work")) }
+        try newer.write { tx in try tx.insert(NoteV2(id: 2, title: "u", stars: 0, tag: nil)) }
         try newer.sync.exchange(with: older!)
+        // The older app can list what a newer app wrote.
+        #expect(try older!.read { tx in try tx.objects(NoteV1.self).writtenByNewerSchema().map(\.id) } == [1, 2])
+        #expect(try older!.read { tx in try tx.objects("Note").writtenByNewerSchema().count } == 2)
         // The older app edits the object: the tag it does not know stays.
         try older!.write { tx in try tx.update("Note", key: 1, ["stars": 3]) }
         try older!.write { tx in try tx.update(NoteV1(id: 1, title: "t2", stars: 3)) }
+        #expect(try older!.read { tx in try tx.objects(NoteV1.self).writtenByNewerSchema().map(\.id) } == [2])
         older!.close()
         older = nil
         let upgraded = try open("old.strata", version: 2, [NoteV2.self])
@@ -149,5 +154,49 @@ import Testing
             try upgraded.read { tx in try tx.object(Label.self, primaryKey: "red") }
                 == Label(name: "red", color: 0xEE0000))
         #expect(try upgraded.read { tx in try tx.object(NoteV2.self, primaryKey: 1) }?.tag == "home")
+    }
+}
+
+@Model(name: "Note") struct NoteWithTextScore: Equatable {
+    @PrimaryKey var id: Int
+    var title = ""
+    var stars = 0
+    var score = ""
+}
+
+@Model(name: "Note") struct NoteWithIntScore: Equatable {
+    @PrimaryKey var id: Int
+    var title = ""
+    var stars = 0
+    var score = 0
+}
+
+/// One name, two types: two fields, and no failed open.
+@Suite(.temporaryFolder) struct SyncTypeClashTests {
+    let folder = TemporaryFolder.current
+
+    func open(_ name: String, version: UInt64, _ model: any Model.Type) throws -> Database {
+        var config = Database.Configuration(path: folder.path(name), schemaVersion: version, models: [model])
+        config.durability = .noSync
+        config.mode = .synced
+        config.sync = .init(dataset: SyncExchangeTests.dataset)
+        return try Database(configuration: config)
+    }
+
+    @Test func aLearnedFieldOfAnotherTypeStaysApartWhenTheAppDeclaresTheName() throws {
+        let texts = try open("texts.strata", version: 2, NoteWithTextScore.self)
+        var older: Database? = try open("older.strata", version: 1, NoteV1.self)
+        try texts.write { tx in try tx.insert(NoteWithTextScore(id: 1, title: "t", score: "high")) }
+        try texts.sync.exchange(with: older!)
+        older!.close()
+        older = nil
+        // The older file's app is upgraded to a version where `score` is an Int.
+        let ints = try open("older.strata", version: 3, NoteWithIntScore.self)
+        #expect(try ints.read { tx in try tx.object(NoteWithIntScore.self, primaryKey: 1) }?.score == 0)
+        try ints.write { tx in try tx.update("Note", key: 1, ["score": 7]) }
+        try ints.sync.exchange(with: texts)
+        // Each app reads its own field; the other's value travels untouched.
+        #expect(try ints.read { tx in try tx.object(NoteWithIntScore.self, primaryKey: 1) }?.score == 7)
+        #expect(try texts.read { tx in try tx.object(NoteWithTextScore.self, primaryKey: 1) }?.score == "high")
     }
 }

@@ -104,3 +104,34 @@ import Testing
 @Model(name: "KeylessNote") struct HandWrittenKeylessNote {
     var title = ""
 }
+
+/// Devices that never meet converge through an in-process hub, which
+/// learns every type it relays.
+@Suite(.temporaryFolder) struct InProcessHubTests {
+    let folder = TemporaryFolder.current
+
+    @Test func devicesAtTwoVersionsConvergeThroughTheHub() throws {
+        let hub = try InProcessHub(path: folder.path("hub.strata"), dataset: SyncExchangeTests.dataset)
+        let refusals = SyncRefusalTests()
+        let old = try refusals.open("old.strata")
+        var config = Database.Configuration(
+            path: folder.path("new.strata"), schemaVersion: 2, models: [NoteV2.self, Label.self])
+        config.mode = .synced
+        config.sync = .init(dataset: SyncExchangeTests.dataset)
+        let new = try Database(configuration: config)
+        try old.write { tx in try tx.insert(NoteV1(id: 1, title: "from old")) }
+        try new.write { tx in
+            try tx.insert(NoteV2(id: 2, title: "from new", tag: "t"))
+            try tx.insert(Label(name: "blue", color: 3))
+        }
+        try hub.sync(old)
+        try hub.sync(new)
+        try hub.sync(old)
+        #expect(try old.read { tx in try tx.objects(NoteV1.self).map(\.title) } == ["from old", "from new"])
+        #expect(try new.read { tx in try tx.objects(NoteV2.self).map(\.title) } == ["from old", "from new"])
+        #expect(try new.read { tx in try tx.object(Label.self, primaryKey: "blue") }?.color == 3)
+        // A second round moves nothing.
+        #expect(try hub.sync(new).isEmpty)
+        #expect(try hub.sync(old).isEmpty)
+    }
+}
