@@ -42,6 +42,7 @@ extension SyncLog {
         try writer.withUnsafeBytes { bytes in
             try register.withUnsafeBytes { _ = try lmdb.put(handles.shadow, $0, bytes) }
         }
+        if !absent.isEmpty { addedDangling = true }
         for (type, key) in absent {
             _ = try lmdb.put(handles.dangling, SyncLog.targetKey(type, key), register)
         }

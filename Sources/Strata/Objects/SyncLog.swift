@@ -67,6 +67,9 @@ final class SyncLog {
     /// Origin indexes and sites read or made in this transaction.
     private var originIndexes: [SiteID: UInt32] = [:]
     private var sites: [UInt32: SiteID] = [:]
+    /// Whether this transaction noted a register naming an absent target
+    /// (``keepShadow(_:value:absent:)``).
+    var addedDangling = false
     /// The largest key of the clock database of `frontierType` (or of the
     /// change log's entries this transaction wrote, for `logFrontier`), so
     /// that keys written in ascending order go in with `MDB_APPEND` and a

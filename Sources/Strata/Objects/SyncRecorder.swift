@@ -25,7 +25,9 @@ final class SyncRecorder: ChangeSubscriber {
 
     /// Notes an object that now exists, for ``restoreLinks(in:)``.
     func objectAppeared(_ type: TypeID, _ key: UnsafeRawBufferPointer) {
-        if hasDangling { appeared.append((type, Array(key))) }
+        // Read once, so also ask the log: a register of this transaction
+        // may name an object that appears later in it.
+        if hasDangling || log.addedDangling { appeared.append((type, Array(key))) }
     }
 
     func transactionWillCommit(_ engine: TableEngine) throws {
@@ -84,14 +86,35 @@ final class SyncRecorder: ChangeSubscriber {
                 // came back under a live row (kept as it is).
                 row.causalLength = existing.isLive ? existing.causalLength : existing.causalLength + 1
                 row.maxWriterVersion = max(existing.maxWriterVersion, version)
+                // The links the record holds now are the registers: an
+                // earlier life's kept for absent targets must not return.
+                for field in table.linkFields {
+                    try log.dropShadow(SyncLog.registerKey(type, field.id, change.key))
+                }
             }
             for kept in table.keptFields { row.set(kept.id, .none) }
             try log.store(row, previousSeq: existing?.seq, type, change.key)
             objectAppeared(type, change.key)
         case .replaced:
             let declared = table.fields
-            let changed = change.changedFields().filter { id in declared.contains { $0.id == id } }
-            guard !changed.isEmpty else { return }
+            var changed: [PropertyID] = []
+            // Fields the old record lacked were never written: a rewrite
+            // that fills one in with the value it read as (a kept field's
+            // empty value, a declared one's default) leaves it unstamped,
+            // so that any peer's write beats it.
+            var unwritten: [PropertyID] = []
+            for id in change.changedFields() {
+                let field = declared.first { $0.id == id }
+                if let before = change.before, let after = change.after,
+                    before.fieldOffset(forField: id, expectedAt: Int.max) == nil,
+                    field.map({ table.value(at: $0.position, in: after) == $0.valueWhenAbsent }) ?? true
+                {
+                    unwritten.append(id)
+                } else if field != nil {
+                    changed.append(id)
+                }
+            }
+            guard !changed.isEmpty || !unwritten.isEmpty else { return }
             guard var row = existing, row.isLive else {
                 // An object written before its row existed: stamped whole.
                 var row = ClockRow(causalLength: 1, seq: seq, maxWriterVersion: version, base: stamp)
@@ -100,6 +123,11 @@ final class SyncRecorder: ChangeSubscriber {
                 return
             }
             let previous = row.seq
+            for id in unwritten { row.set(id, .none) }
+            guard !changed.isEmpty else {
+                try log.store(row, previousSeq: previous, type, change.key)
+                return
+            }
             for id in changed { row.set(id, FieldClock(stamp: stamp, seq: seq)) }
             // The app wrote these links: their registers are the records' now.
             for field in table.linkFields where changed.contains(field.id) {

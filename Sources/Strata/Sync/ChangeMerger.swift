@@ -132,8 +132,13 @@ final class ChangeMerger {
                 case .kept(let kept): id = kept
                 case .skipped: continue
                 }
-                if !newLife, stored != nil {
-                    guard try isAbove(stamp, row.stamp(of: id)) else { continue }
+                if !newLife, let stored {
+                    // A field the record does not hold was never written
+                    // in this life (the row's base is not its stamp): one
+                    // learned now, or one the inserting app did not declare.
+                    let current =
+                        stored.fieldOffset(forField: id, expectedAt: Int.max) == nil ? .none : row.stamp(of: id)
+                    guard try isAbove(stamp, current) else { continue }
                 }
                 winners.append((id, destination, change.value, stamp))
             }
@@ -145,8 +150,8 @@ final class ChangeMerger {
             if newLife { row.stampAll(FieldClock(stamp: .none, seq: seq)) }
             for winner in winners { row.set(winner.id, FieldClock(stamp: winner.stamp, seq: seq)) }
             try write(
-                table, key: key, base: newLife ? nil : stored, winners.map { ($0.target, $0.value, $0.stamp) },
-                version: entry.writerVersion)
+                table, key: key, keyValue: entry.key, base: newLife ? nil : stored,
+                winners.map { ($0.target, $0.value, $0.stamp) }, version: entry.writerVersion)
             try log.store(row, previousSeq: existing?.seq, table.type.id, key)
             recorder.objectAppeared(table.type.id, key)
             report.changedObjects += 1
@@ -199,10 +204,14 @@ final class ChangeMerger {
     /// them, links materialized (an absent target's register is kept in
     /// the shadow database), through the engine (indexes, backlinks).
     private func write(
-        _ table: ObjectTable, key: UnsafeRawBufferPointer, base: RecordView?, _ winners: [(Target, Value, LocalStamp)],
-        version: UInt64
+        _ table: ObjectTable, key: UnsafeRawBufferPointer, keyValue: Value, base: RecordView?,
+        _ winners: [(Target, Value, LocalStamp)], version: UInt64
     ) throws {
         var values: [PropertyID: (ObjectTable.Field?, Value)] = [:]
+        // The key, whether the entry carries its field or not (it carries
+        // the fields changed since the receiver's cursor): the record holds
+        // it, and the engine finds the record it replaces by it.
+        if let keyField = table.primaryKey { values[keyField.id] = (keyField, keyValue.coerced(to: keyField.type)) }
         for (target, value, _) in winners {
             switch target {
             case .declared(let field):
@@ -227,6 +236,13 @@ final class ChangeMerger {
                 values[id] = (nil, value)
             case .skipped:
                 continue
+            }
+        }
+        if base == nil {
+            // A new life: an earlier life's registers kept for absent
+            // targets must not return when those targets come.
+            for field in table.linkFields where values[field.id] == nil {
+                try log.dropShadow(SyncLog.registerKey(table.type.id, field.id, key))
             }
         }
         var ids = Set(values.keys)

@@ -106,7 +106,12 @@ struct ChangesetBuilder {
                 let stamp = clock.stamp
                 if let field = table.fields.first(where: { $0.id == id }) {
                     let property = table.type.properties.first { $0.id == id }!.property
-                    fields.append((try fieldIndex(type, property), stamp, table.value(at: field.position, in: record)))
+                    // A link whose target is absent here: the record holds
+                    // less than the register, which is what peers merge.
+                    let register =
+                        field.isLink ? try log.shadowRegister(SyncLog.registerKey(typeID, id, key)) : nil
+                    let value = register ?? table.value(at: field.position, in: record)
+                    fields.append((try fieldIndex(type, property), stamp, value))
                 } else if let property = kept.first(where: { $0.id == id })?.property, !property.isEmbedding,
                     let value = record.value(forField: id, expectedAt: Int.max)
                 {
