@@ -46,10 +46,7 @@ import Testing
         try run(seed: seed, pageSizes: nil)
     }
 
-    @Test(
-        .disabled(
-            "Pages lose fields: SyncRegressionTests.pagesCarryEveryFieldOfAnObjectThatMovedPastAnEarlierPage"),
-        arguments: seeds)
+    @Test(arguments: seeds)
     func filesExchangingPagesOfAFewObjectsConverge(seed: UInt64) throws {
         try run(seed: seed, pageSizes: 1 ... 6)
     }

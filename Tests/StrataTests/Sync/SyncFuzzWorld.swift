@@ -104,11 +104,16 @@ final class SyncFuzzWorld {
         guard from != to, groups[from] == groups[to] else { return }
         let sender = devices[from]
         let cursor = try devices[to].db.sync.cursor(of: sender.site)
-        var since =
-            Int.random(in: 0 ..< 10, using: &rng) == 0 ? UInt64.random(in: 0 ... cursor, using: &rng) : cursor
+        var start: SyncCursor
+        if Int.random(in: 0 ..< 10, using: &rng) == 0 {
+            let since = UInt64.random(in: 0 ... cursor.since, using: &rng)
+            start = SyncCursor(since: since, after: since)
+        } else {
+            start = cursor
+        }
         let limit = pageSizes.map { Int.random(in: $0, using: &rng) } ?? 1_000_000
         for _ in 0 ..< 40 {
-            let changeset = try sender.db.sync.changes(since: since, limit: limit)
+            let changeset = try sender.db.sync.changes(from: start, limit: limit)
             let summary = try changeset.summary()
             counts["pages", default: 0] += 1
             if Int.random(in: 0 ..< 10, using: &rng) == 0 {
@@ -118,7 +123,8 @@ final class SyncFuzzWorld {
                     inFlight.insert((to, changeset), at: Int.random(in: 0 ... inFlight.count, using: &rng))
                 }
             }
-            since = summary.toSeq
+            // The next page: the walk goes on, the baseline stays.
+            start = SyncCursor(since: start.since, after: summary.toSeq)
             if !summary.hasMore { break }
         }
     }
