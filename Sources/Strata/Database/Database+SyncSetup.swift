@@ -124,24 +124,37 @@ extension Database {
                 lmdb: txn, meta: prepared.store.meta, handles: handles, writerVersion: version,
                 path: prepared.store.path)
             try log.receive(enabledAt)
-            let (stamp, seq) = try log.change()
+            var (stamp, seq) = try log.change()
+            var stamped = 0
             for type in catalog.types where !type.isEmbedded {
                 guard let table = prepared.tables[type.name] else { continue }
-                try stampAll(table, log: log, stamp: stamp, seq: seq)
+                try stampAll(table, log: log, stamp: stamp, seq: &seq, stamped: &stamped)
             }
+            _ = try txn.put(prepared.store.meta, FileLayout.MetaKey.syncSeq, FileLayout.counterBytes(seq))
             prepared.catalog = catalog
             prepared.generation &+= 1
         }
         return prepared
     }
 
+    /// How many objects enabling sync stamps under one sequence number.
+    static let stampsPerSeq = 5_000
+
     /// Gives every object of `table` a clock row: live, every field it
     /// declares at `stamp`, the fields it keeps unstamped.
-    private static func stampAll(_ table: ObjectTable, log: SyncLog, stamp: LocalStamp, seq: UInt64) throws {
+    ///
+    /// Every `stampsPerSeq` objects take the next sequence number, so that
+    /// the first changes a peer asks for come in pages (a page never splits
+    /// a sequence number).
+    private static func stampAll(
+        _ table: ObjectTable, log: SyncLog, stamp: LocalStamp, seq: inout UInt64, stamped: inout Int
+    ) throws {
         var rows: [([UInt8], ClockRow)] = []
         try log.lmdb.withCursor(table.records) { cursor in
             var entry = try cursor.first()
             while let (key, record) = entry {
+                if stamped > 0 && stamped % stampsPerSeq == 0 { seq += 1 }
+                stamped += 1
                 let writer = (try? RecordView(trusting: record))?.effectiveSchemaVersion ?? log.writerVersion
                 var row = ClockRow(causalLength: 1, seq: seq, maxWriterVersion: writer, base: stamp)
                 for kept in table.keptFields { row.set(kept.id, .none) }

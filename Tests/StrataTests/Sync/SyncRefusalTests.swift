@@ -163,3 +163,36 @@ extension SyncRefusalTests {
         return try Database(configuration: config)
     }
 }
+
+/// Enabling sync on a file that holds objects already: every object is
+/// stamped, in sequence numbers of a few thousand objects each, so that a
+/// peer's first pull comes in pages.
+@Suite(.temporaryFolder) struct SyncEnablingTests {
+    let folder = TemporaryFolder.current
+
+    @Test func enablingAFileOfObjectsStampsThemInPagesAPeerPulls() throws {
+        var config = Database.Configuration(path: folder.path("old.strata"), schemaVersion: 1, models: [NoteV1.self])
+        config.durability = .noSync
+        config.mode = .synced
+        var plain: Database? = try Database(configuration: config)
+        let count = 2 * Database.stampsPerSeq + 17
+        try plain!.write { tx in for id in 0 ..< count { try tx.insert(NoteV1(id: id, title: "n\(id)")) } }
+        plain!.close()
+        plain = nil
+        config.sync = .init(dataset: SyncExchangeTests.dataset)
+        let enabled = try Database(configuration: config)
+        #expect(try enabled.sync.lastSequenceNumber() == 3)
+        let peer = try SyncRefusalTests().openAt(folder.path("peer.strata"), version: 1, [NoteV1.self])
+        let site = try enabled.sync.site
+        var pages = 0
+        while true {
+            let page = try enabled.sync.changes(from: try peer.sync.cursor(of: site), limit: 100)
+            try peer.sync.apply(page)
+            pages += 1
+            if !(try page.summary().hasMore) { break }
+        }
+        #expect(pages == 3)
+        #expect(try peer.read { tx in try tx.objects(NoteV1.self).count } == count)
+        #expect(try peer.read { tx in try tx.object(NoteV1.self, primaryKey: count - 1) }?.title == "n\(count - 1)")
+    }
+}
