@@ -10,10 +10,11 @@ extension StrataCommand {
             discussion: """
                 The site is the file's identity as an origin of changes; the clock is its hybrid \
                 logical clock (milliseconds since 1970 and a counter, then as a date). Each peer \
-                is a file it has applied changes from: its cursor (the peer's last sequence \
-                number applied without a gap), the last contact, and how many objects this file \
-                changed itself since then. Pending counts those for the least recently heard \
-                peer (every object changed here when there is no peer). Kept types and fields are \
+                is a file it has applied changes from: its cursor (how far this file has the peer's \
+                changes), the last contact, and how many objects the peer has yet to receive from \
+                this file (those whose last change here, made or relayed, is after what the last \
+                exchange found the peer to have). Pending is the highest of those (every object \
+                in the change log when there is no peer). Kept types and fields are \
                 the ones the file stores without its app declaring them: learned from peers on \
                 newer app versions, or removed by a newer app; they are sent on, and read at once \
                 by an app version that declares them. Reads every object's clock: O(objects).
@@ -39,8 +40,8 @@ extension StrataCommand {
                 "Last sequence number: \(status.lastSequenceNumber)",
                 "Objects: \(status.objects) alive, \(plural(status.tombstones, "tombstone"))",
                 "Changed here: \(plural(status.changedHere, "object"))",
-                "Pending: \(plural(status.pendingObjects, "object")) changed here "
-                    + (status.peers.isEmpty ? "(no peer yet)" : "since the least recent peer contact"),
+                "Pending: \(plural(status.pendingObjects, "object")) "
+                    + (status.peers.isEmpty ? "(no peer yet)" : "not yet sent to the least up-to-date peer"),
                 "Peers: \(status.peers.count)",
             ]
             let rows = status.peers.map { peer in

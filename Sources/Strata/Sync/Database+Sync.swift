@@ -186,18 +186,39 @@ public struct SyncCursor: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// What a file keeps about each peer (`__strata.sync.peers`, by the
-/// peer's site id): its ``SyncCursor`` and when it was last heard from
-/// (`since:u64be after:u64be lastContact:u64be`).
+/// peer's site id): its ``SyncCursor`` of the peer, when it was last heard
+/// from, and how much of this file's changes the peer is known to have
+/// (`since:u64be after:u64be lastContact:u64be acknowledged:u64be`).
 enum PeerCursor {
-    static func read(_ lmdb: LMDBTransaction, _ handles: SyncHandles, peer: SiteID, path: String) throws -> (
-        cursor: SyncCursor, lastContact: UInt64
-    )? {
+    struct Entry {
+        var cursor = SyncCursor.start
+        var lastContact: UInt64 = 0
+        /// This file's sequence number up to which the peer has every
+        /// change: its own cursor's `since`, learned at an exchange.
+        var acknowledged: UInt64 = 0
+    }
+
+    static func entry(_ lmdb: LMDBTransaction, _ handles: SyncHandles, peer: SiteID, path: String) throws -> Entry? {
         guard let bytes = try lmdb.get(handles.peers, peer.bytes) else { return nil }
-        guard bytes.count == 24 else {
+        guard bytes.count == 32 else {
             throw StrataError.corruptFile(path: path, "The sync peer entry of \(peer) in \(path) is damaged.")
         }
         func number(_ at: Int) -> UInt64 { UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt64.self)) }
-        return (SyncCursor(since: number(0), after: number(8)), number(16))
+        return Entry(
+            cursor: SyncCursor(since: number(0), after: number(8)), lastContact: number(16), acknowledged: number(24))
+    }
+
+    static func store(_ entry: Entry, _ lmdb: LMDBTransaction, _ handles: SyncHandles, peer: SiteID) throws {
+        _ = try lmdb.put(
+            handles.peers, peer.bytes,
+            [entry.cursor.since, entry.cursor.after, entry.lastContact, entry.acknowledged].flatMap(
+                FileLayout.counterBytes))
+    }
+
+    static func read(_ lmdb: LMDBTransaction, _ handles: SyncHandles, peer: SiteID, path: String) throws -> (
+        cursor: SyncCursor, lastContact: UInt64
+    )? {
+        try entry(lmdb, handles, peer: peer, path: path).map { ($0.cursor, $0.lastContact) }
     }
 
     /// Moves the cursor of the changeset's sender: its walk goes on when
@@ -205,14 +226,12 @@ enum PeerCursor {
     /// since what was complete; a last page completes the pull. A
     /// changeset out of order leaves the cursor (its merge is kept).
     static func advance(_ log: SyncLog, _ content: ChangesetContent) throws {
-        var cursor = try read(log.lmdb, log.handles, peer: content.sender, path: log.path)?.cursor ?? .start
-        if content.baseline <= cursor.since, content.fromSeq <= cursor.after {
-            cursor.after = max(cursor.after, content.toSeq)
-            if !content.hasMore { cursor.since = cursor.after }
+        var entry = try entry(log.lmdb, log.handles, peer: content.sender, path: log.path) ?? Entry()
+        if content.baseline <= entry.cursor.since, content.fromSeq <= entry.cursor.after {
+            entry.cursor.after = max(entry.cursor.after, content.toSeq)
+            if !content.hasMore { entry.cursor.since = entry.cursor.after }
         }
-        _ = try log.lmdb.put(
-            log.handles.peers, content.sender.bytes,
-            FileLayout.counterBytes(cursor.since) + FileLayout.counterBytes(cursor.after)
-                + FileLayout.counterBytes(HybridTime.wallClock()))
+        entry.lastContact = HybridTime.wallClock()
+        try store(entry, log.lmdb, log.handles, peer: content.sender)
     }
 }

@@ -88,7 +88,23 @@ extension DatabaseSync {
             report.rounds += 1
             if received.isEmpty && sent.isEmpty { break }
         }
+        // Each side notes how much of its changes the other now has, for
+        // `status()`'s pending counts.
+        try acknowledge(try remote.cursor(of: try site).since, by: try remote.site)
+        try remote.acknowledge(try cursor(of: try remote.site).since, by: try site)
         return report
+    }
+
+    /// Notes that `peer` has every change of this file up to `seq`.
+    func acknowledge(_ seq: UInt64, by peer: SiteID) throws {
+        let handles = try handles()
+        try database.write { tx in
+            let lmdb = tx.context.lmdb
+            var entry = try PeerCursor.entry(lmdb, handles, peer: peer, path: database.path) ?? PeerCursor.Entry()
+            guard seq > entry.acknowledged else { return }
+            entry.acknowledged = seq
+            try PeerCursor.store(entry, lmdb, handles, peer: peer)
+        }
     }
 
     /// Applies every change of `peer` after this file's cursor of it, and
@@ -163,17 +179,14 @@ extension DatabaseSync {
                                 path: log.path, "A clock row of type \(type.name) in \(log.path) is damaged.")
                         }
                         if row.isLive { status.objects += 1 } else { status.tombstones += 1 }
-                        let ownLatest = row.latestTime(of: SyncLog.localOrigin)
-                        for i in peers.indices where ownLatest.milliseconds > peers[i].lastContactMilliseconds {
-                            peers[i].pendingObjects += 1
-                        }
-                        if ownLatest > .zero { status.changedHere += 1 }
+                        if row.latestTime(of: SyncLog.localOrigin) > .zero { status.changedHere += 1 }
                         entry = try cursor.next()
                     }
                 }
             }
+            for i in peers.indices { peers[i].pendingObjects = try Self.logEntries(after: peers[i].acknowledged, log) }
             status.peers = peers.sorted { $0.lastContactMilliseconds > $1.lastContactMilliseconds }
-            status.pendingObjects = peers.map(\.pendingObjects).max() ?? status.changedHere
+            status.pendingObjects = try peers.map(\.pendingObjects).max() ?? Self.logEntries(after: 0, log)
             status.keptTypes = catalog.types.filter { $0.isKept && !$0.isEmbedded }.map(\.name).sorted()
             status.keptFields = catalog.types.filter { !$0.isKept }.flatMap { type in
                 type.keptProperties.map {
@@ -184,6 +197,20 @@ extension DatabaseSync {
         }
     }
 
+    /// How many objects' last change is after `seq`: the change-log
+    /// entries from `seq + 1` on.
+    private static func logEntries(after seq: UInt64, _ log: SyncLog) throws -> Int {
+        try log.lmdb.withCursor(log.handles.log) { cursor in
+            var count = 0
+            var entry = try FileLayout.counterBytes(seq &+ 1).withUnsafeBytes { try cursor.seek(atLeast: $0) }
+            while entry != nil {
+                count += 1
+                entry = try cursor.next()
+            }
+            return count
+        }
+    }
+
     /// Every peer entry of the file, without pending counts.
     private func peers(_ log: SyncLog) throws -> [SyncStatus.Peer] {
         var peers: [SyncStatus.Peer] = []
@@ -191,9 +218,12 @@ extension DatabaseSync {
             var entry = try cursor.first()
             while let (key, _) = entry {
                 if let site = SiteID(bytes: key),
-                    let (cursor, contact) = try PeerCursor.read(log.lmdb, log.handles, peer: site, path: log.path)
+                    let entry = try PeerCursor.entry(log.lmdb, log.handles, peer: site, path: log.path)
                 {
-                    peers.append(SyncStatus.Peer(site: site, cursor: cursor, lastContactMilliseconds: contact))
+                    peers.append(
+                        SyncStatus.Peer(
+                            site: site, cursor: entry.cursor, lastContactMilliseconds: entry.lastContact,
+                            acknowledged: entry.acknowledged))
                 }
                 entry = try cursor.next()
             }
@@ -245,9 +275,13 @@ public struct SyncStatus: Sendable, Equatable {
         /// When the file last applied changes from the peer, in
         /// milliseconds since 1970 on this machine's clock.
         public var lastContactMilliseconds: UInt64
-        /// The objects this file changed itself after that contact: what
-        /// the peer lacks at least (changes relayed from other peers since
-        /// are not counted).
+        /// This file's sequence number up to which the peer has every
+        /// change, as the last ``DatabaseSync/exchange(with:)`` between them
+        /// found (0 when they only traded changesets by hand).
+        public var acknowledged: UInt64 = 0
+        /// The objects whose last change in this file (made here or
+        /// received from anyone) is after ``acknowledged``: what the peer
+        /// has yet to receive from this file.
         public var pendingObjects = 0
 
         /// When the file last applied changes from the peer.
@@ -277,9 +311,9 @@ public struct SyncStatus: Sendable, Equatable {
     /// Objects (tombstones included) this file changed itself since sync
     /// was enabled on it.
     public var changedHere = 0
-    /// The objects this file changed itself after its least recent contact
-    /// with a peer (``Peer/pendingObjects``, the highest); with no peer,
-    /// ``changedHere``.
+    /// The most objects any peer has yet to receive from this file
+    /// (``Peer/pendingObjects``, the highest); with no peer, every object
+    /// in the change log.
     public var pendingObjects = 0
     /// Types the file keeps without its app declaring them: learned from
     /// peers, or removed by a newer app version.

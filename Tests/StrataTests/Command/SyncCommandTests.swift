@@ -149,7 +149,7 @@ import Testing
         // Note 3 (before any contact) and notes 1 and 2 (after it).
         #expect(lines.contains("Changed here: 3 objects"), "\(result.output)")
         #expect(
-            lines.contains("Pending: 2 objects changed here since the least recent peer contact"), "\(result.output)")
+            lines.contains("Pending: 2 objects not yet sent to the least up-to-date peer"), "\(result.output)")
         #expect(lines.contains("Peers: 1"))
         #expect(
             lines.contains { $0.hasPrefix("  \(newerSite)  cursor ") && $0.hasSuffix("Z  2 pending") },

@@ -151,6 +151,31 @@ import Testing
         #expect(cursor.since == cursor.after)
     }
 
+    /// After an exchange each side knows what the other has: pending
+    /// counts the objects changed here or relayed since, per peer.
+    @Test func statusCountsWhatEachPeerHasYetToReceive() throws {
+        let a = try open("a.strata")
+        let b = try open("b.strata")
+        let c = try open("c.strata")
+        try a.write { tx in for id in 1 ... 3 { try tx.insert(NoteV1(id: id)) } }
+        try a.sync.exchange(with: b)
+        try a.sync.exchange(with: c)
+        func pending(_ db: Database, for peer: Database) throws -> Int? {
+            let site = try peer.sync.site
+            return try db.sync.status().peers.first { $0.site == site }?.pendingObjects
+        }
+        #expect(try pending(a, for: b) == 0)
+        try a.write { tx in try tx.update("Note", key: 1, ["stars": 2]) }
+        try c.write { tx in try tx.insert(NoteV1(id: 9)) }
+        try c.sync.exchange(with: a)
+        // B lacks note 1's change and note 9, relayed from C; C has both.
+        #expect(try pending(a, for: b) == 2)
+        #expect(try pending(a, for: c) == 0)
+        #expect(try a.sync.status().pendingObjects == 2)
+        try a.sync.exchange(with: b)
+        #expect(try pending(a, for: b) == 0)
+    }
+
     @Test func aChainRelaysThroughAnOlderAppTheTypesAndFieldsItDoesNotDeclare() throws {
         let a = try open("a.strata", version: 2, [NoteV2.self, Label.self])
         var b: Database? = try open("b.strata", version: 1, [NoteV1.self])
