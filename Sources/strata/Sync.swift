@@ -57,7 +57,6 @@ extension StrataCommand {
                     lines.append(indent + "\(file) learned \(learned.joined(separator: ", ")) (kept, sent on)")
                 }
                 var skipped = applied.skippedFields.sorted()
-                if applied.skippedObjects > 0 { skipped.append(plural(applied.skippedObjects, "object")) }
                 if !skipped.isEmpty {
                     lines.append(indent + "\(file) did not store \(skipped.joined(separator: ", "))")
                 }

@@ -156,9 +156,7 @@ extension Database {
                 if stamped > 0 && stamped % stampsPerSeq == 0 { seq += 1 }
                 stamped += 1
                 let writer = (try? RecordView(trusting: record))?.effectiveSchemaVersion ?? log.writerVersion
-                var row = ClockRow(causalLength: 1, seq: seq, maxWriterVersion: writer, base: stamp)
-                for kept in table.keptFields { row.set(kept.id, .none) }
-                rows.append((Array(key), row))
+                rows.append((Array(key), ClockRow.written(table, stamp: stamp, seq: seq, writerVersion: writer)))
                 entry = try cursor.next()
             }
         }

@@ -59,6 +59,17 @@ struct ClockRow: Equatable, Sendable {
         self.exceptions = []
     }
 
+    /// The row of an object of `table` written whole at `stamp`: live,
+    /// every field the app declares stamped, the fields it keeps (others'
+    /// properties) unstamped.
+    static func written(
+        _ table: ObjectTable, stamp: LocalStamp, seq: UInt64, writerVersion: UInt64, causalLength: UInt64 = 1
+    ) -> ClockRow {
+        var row = ClockRow(causalLength: causalLength, seq: seq, maxWriterVersion: writerVersion, base: stamp)
+        for kept in table.keptFields { row.set(kept.id, .none) }
+        return row
+    }
+
     var isLive: Bool { causalLength % 2 == 1 }
 
     /// The clock of field `id`.

@@ -61,7 +61,9 @@ final class SyncLog {
     let writerVersion: UInt64
     /// The database file, for messages.
     let path: String
-    private var taken: (stamp: LocalStamp, seq: UInt64)?
+    /// This transaction's clock tick and sequence number, once taken.
+    private var takenStamp: LocalStamp?
+    private var takenSeq: UInt64?
     private let rowBytes = ByteWriter(capacity: 64)
     private let logKey = ByteWriter(capacity: 64)
     /// Origin indexes and sites read or made in this transaction.
@@ -99,25 +101,22 @@ final class SyncLog {
     /// The stamp and sequence number of this transaction's changes: the
     /// first call ticks the file's clock and takes the next number.
     func change() throws -> (stamp: LocalStamp, seq: UInt64) {
-        if let taken { return taken }
+        if let takenStamp { return (takenStamp, try seq()) }
         let time = try lastTime().tick()
         try setLastTime(time)
-        let seq = try lastSeq() + 1
-        try lmdb.put(meta, FileLayout.MetaKey.syncSeq, FileLayout.counterBytes(seq))
-        let change = (LocalStamp(time: time, origin: SyncLog.localOrigin), seq)
-        taken = change
-        return change
+        let stamp = LocalStamp(time: time, origin: SyncLog.localOrigin)
+        takenStamp = stamp
+        return (stamp, try seq())
     }
 
-    /// The sequence number of this transaction's changes, without a clock
-    /// tick when none was taken (applying a peer's changes stamps nothing
-    /// of its own).
+    /// The sequence number of this transaction's changes; the first call
+    /// takes the next one. Alone it ticks no clock: applying a peer's
+    /// changes stamps nothing of its own.
     func seq() throws -> UInt64 {
-        if let taken { return taken.seq }
+        if let takenSeq { return takenSeq }
         let seq = try lastSeq() + 1
         try lmdb.put(meta, FileLayout.MetaKey.syncSeq, FileLayout.counterBytes(seq))
-        let time = try lastTime()
-        taken = (LocalStamp(time: time, origin: SyncLog.localOrigin), seq)
+        takenSeq = seq
         return seq
     }
 
@@ -199,7 +198,7 @@ final class SyncLog {
             // The first entry of a transaction's seq sorts after every
             // entry there is; later ones when written in ascending order.
             let appends =
-                row.seq == taken?.seq
+                row.seq == takenSeq
                 && (!logFrontierSet || logFrontier.withUnsafeBytes { KeyCodec.compare(entry, $0) } > 0)
             if appends, try lmdb.append(handles.log, entry, empty) {
                 logFrontier.removeAll()
@@ -228,6 +227,19 @@ final class SyncLog {
         guard clocks(of: type) == nil else { return }
         guard let handle = try lmdb.openDatabase(FileLayout.clocks(type), create: !lmdb.isReadOnly) else { return }
         laterClocks[type] = handle
+    }
+
+    /// The table of a type the `Database` did not open (a kept type, one
+    /// learned from a peer), with its clock database; with `create`, both
+    /// are made when missing, else nil when the type has no records yet.
+    /// The caller holds the environment's setup lock.
+    func keptTable(_ type: CatalogType, in catalog: Catalog, create: Bool) throws -> ObjectTable? {
+        if !create, try lmdb.openDatabase(type.recordsDatabase, create: false) == nil { return nil }
+        let table = try ObjectTable.open(
+            type, lmdb, create: create, withIndexes: true, related: catalog.types, path: path,
+            preservesUnknownFields: true)
+        try openClocks(of: type.id)
+        return table
     }
 
     /// Writes a change-log key: `seq:u64be ‖ type:u32be ‖ record key`.

@@ -79,7 +79,7 @@ final class SyncRecorder: ChangeSubscriber {
         let version = log.writerVersion
         switch change.kind {
         case .inserted:
-            var row = ClockRow(causalLength: 1, seq: seq, maxWriterVersion: version, base: stamp)
+            var row = ClockRow.written(table, stamp: stamp, seq: seq, writerVersion: version)
             if let existing {
                 // A key this file knows: a deliberate re-insert of a deleted
                 // object (its causal length rises to odd), or a record that
@@ -92,7 +92,6 @@ final class SyncRecorder: ChangeSubscriber {
                     try log.dropShadow(SyncLog.registerKey(type, field.id, change.key))
                 }
             }
-            for kept in table.keptFields { row.set(kept.id, .none) }
             try log.store(row, previousSeq: existing?.seq, type, change.key)
             objectAppeared(type, change.key)
         case .replaced:
@@ -104,7 +103,7 @@ final class SyncRecorder: ChangeSubscriber {
             // so that any peer's write beats it.
             var unwritten: [PropertyID] = []
             for id in change.changedFields() {
-                let field = declared.first { $0.id == id }
+                let field = table.shape.position(ofField: id).map { declared[$0] }
                 if let before = change.before, let after = change.after,
                     before.fieldOffset(forField: id, expectedAt: Int.max) == nil,
                     field.map({ table.value(at: $0.position, in: after) == $0.valueWhenAbsent }) ?? true
@@ -117,8 +116,7 @@ final class SyncRecorder: ChangeSubscriber {
             guard !changed.isEmpty || !unwritten.isEmpty else { return }
             guard var row = existing, row.isLive else {
                 // An object written before its row existed: stamped whole.
-                var row = ClockRow(causalLength: 1, seq: seq, maxWriterVersion: version, base: stamp)
-                for kept in table.keptFields { row.set(kept.id, .none) }
+                let row = ClockRow.written(table, stamp: stamp, seq: seq, writerVersion: version)
                 try log.store(row, previousSeq: existing?.seq, type, change.key)
                 return
             }

@@ -7,14 +7,15 @@ extension ChangeMerger {
     /// the file's kept type of that name, or a new kept type keyed as the
     /// changeset says. The caller holds the environment's setup lock.
     func keptTable(_ wire: WireType) throws -> ObjectTable {
-        let lmdb = engine.lmdb
         let index: Int
         if let existing = catalog.types.firstIndex(where: { $0.name == wire.name }) {
             index = existing
         } else {
             guard let key = FieldDescriptor.property(named: wire.keyName, descriptor: wire.keyDescriptor) else {
                 throw StrataError.changesetRefused(
-                    path: store.path, "type '\(wire.name)' has a key of type \(wire.keyDescriptor)", remedy: nil)
+                    path: store.path,
+                    "type '\(wire.name)' has a key of type \(wire.keyDescriptor), which this version of Strata cannot store",
+                    remedy: "Update Strata on this device, or key '\(wire.name)' by an int, a string or a UUID.")
             }
             let typeID = catalog.nextTypeID
             let keyID = catalog.nextPropertyID
@@ -36,10 +37,9 @@ extension ChangeMerger {
                 "it names type '\(wire.name)' keyed by '\(wire.keyName)', and this file's '\(wire.name)' is \(type.isEmbedded ? "embedded" : "keyed by '\(type.primaryKey ?? "automatic ids")'")",
                 remedy: "The two apps declare '\(wire.name)' differently; one identity per type is required to sync.")
         }
-        let table = try ObjectTable.open(
-            type, lmdb, create: true, withIndexes: true, related: catalog.types, path: store.path,
-            preservesUnknownFields: true)
-        try recorder.log.openClocks(of: type.id)
+        guard let table = try recorder.log.keptTable(type, in: catalog, create: true) else {
+            preconditionFailure("A kept table made in a write transaction is missing")
+        }
         return table
     }
 }

@@ -47,7 +47,9 @@ final class ChangeMerger {
     /// Applies `content`: every entry, then the links restored by objects
     /// that appeared, then the learned catalog.
     func apply(_ content: ChangesetContent) throws {
-        var types: [ObjectTable?] = []
+        // The file's clock moves past every stamp received, once.
+        try log.receive(content.latestTime)
+        var types: [ObjectTable] = []
         for wire in content.types {
             guard let table = tables[wire.name] else {
                 types.append(try keptTable(wire))
@@ -68,10 +70,7 @@ final class ChangeMerger {
         let origins = try content.origins.map { try log.originIndex(of: $0) }
         var targets: [Target?] = Array(repeating: nil, count: content.fields.count)
         for entry in content.entries {
-            guard let table = types[entry.type] else {
-                report.skippedObjects += 1
-                continue
-            }
+            let table = types[entry.type]
             try merge(entry, table, content, origins: origins) { index in
                 if let known = targets[index] { return known }
                 let target = try self.target(content.fields[index], table)
@@ -92,12 +91,13 @@ final class ChangeMerger {
         guard let keyField = table.primaryKey, KeyCodec.appendPrimaryKey(entry.key, type: keyField.type, to: keyWriter)
         else {
             throw StrataError.changesetRefused(
-                path: store.path, "its key \(entry.key) is not a key of '\(table.name)'", remedy: nil)
+                path: store.path, "its key \(entry.key) is not a key of '\(table.name)'",
+                remedy:
+                    "The sender's '\(table.name)' is keyed otherwise; sync files whose apps declare one primary key per type."
+            )
         }
         let key = keyWriter.bytes
         func local(_ stamp: WireStamp) -> LocalStamp { LocalStamp(time: stamp.time, origin: origins[stamp.origin]) }
-        try log.receive(entry.stamp.time)
-        for field in entry.fields { try log.receive(field.stamp.time) }
         try key.withUnsafeBytes { key in
             let existing = try log.row(table.type.id, key)
             let localLength = existing?.causalLength ?? 0
@@ -218,7 +218,10 @@ final class ChangeMerger {
                 let coerced = value.coerced(to: field.type)
                 guard coerced.fits(field.type, optional: field.isOptional || field.isLink) else {
                     throw StrataError.changesetRefused(
-                        path: store.path, "its value \(value) does not fit '\(table.name).\(field.name)'", remedy: nil)
+                        path: store.path, "its value \(value) does not fit '\(table.name).\(field.name)'",
+                        remedy:
+                            "The sender's changeset is not what Strata writes for that field; ask for it again, and check the sender's version of Strata."
+                    )
                 }
                 guard field.isLink else {
                     values[field.id] = (field, coerced)
@@ -308,8 +311,6 @@ public struct SyncApplyReport: Sendable, Equatable {
     public internal(set) var changedFields = 0
     /// Objects deleted.
     public internal(set) var deletedObjects = 0
-    /// Objects of types this file's schema does not have, not stored.
-    public internal(set) var skippedObjects = 0
     /// Types learned: stored as kept types until the app declares them.
     public internal(set) var learnedTypes: Set<String> = []
     /// Fields learned: `Type.property`.

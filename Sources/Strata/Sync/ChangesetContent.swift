@@ -34,6 +34,14 @@ struct ChangesetContent: Equatable, Sendable {
     var origins: [SiteID]
     /// At most one per object.
     var entries: [ChangeEntry]
+
+    /// The latest clock time the changeset holds: the sender's, or a
+    /// stamp's.
+    var latestTime: HybridTime {
+        entries.reduce(senderTime) { latest, entry in
+            entry.fields.reduce(max(latest, entry.stamp.time)) { max($0, $1.stamp.time) }
+        }
+    }
 }
 
 /// An object type as a changeset names it.

@@ -79,14 +79,9 @@ public struct DatabaseSync: Sendable {
     /// with a transaction).
     func content(since: UInt64, after: UInt64? = nil, limit: Int = 5_000) throws -> ChangesetContent {
         try readingCommitted { log, catalog in
-            let lmdb = log.lmdb
             var tables = Dictionary(database.tables.values.map { ($0.type.id, $0) }, uniquingKeysWith: { a, _ in a })
             for type in catalog.types where type.isKept && !type.isEmbedded && tables[type.id] == nil {
-                guard try lmdb.openDatabase(type.recordsDatabase, create: false) != nil else { continue }
-                tables[type.id] = try ObjectTable.open(
-                    type, lmdb, create: false, withIndexes: false, related: catalog.types, path: database.path,
-                    preservesUnknownFields: true)
-                try log.openClocks(of: type.id)
+                tables[type.id] = try log.keptTable(type, in: catalog, create: false)
             }
             var builder = ChangesetBuilder(
                 log: log, catalog: catalog, tables: tables, writerVersion: database.configuration.schemaVersion)
@@ -116,9 +111,8 @@ public struct DatabaseSync: Sendable {
         let driftMilliseconds =
             UInt64(drift.components.seconds) * 1000 + UInt64(drift.components.attoseconds / 1_000_000_000_000_000)
         let now = HybridTime.wallClock()
-        let latest = ([content.senderTime] + content.entries.flatMap { [$0.stamp.time] + $0.fields.map(\.stamp.time) })
-            .max()
-        if let latest, latest.milliseconds > now + driftMilliseconds {
+        let latest = content.latestTime
+        if latest.milliseconds > now + driftMilliseconds {
             throw StrataError.changesetRefused(
                 path: path,
                 "it holds a change stamped \(latest.milliseconds - now) ms ahead of this machine's clock, more than the allowed drift of \(driftMilliseconds) ms",
@@ -148,7 +142,7 @@ public struct DatabaseSync: Sendable {
     public func cursor(of peer: SiteID) throws -> SyncCursor {
         let handles = try handles()
         return try database.read { tx in
-            try PeerCursor.read(tx.context.lmdb, handles, peer: peer, path: database.path)?.cursor ?? .start
+            try PeerCursor.entry(tx.context.lmdb, handles, peer: peer, path: database.path)?.cursor ?? .start
         }
     }
 
@@ -213,12 +207,6 @@ enum PeerCursor {
             handles.peers, peer.bytes,
             [entry.cursor.since, entry.cursor.after, entry.lastContact, entry.acknowledged].flatMap(
                 FileLayout.counterBytes))
-    }
-
-    static func read(_ lmdb: LMDBTransaction, _ handles: SyncHandles, peer: SiteID, path: String) throws -> (
-        cursor: SyncCursor, lastContact: UInt64
-    )? {
-        try entry(lmdb, handles, peer: peer, path: path).map { ($0.cursor, $0.lastContact) }
     }
 
     /// Moves the cursor of the changeset's sender: its walk goes on when

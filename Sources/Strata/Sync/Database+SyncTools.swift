@@ -138,14 +138,13 @@ extension SyncApplyReport {
     /// Whether applying changed nothing and learned nothing.
     public var isEmpty: Bool {
         changedObjects == 0 && deletedObjects == 0 && changedFields == 0 && learnedTypes.isEmpty
-            && learnedFields.isEmpty && skippedObjects == 0 && skippedFields.isEmpty
+            && learnedFields.isEmpty && skippedFields.isEmpty
     }
 
     mutating func add(_ other: SyncApplyReport) {
         changedObjects += other.changedObjects
         changedFields += other.changedFields
         deletedObjects += other.deletedObjects
-        skippedObjects += other.skippedObjects
         learnedTypes.formUnion(other.learnedTypes)
         learnedFields.formUnion(other.learnedFields)
         skippedFields.formUnion(other.skippedFields)
