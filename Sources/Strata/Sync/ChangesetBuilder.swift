@@ -25,6 +25,11 @@ struct ChangesetBuilder {
     private var content: ChangesetContent
     private var typeIndexes: [String: Int] = [:]
     private var fieldIndexes: [WireField: Int] = [:]
+    /// Per stored field id (ids are the catalog's, unique across types):
+    /// its index in the changeset's fields, or nil for a field not sent.
+    /// Worked out once per field: the descriptor text and the wire field's
+    /// hash cost a quarter of a changeset's making when done per value.
+    private var indexByID: [PropertyID: Int?] = [:]
     private var originIndexes: [UInt32: Int] = [:]
 
     init(log: SyncLog, catalog: Catalog, tables: [TypeID: ObjectTable], writerVersion: UInt64) {
@@ -97,25 +102,18 @@ struct ChangesetBuilder {
                 throw StrataError.corruptFile(path: log.path, "A record of '\(table.name)' in \(log.path) is damaged.")
             }
             let type = try typeIndex(table)
-            // The committed catalog's: it may have learned fields since
-            // the table was opened.
-            let kept = catalog[typeID: typeID]?.keptProperties ?? table.type.keptProperties
             try record.forEachEncodedField { id, _ in
                 let clock = row.clock(of: id)
-                guard !clock.stamp.isNone, clock.seq > since else { return }
-                let stamp = clock.stamp
-                if let field = table.fields.first(where: { $0.id == id }) {
-                    let property = table.type.properties.first { $0.id == id }!.property
+                guard !clock.stamp.isNone, clock.seq > since, let index = wireIndex(of: id, type, table) else { return }
+                if let position = table.shape.position(ofField: id) {
+                    let field = table.fields[position]
                     // A link whose target is absent here: the record holds
                     // less than the register, which is what peers merge.
                     let register =
                         field.isLink ? try log.shadowRegister(SyncLog.registerKey(typeID, id, key)) : nil
-                    let value = register ?? table.value(at: field.position, in: record)
-                    fields.append((try fieldIndex(type, property), stamp, value))
-                } else if let property = kept.first(where: { $0.id == id })?.property, !property.isEmbedding,
-                    let value = record.value(forField: id, expectedAt: Int.max)
-                {
-                    fields.append((try fieldIndex(type, property), stamp, value))
+                    fields.append((index, clock.stamp, register ?? table.value(at: position, in: record)))
+                } else if let value = record.value(forField: id, expectedAt: Int.max) {
+                    fields.append((index, clock.stamp, value))
                 }
             }
         }
@@ -138,7 +136,21 @@ struct ChangesetBuilder {
         return content.types.count - 1
     }
 
-    private mutating func fieldIndex(_ type: Int, _ property: Property) throws -> Int {
+    /// The changeset's index of the stored field `id` of `table`: a
+    /// property the app declares, or one the committed catalog keeps
+    /// (learned fields included) that is not embedded; nil for any other.
+    private mutating func wireIndex(of id: PropertyID, _ type: Int, _ table: ObjectTable) -> Int? {
+        if let known = indexByID[id] { return known }
+        let stored = catalog[typeID: table.type.id] ?? table.type
+        let property =
+            (stored.properties + table.type.properties).first { $0.id == id }?.property
+            ?? stored.keptProperties.first { $0.id == id && !$0.property.isEmbedding }?.property
+        let index = property.map { fieldIndex(type, $0) }
+        indexByID[id] = .some(index)
+        return index
+    }
+
+    private mutating func fieldIndex(_ type: Int, _ property: Property) -> Int {
         let field = WireField(type: type, path: property.name, descriptor: FieldDescriptor.descriptor(of: property))
         if let index = fieldIndexes[field] { return index }
         content.fields.append(field)
