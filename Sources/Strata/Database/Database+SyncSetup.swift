@@ -17,6 +17,8 @@ extension Database {
         /// would otherwise win every conflict). Default: 5 minutes.
         public var maxClockDrift: Duration
 
+        /// Sync within `dataset`, refusing changesets stamped more than
+        /// `maxClockDrift` ahead of this machine's clock.
         public init(dataset: UUID, maxClockDrift: Duration = .seconds(300)) {
             self.dataset = dataset
             self.maxClockDrift = maxClockDrift

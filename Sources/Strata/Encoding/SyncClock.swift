@@ -11,6 +11,7 @@ public struct SiteID: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// The last eight bytes, big-endian.
     public let low: UInt64
 
+    /// The site id whose 16 bytes are `high`'s then `low`'s, big-endian.
     public init(high: UInt64, low: UInt64) {
         self.high = high
         self.low = low
@@ -60,18 +61,24 @@ public struct SiteID: Hashable, Comparable, Sendable, CustomStringConvertible {
 /// wall clock went backwards. Its values only grow, on one site and across
 /// the sites it hears from, while staying close to the wall clock.
 public struct HybridTime: Hashable, Comparable, Sendable, CustomStringConvertible {
+    /// The 64 bits: milliseconds in the high 48, the counter in the low 16.
     public let rawValue: UInt64
 
+    /// The time of 64 bits as ``rawValue`` lays them out.
     public init(rawValue: UInt64) { self.rawValue = rawValue }
 
+    /// The time `counter` events into millisecond `milliseconds` (since
+    /// 1970).
     public init(milliseconds: UInt64, counter: UInt16) {
         rawValue = milliseconds << 16 | UInt64(counter)
     }
 
     /// Milliseconds since 1970.
     public var milliseconds: UInt64 { rawValue >> 16 }
+    /// Which event of its millisecond the time is.
     public var counter: UInt16 { UInt16(truncatingIfNeeded: rawValue) }
 
+    /// Before every time: no write yet.
     public static let zero = HybridTime(rawValue: 0)
 
     /// Milliseconds since 1970 on this machine's clock.
@@ -101,9 +108,12 @@ public struct HybridTime: Hashable, Comparable, Sendable, CustomStringConvertibl
 /// writes of one register. The higher stamp wins; equal stamps are the
 /// same write.
 public struct Stamp: Hashable, Comparable, Sendable, CustomStringConvertible {
+    /// When the write happened.
     public var time: HybridTime
+    /// The site that wrote it.
     public var origin: SiteID
 
+    /// The stamp of a write at `time` by `origin`.
     public init(time: HybridTime, origin: SiteID) {
         self.time = time
         self.origin = origin

@@ -165,9 +165,14 @@ public struct DatabaseSync: Sendable {
 /// `since`, so an object changed in an earlier page's range and again
 /// after it loses none of its fields.
 public struct SyncCursor: Sendable, Hashable, CustomStringConvertible {
+    /// The peer's sequence number up to which this file has every field
+    /// change: where its last complete pull ended.
     public var since: UInt64
+    /// The peer's last sequence number whose objects this file has walked
+    /// (never below ``since``).
     public var after: UInt64
 
+    /// A cursor; `after` is raised to `since` when below it.
     public init(since: UInt64, after: UInt64) {
         self.since = since
         self.after = max(since, after)
