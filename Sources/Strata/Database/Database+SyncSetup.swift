@@ -126,37 +126,26 @@ extension Database {
                 lmdb: txn, meta: prepared.store.meta, handles: handles, writerVersion: version,
                 path: prepared.store.path)
             try log.receive(enabledAt)
-            var (stamp, seq) = try log.change()
-            var stamped = 0
+            let (stamp, seq) = try log.change()
             for type in catalog.types where !type.isEmbedded {
                 guard let table = prepared.tables[type.name] else { continue }
-                try stampAll(table, log: log, stamp: stamp, seq: &seq, stamped: &stamped)
+                try stampAll(table, log: log, stamp: stamp, seq: seq)
             }
-            _ = try txn.put(prepared.store.meta, FileLayout.MetaKey.syncSeq, FileLayout.counterBytes(seq))
             prepared.catalog = catalog
             prepared.generation &+= 1
         }
         return prepared
     }
 
-    /// How many objects enabling sync stamps under one sequence number.
-    static let stampsPerSeq = 5_000
-
     /// Gives every object of `table` a clock row: live, every field it
-    /// declares at `stamp`, the fields it keeps unstamped.
-    ///
-    /// Every `stampsPerSeq` objects take the next sequence number, so that
-    /// the first changes a peer asks for come in pages (a page never splits
-    /// a sequence number).
-    private static func stampAll(
-        _ table: ObjectTable, log: SyncLog, stamp: LocalStamp, seq: inout UInt64, stamped: inout Int
-    ) throws {
+    /// declares at `stamp`, the fields it keeps unstamped, all under the
+    /// one sequence number of the transaction (a peer's first pull comes in
+    /// pages all the same: a page may end inside a sequence number).
+    private static func stampAll(_ table: ObjectTable, log: SyncLog, stamp: LocalStamp, seq: UInt64) throws {
         var rows: [([UInt8], ClockRow)] = []
         try log.lmdb.withCursor(table.records) { cursor in
             var entry = try cursor.first()
             while let (key, record) = entry {
-                if stamped > 0 && stamped % stampsPerSeq == 0 { seq += 1 }
-                stamped += 1
                 let writer = (try? RecordView(trusting: record))?.effectiveSchemaVersion ?? log.writerVersion
                 rows.append((Array(key), ClockRow.written(table, stamp: stamp, seq: seq, writerVersion: writer)))
                 entry = try cursor.next()

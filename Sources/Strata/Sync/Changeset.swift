@@ -38,10 +38,19 @@ public struct Changeset: Sendable, Equatable {
         /// The sender's change sequence numbers the changeset covers: after
         /// `fromSeq`, up to `toSeq` included.
         public var fromSeq: UInt64
+        /// Empty, or where in ``fromSeq`` the changeset starts: the page
+        /// before it ended inside that sequence number (a transaction with
+        /// more objects than a page holds), after the object of this key
+        /// (``SyncCursor/afterKey``).
+        public var fromKey: Data
         /// The last sequence number the changeset covers.
         public var toSeq: UInt64
-        /// Whether the sender has more changes after ``toSeq``: the
-        /// changeset is one page of several.
+        /// Empty, or where in ``toSeq`` the changeset ends: the key of its
+        /// last object, when the sender has more objects of ``toSeq``
+        /// (``SyncCursor/afterKey``).
+        public var toKey: Data
+        /// Whether the sender has more changes after the changeset's end:
+        /// the changeset is one page of several.
         public var hasMore: Bool
         /// The number of objects the changeset holds, tombstones included.
         public var entryCount: Int

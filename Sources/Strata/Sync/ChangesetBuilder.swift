@@ -5,9 +5,10 @@ import Foundation
 /// history), each field with its stamp, named by type name, property name
 /// and descriptor.
 ///
-/// It walks the change log from `since + 1` and stops after `limit`
-/// entries at the end of a transaction's changes (a page never splits a
-/// transaction). Fields never written (a kept field's empty value on an
+/// It walks the change log from a ``LogPosition`` and stops after `limit`
+/// entries, inside a sequence number when one transaction changed more
+/// objects than that: the page's end says where (`toSeq`, `toKey`), and
+/// the next page starts past it. Fields never written (a kept field's empty value on an
 /// object this app made) are not sent.
 ///
 /// Objects a peer sent are sent back to it once, as they are: it applies
@@ -43,36 +44,50 @@ struct ChangesetBuilder {
             fields: [], origins: [], entries: [])
     }
 
-    /// The objects whose last change is after `after`, at most about
-    /// `limit`, each with the fields changed after `since` (≤ `after`).
-    mutating func build(since: UInt64, after: UInt64, limit: Int) throws -> ChangesetContent {
+    /// The objects whose last change is past the position `after`, at
+    /// most `limit`, each with the fields changed after `since` (at most
+    /// `after.seq`).
+    mutating func build(since: UInt64, after: LogPosition, limit: Int) throws -> ChangesetContent {
+        precondition(limit > 0, "A page holds at least one object; limit is \(limit)")
         content.baseline = since
-        content.fromSeq = after
-        content.toSeq = after
+        (content.fromSeq, content.fromKey) = (after.seq, after.key)
+        (content.toSeq, content.toKey) = (after.seq, after.key)
         content.senderTime = try log.lastTime()
+        content.senderSeq = try log.lastSeq()
         let lmdb = log.lmdb
-        let start = FileLayout.counterBytes(after &+ 1)
-        var pending: [(seq: UInt64, type: TypeID, key: [UInt8])] = []
+        // Past the last entry a page took, or past a whole sequence number.
+        let start = FileLayout.counterBytes(after.isInsideSeq ? after.seq : after.seq &+ 1) + after.key
+        var pending: [(type: TypeID, key: [UInt8])] = []
         try lmdb.withCursor(log.handles.log) { cursor in
             var entry = try start.withUnsafeBytes { try cursor.seek(atLeast: $0) }
-            var count = 0
-            var lastSeq: UInt64?
+            if after.isInsideSeq, let found = entry, found.key.elementsEqual(start) { entry = try cursor.next() }
             while let found = entry {
                 guard let (seq, type, key) = SyncLog.parseLogKey(found.key) else {
                     throw StrataError.corruptFile(path: log.path, "The sync change log of \(log.path) is damaged.")
                 }
-                if count >= limit, seq != lastSeq {
+                if pending.count >= limit {
                     content.hasMore = true
+                    // More objects of the last one's sequence number: the
+                    // page ends inside it, at the last object's key.
+                    if seq == content.toSeq, let last = pending.last {
+                        content.toKey = Array(FileLayout.counterBytes(UInt64(last.type.rawValue)).suffix(4)) + last.key
+                    } else {
+                        content.toKey = []
+                    }
                     break
                 }
-                pending.append((seq, type, Array(key)))
-                lastSeq = seq
-                count += 1
+                pending.append((type, Array(key)))
+                content.toSeq = seq
+                content.toKey = []
                 entry = try cursor.next()
             }
         }
-        for (seq, type, key) in pending {
-            content.toSeq = seq
+        if !content.hasMore {
+            // The walk reached the end of the log: the page covers every
+            // change the sender had.
+            (content.toSeq, content.toKey) = (max(content.toSeq, content.senderSeq), [])
+        }
+        for (type, key) in pending {
             try key.withUnsafeBytes { try add(type, key: $0, since: since) }
         }
         return content

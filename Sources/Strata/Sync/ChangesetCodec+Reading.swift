@@ -81,6 +81,20 @@ struct ChangesetReader {
         return text
     }
 
+    /// Reads the key of a position in the sender's change log
+    /// (``LogPosition``): a length and that many bytes, none or a type id
+    /// and a record key.
+    mutating func positionKey(_ what: @autoclosure () -> String) throws(StrataError) -> [UInt8] {
+        let start = p
+        let length = try varint(what())
+        guard length <= UInt64(end - p) else { throw truncated(what(), at: start) }
+        guard LogPosition.isValidKey(length: Int(length)) else {
+            throw malformed("\(what()) has \(length) bytes, which no change-log key has", at: start)
+        }
+        defer { p += Int(length) }
+        return Array(UnsafeRawBufferPointer(start: base + p, count: Int(length)))
+    }
+
     /// Reads the count of a table or list of `what`, each of which takes at
     /// least `least` bytes: a count the bytes left cannot hold is refused
     /// before anything is allocated for it.

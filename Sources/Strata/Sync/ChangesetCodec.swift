@@ -6,7 +6,8 @@ import Foundation
 ///
 /// ```
 /// changeset = "SCS1" version:u8(=1) flags:u8(bit0 hasMore) dataset:16 sender:16
-///             writerSchemaVersion:varint senderTime:u64 baseline:varint fromSeq:varint toSeq:varint
+///             writerSchemaVersion:varint senderTime:u64 senderSeq:varint baseline:varint
+///             fromSeq:varint fromKey:bytes toSeq:varint toKey:bytes
 ///             types:   count (utf8 name, utf8 keyName, utf8 keyDescriptor)*
 ///             fields:  count (typeIdx:varint utf8 path, utf8 descriptor)*
 ///             origins: count (16 bytes)*
@@ -18,7 +19,8 @@ import Foundation
 /// ```
 ///
 /// Fixed-width numbers are little-endian, site ids their 16 bytes
-/// (``SiteID/bytes``), `utf8` a varint length and UTF-8 bytes. A value is
+/// (``SiteID/bytes``), `utf8` a varint length and UTF-8 bytes, `bytes` a
+/// varint length and that many bytes (a ``LogPosition``'s key). A value is
 /// a record tag and payload (``appendValue(_:to:)``). `docs/FileFormat.md`
 /// ("Changesets (sync)") documents every part.
 enum ChangesetCodec {
@@ -29,8 +31,8 @@ enum ChangesetCodec {
     /// The flag bit of ``ChangesetContent/hasMore``.
     static let hasMoreFlag: UInt8 = 1
     /// The bytes of the shortest changeset: the header with one-byte
-    /// varints, four empty tables and the checksum.
-    static let minimumLength = 4 + 1 + 1 + 16 + 16 + 1 + 8 + 1 + 1 + 1 + 4 + 4
+    /// varints and empty keys, four empty tables and the checksum.
+    static let minimumLength = 4 + 1 + 1 + 16 + 16 + 1 + 8 + 1 + 1 + 1 + 1 + 1 + 1 + 4 + 4
 
     /// The bytes of `content`. The content must be well formed, as
     /// ``decode(_:)`` checks it (indexes in range, one entry per object,
@@ -45,9 +47,14 @@ enum ChangesetCodec {
         appendSite(content.sender, to: writer)
         writer.appendVarint(content.writerSchemaVersion)
         writer.appendLittleEndian(content.senderTime.rawValue)
+        writer.appendVarint(content.senderSeq)
         writer.appendVarint(content.baseline)
         writer.appendVarint(content.fromSeq)
+        writer.appendVarint(UInt64(content.fromKey.count))
+        writer.append(contentsOf: content.fromKey)
         writer.appendVarint(content.toSeq)
+        writer.appendVarint(UInt64(content.toKey.count))
+        writer.append(contentsOf: content.toKey)
         writer.appendVarint(UInt64(content.types.count))
         for type in content.types {
             appendText(type.name, to: writer)
@@ -102,7 +109,9 @@ enum ChangesetCodec {
     /// - Throws: ``StrataError/Code/invalidChangeset`` naming the part that
     ///   is wrong and, in ``StrataError/offset``, the byte it starts at:
     ///   another magic, an unknown version or flag, a checksum that does
-    ///   not match, bytes that end inside a part, an index out of range, a
+    ///   not match, bytes that end inside a part, header positions that
+    ///   run backwards, start inside the baseline, end a last page inside
+    ///   a sequence number or hold a key no log has, an index out of range, a
     ///   value that is not well formed or does not fit its field, nesting
     ///   deeper than ``RecordCodec/maxNesting``, bytes after the entries,
     ///   a type, field, origin or object twice, a field twice in one entry,
@@ -142,8 +151,8 @@ enum ChangesetCodec {
             let (head, _) = try readHead(&reader)
             return Changeset.Summary(
                 dataset: head.dataset, sender: head.sender, writerSchemaVersion: head.writerSchemaVersion,
-                senderTime: head.senderTime, fromSeq: head.fromSeq, toSeq: head.toSeq, hasMore: head.hasMore,
-                entryCount: try reader.count(of: "entries", least: 15))
+                senderTime: head.senderTime, fromSeq: head.fromSeq, fromKey: Data(head.fromKey), toSeq: head.toSeq,
+                toKey: Data(head.toKey), hasMore: head.hasMore, entryCount: try reader.count(of: "entries", least: 15))
         }
     }
 
@@ -195,21 +204,32 @@ enum ChangesetCodec {
         let sender = try reader.siteID("the sender")
         let writerSchemaVersion = try reader.varint("the writer's schema version")
         let senderTime = HybridTime(rawValue: try reader.littleEndian64("the sender's time"))
+        let senderSeq = try reader.varint("the sender's sequence number")
         let baseline = try reader.varint("the baseline sequence number")
         let fromAt = reader.p
         let fromSeq = try reader.varint("the first sequence number")
+        let fromKey = try reader.positionKey("the first position's key")
         guard baseline <= fromSeq else {
             throw reader.malformed("the baseline \(baseline) is after the first sequence number \(fromSeq)", at: fromAt)
         }
+        guard baseline < fromSeq || fromKey.isEmpty else {
+            throw reader.malformed(
+                "it starts inside sequence number \(fromSeq), its baseline, which the receiver has whole", at: fromAt)
+        }
         let toAt = reader.p
         let toSeq = try reader.varint("the last sequence number")
-        guard fromSeq <= toSeq else {
-            throw reader.malformed("the sequence range \(fromSeq) to \(toSeq) runs backwards", at: toAt)
-        }
+        let toKey = try reader.positionKey("the last position's key")
+        let hasMore = flags & hasMoreFlag != 0
         var content = ChangesetContent(
             dataset: dataset, sender: sender, writerSchemaVersion: writerSchemaVersion, senderTime: senderTime,
-            baseline: baseline, fromSeq: fromSeq, toSeq: toSeq, hasMore: flags & hasMoreFlag != 0, types: [],
-            fields: [], origins: [], entries: [])
+            senderSeq: senderSeq, baseline: baseline, fromSeq: fromSeq, fromKey: fromKey, toSeq: toSeq, toKey: toKey,
+            hasMore: hasMore, types: [], fields: [], origins: [], entries: [])
+        guard content.from <= content.to else {
+            throw reader.malformed("the sequence range \(fromSeq) to \(toSeq) runs backwards", at: toAt)
+        }
+        guard hasMore || toKey.isEmpty else {
+            throw reader.malformed("a last page ends inside sequence number \(toSeq)", at: toAt)
+        }
         let tables = try reader.readTables(into: &content)
         return (content, tables)
     }

@@ -17,14 +17,22 @@ struct ChangesetContent: Equatable, Sendable {
     /// The sender's clock when it made the changeset: a receiver refuses
     /// one too far ahead of its own.
     var senderTime: HybridTime
+    /// The sender's last change sequence number when it made the
+    /// changeset: how recent what it says is.
+    var senderSeq: UInt64 = 0
     /// Each entry holds the fields that changed after this sequence number
     /// (at most `fromSeq`): the receiver has the others.
     var baseline: UInt64 = 0
-    /// The sender's change sequence numbers the changeset covers, after
-    /// `fromSeq` up to `toSeq` included.
+    /// The sender's change log the changeset covers: the objects whose
+    /// last change is past the position (`fromSeq`, `fromKey`), up to the
+    /// position (`toSeq`, `toKey`) included (``LogPosition``). A key is
+    /// empty unless the page starts or ends inside that sequence number.
     var fromSeq: UInt64
+    var fromKey: [UInt8] = []
     var toSeq: UInt64
-    /// Whether the sender has more changes after `toSeq` (a page).
+    var toKey: [UInt8] = []
+    /// Whether the sender has more changes after the changeset's end (a
+    /// page); a last page ends at a whole sequence number.
     var hasMore: Bool
     /// The object types the entries name.
     var types: [WireType]
@@ -34,6 +42,11 @@ struct ChangesetContent: Equatable, Sendable {
     var origins: [SiteID]
     /// At most one per object.
     var entries: [ChangeEntry]
+
+    /// Where the changeset starts in the sender's change log (past it).
+    var from: LogPosition { LogPosition(seq: fromSeq, key: fromKey) }
+    /// Where it ends (included).
+    var to: LogPosition { LogPosition(seq: toSeq, key: toKey) }
 
     /// The latest clock time the changeset holds: the sender's, or a
     /// stamp's.

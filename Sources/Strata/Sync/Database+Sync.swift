@@ -39,23 +39,25 @@ public struct DatabaseSync: Sendable {
     /// The changes this file holds after sequence number `since`, as a
     /// changeset to carry to a peer of its dataset (by any means: it is
     /// plain bytes). One entry per object, its current state: a change
-    /// made twice is sent once. At most about `limit` objects; when there
-    /// are more, the changeset's summary says `hasMore`, and the next
-    /// page starts after its `toSeq`.
+    /// made twice is sent once. At most `limit` objects; when there are
+    /// more, the changeset's summary says `hasMore`, and the next page
+    /// starts past its end (``changes(from:limit:)``, with the cursor the
+    /// peer has after applying it). A transaction that changed more than
+    /// `limit` objects comes in several pages.
     ///
     /// - Parameters:
     ///   - since: The last sequence number the peer has (0: everything).
-    ///   - limit: About how many objects at most (a page ends with a
-    ///     transaction).
+    ///   - limit: How many objects at most (at least 1).
     public func changes(since: UInt64 = 0, limit: Int = 5_000) throws -> Changeset {
         try changes(from: SyncCursor(since: since, after: since), limit: limit)
     }
 
     /// The next page of changes for a peer whose cursor of this file is
-    /// `cursor` (``cursor(of:)`` on the peer's side): the objects changed
-    /// after `cursor.after`, with the fields changed after `cursor.since`.
+    /// `cursor` (``cursor(of:)`` on the peer's side): at most `limit` of
+    /// the objects changed past the cursor's walk, with the fields changed
+    /// after `cursor.since`.
     public func changes(from cursor: SyncCursor, limit: Int = 5_000) throws -> Changeset {
-        Changeset(data: ChangesetCodec.encode(try content(since: cursor.since, after: cursor.after, limit: limit)))
+        Changeset(data: ChangesetCodec.encode(try content(since: cursor.since, after: cursor.position, limit: limit)))
     }
 
     /// Applies a changeset made by another file of the dataset
@@ -74,10 +76,10 @@ public struct DatabaseSync: Sendable {
         try apply(content: try ChangesetCodec.decode(changeset.data))
     }
 
-    /// The changes this file holds after sequence number `since`: one
-    /// entry per object, with at most about `limit` objects (a page ends
-    /// with a transaction).
-    func content(since: UInt64, after: UInt64? = nil, limit: Int = 5_000) throws -> ChangesetContent {
+    /// The changes this file holds past the position `after` (or after
+    /// sequence number `since`): one entry per object, with at most
+    /// `limit` objects.
+    func content(since: UInt64, after: LogPosition? = nil, limit: Int = 5_000) throws -> ChangesetContent {
         try readingCommitted { log, catalog in
             var tables = Dictionary(database.tables.values.map { ($0.type.id, $0) }, uniquingKeysWith: { a, _ in a })
             for type in catalog.types where type.isKept && !type.isEmbedded && tables[type.id] == nil {
@@ -85,7 +87,8 @@ public struct DatabaseSync: Sendable {
             }
             var builder = ChangesetBuilder(
                 log: log, catalog: catalog, tables: tables, writerVersion: database.configuration.schemaVersion)
-            return try builder.build(since: since, after: max(since, after ?? since), limit: limit)
+            let complete = LogPosition(seq: since)
+            return try builder.build(since: since, after: max(complete, after ?? complete), limit: limit)
         }
     }
 
@@ -153,78 +156,5 @@ public struct DatabaseSync: Sendable {
                 remedy: "Open it in synced mode with configuration.sync set; the first such open enables sync.")
         }
         return handles
-    }
-}
-
-/// Where a file is in the changes of one peer.
-///
-/// `after`: the peer's last sequence number whose objects this file has
-/// walked in the current pull. `since`: the one up to which it has every
-/// field change (where the last complete pull ended). A pull in pages
-/// asks for the objects after `after` with the fields changed after
-/// `since`, so an object changed in an earlier page's range and again
-/// after it loses none of its fields.
-public struct SyncCursor: Sendable, Hashable, CustomStringConvertible {
-    /// The peer's sequence number up to which this file has every field
-    /// change: where its last complete pull ended.
-    public var since: UInt64
-    /// The peer's last sequence number whose objects this file has walked
-    /// (never below ``since``).
-    public var after: UInt64
-
-    /// A cursor; `after` is raised to `since` when below it.
-    public init(since: UInt64, after: UInt64) {
-        self.since = since
-        self.after = max(since, after)
-    }
-
-    /// Nothing applied yet.
-    public static let start = SyncCursor(since: 0, after: 0)
-
-    public var description: String { since == after ? "\(since)" : "\(since) (walked to \(after))" }
-}
-
-/// What a file keeps about each peer (`__strata.sync.peers`, by the
-/// peer's site id): its ``SyncCursor`` of the peer, when it was last heard
-/// from, and how much of this file's changes the peer is known to have
-/// (`since:u64be after:u64be lastContact:u64be acknowledged:u64be`).
-enum PeerCursor {
-    struct Entry {
-        var cursor = SyncCursor.start
-        var lastContact: UInt64 = 0
-        /// This file's sequence number up to which the peer has every
-        /// change: its own cursor's `since`, learned at an exchange.
-        var acknowledged: UInt64 = 0
-    }
-
-    static func entry(_ lmdb: LMDBTransaction, _ handles: SyncHandles, peer: SiteID, path: String) throws -> Entry? {
-        guard let bytes = try lmdb.get(handles.peers, peer.bytes) else { return nil }
-        guard bytes.count == 32 else {
-            throw StrataError.corruptFile(path: path, "The sync peer entry of \(peer) in \(path) is damaged.")
-        }
-        func number(_ at: Int) -> UInt64 { UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt64.self)) }
-        return Entry(
-            cursor: SyncCursor(since: number(0), after: number(8)), lastContact: number(16), acknowledged: number(24))
-    }
-
-    static func store(_ entry: Entry, _ lmdb: LMDBTransaction, _ handles: SyncHandles, peer: SiteID) throws {
-        _ = try lmdb.put(
-            handles.peers, peer.bytes,
-            [entry.cursor.since, entry.cursor.after, entry.lastContact, entry.acknowledged].flatMap(
-                FileLayout.counterBytes))
-    }
-
-    /// Moves the cursor of the changeset's sender: its walk goes on when
-    /// the changeset follows what was walked and holds every field change
-    /// since what was complete; a last page completes the pull. A
-    /// changeset out of order leaves the cursor (its merge is kept).
-    static func advance(_ log: SyncLog, _ content: ChangesetContent) throws {
-        var entry = try entry(log.lmdb, log.handles, peer: content.sender, path: log.path) ?? Entry()
-        if content.baseline <= entry.cursor.since, content.fromSeq <= entry.cursor.after {
-            entry.cursor.after = max(entry.cursor.after, content.toSeq)
-            if !content.hasMore { entry.cursor.since = entry.cursor.after }
-        }
-        entry.lastContact = HybridTime.wallClock()
-        try store(entry, log.lmdb, log.handles, peer: content.sender)
     }
 }

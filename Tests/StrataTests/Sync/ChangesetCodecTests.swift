@@ -150,10 +150,21 @@ struct RandomChangesets {
                     stamp: WireStamp(time: time, origin: int(0 ... origins.count - 1)), fields: changes))
         }
         let from = UInt64(int(0 ... 1 << 40))
+        let to = from + UInt64(int(0 ... 10_000))
+        let hasMore = chance(0.5)
+        // A page may start and end inside a sequence number: a key of a
+        // type id and a record key, never inside the baseline's.
+        func positionKey() -> [UInt8] { (0 ..< int(5 ... 40)).map { _ in UInt8(truncatingIfNeeded: generator.next()) } }
+        let fromKey = from > 0 && chance(0.4) ? positionKey() : []
+        var toKey = hasMore && chance(0.4) ? positionKey() : []
+        if to == from && !fromKey.isEmpty && !toKey.isEmpty && !fromKey.lexicographicallyPrecedes(toKey) {
+            toKey = []
+        }
         return ChangesetContent(
             dataset: site(), sender: site(), writerSchemaVersion: UInt64(int(0 ... 1 << 20)),
-            senderTime: HybridTime(rawValue: generator.next()), fromSeq: from, toSeq: from + UInt64(int(0 ... 10_000)),
-            hasMore: chance(0.5), types: types, fields: fields, origins: origins, entries: entries)
+            senderTime: HybridTime(rawValue: generator.next()), senderSeq: to + UInt64(int(0 ... 100)),
+            baseline: from > 0 ? UInt64(int(0 ... Int(from) - 1)) : 0, fromSeq: from, fromKey: fromKey, toSeq: to,
+            toKey: toKey, hasMore: hasMore, types: types, fields: fields, origins: origins, entries: entries)
     }
 }
 
@@ -170,6 +181,7 @@ struct RandomChangesets {
         #expect(summary.entryCount == content.entries.count)
         #expect(summary.sender == content.sender && summary.dataset == content.dataset)
         #expect(summary.fromSeq == content.fromSeq && summary.toSeq == content.toSeq)
+        #expect(summary.fromKey == Data(content.fromKey) && summary.toKey == Data(content.toKey))
         #expect(summary.hasMore == content.hasMore && summary.senderTime == content.senderTime)
         #expect(summary.writerSchemaVersion == content.writerSchemaVersion)
     }
@@ -228,8 +240,8 @@ struct RandomChangesets {
         let t = HybridTime(rawValue: 0x0011_2233_4455_6677)
         let stamp = WireStamp(time: t, origin: 0)
         let content = ChangesetContent(
-            dataset: dataset, sender: sender, writerSchemaVersion: 3, senderTime: t, fromSeq: 0, toSeq: 1,
-            hasMore: false, types: [WireType(name: "Person", keyName: "id", keyDescriptor: "int")],
+            dataset: dataset, sender: sender, writerSchemaVersion: 3, senderTime: t, senderSeq: 1, fromSeq: 0,
+            toSeq: 1, hasMore: false, types: [WireType(name: "Person", keyName: "id", keyDescriptor: "int")],
             fields: [WireField(type: 0, path: "age", descriptor: "int")], origins: [sender],
             entries: [
                 ChangeEntry(
@@ -237,7 +249,8 @@ struct RandomChangesets {
                     fields: [FieldChange(field: 0, stamp: stamp, value: 36)])
             ])
         let time: [UInt8] = [0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11, 0x00]
-        var expected: [UInt8] = Array("SCS1".utf8) + [1, 0] + dataset.bytes + sender.bytes + [3] + time + [0, 0, 1]
+        var expected: [UInt8] = Array("SCS1".utf8) + [1, 0] + dataset.bytes + sender.bytes + [3] + time
+        expected += [1, 0, 0, 0, 1, 0]
         expected += [1, 6] + Array("Person".utf8) + [2] + Array("id".utf8) + [3] + Array("int".utf8)
         expected += [1, 0, 3] + Array("age".utf8) + [3] + Array("int".utf8)
         expected += [1] + sender.bytes

@@ -72,6 +72,22 @@ struct BadChangeset: Sendable, CustomTestStringConvertible {
             $0.fromSeq = 9
             $0.toSeq = 8
         },
+        content("positions backwards inside one sequence number", "runs backwards") {
+            ($0.fromSeq, $0.fromKey, $0.toSeq, $0.toKey) = (9, [0, 0, 0, 1, 9], 9, [0, 0, 0, 1, 3])
+            $0.hasMore = true
+        },
+        content("a position key too short for a type id and a key", "has 3 bytes, which no change-log key has") {
+            ($0.fromSeq, $0.fromKey, $0.toSeq) = (9, [0, 0, 1], 10)
+        },
+        content("a position key longer than any", "has 516 bytes") {
+            ($0.toSeq, $0.toKey, $0.hasMore) = (9, Array(repeating: 7, count: 516), true)
+        },
+        content("a page starting inside its baseline", "starts inside sequence number 9, its baseline") {
+            ($0.baseline, $0.fromSeq, $0.fromKey, $0.toSeq) = (9, 9, [0, 0, 0, 1, 9], 10)
+        },
+        content("a last page ending inside a sequence number", "a last page ends inside sequence number 9") {
+            ($0.toSeq, $0.toKey) = (9, [0, 0, 0, 1, 9])
+        },
         content("type index out of range", "an entry's type index 3 is out of range") { $0.entries[0].type = 3 },
         content("field index out of range", "an entry's field index 1 is out of range") {
             $0.entries[0].fields[0].field = 1

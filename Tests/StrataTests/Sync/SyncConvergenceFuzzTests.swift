@@ -8,7 +8,8 @@ import Testing
 /// version (inserts, updates of one to all fields, deletes, re-inserts,
 /// links set and cleared, lists and embedded objects replaced) while
 /// changesets travel between random pairs of a randomly partitioned
-/// network (whole, or in pages of one to six objects), each dropped
+/// network (whole, or in pages of one to six objects, which split the
+/// larger transactions and relayed changesets), each dropped
 /// (10 %), delivered up to three times and in any order. After quiescence (all in flight
 /// delivered, then full exchanges in a ring and between all pairs, twice):
 ///
@@ -61,6 +62,7 @@ import Testing
         let counts = world.counts
         #expect(counts["deletes", default: 0] > 0 && counts["dropped", default: 0] > 0, "\(counts)")
         #expect(world.ledger.causalLengths.values.contains { $0 >= 3 }, "no re-insert")
+        if pageSizes != nil { #expect(counts["split pages", default: 0] > 0, "no page ended inside a transaction") }
         try SyncConvergenceFuzzTests.check(world)
     }
 

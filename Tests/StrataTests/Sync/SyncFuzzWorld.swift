@@ -116,6 +116,7 @@ final class SyncFuzzWorld {
             let changeset = try sender.db.sync.changes(from: start, limit: limit)
             let summary = try changeset.summary()
             counts["pages", default: 0] += 1
+            if !summary.toKey.isEmpty { counts["split pages", default: 0] += 1 }
             if Int.random(in: 0 ..< 10, using: &rng) == 0 {
                 counts["dropped", default: 0] += 1
             } else {
@@ -124,7 +125,7 @@ final class SyncFuzzWorld {
                 }
             }
             // The next page: the walk goes on, the baseline stays.
-            start = SyncCursor(since: start.since, after: summary.toSeq)
+            start = SyncCursor(since: start.since, after: summary.toSeq, afterKey: summary.toKey)
             if !summary.hasMore { break }
         }
     }
@@ -145,13 +146,15 @@ final class SyncFuzzWorld {
         var values: [String: Value]
     }
 
-    /// One write transaction of one to three changes on distinct objects.
+    /// One write transaction of one to three changes on distinct objects
+    /// (one in twenty: up to twelve, more than a small page holds).
     private func write(on index: Int) throws {
         let device = devices[index]
         var touches: [Touch] = []
         try device.db.write { tx in
             var used: Set<String> = []
-            for _ in 0 ..< Int.random(in: 1 ... 3, using: &rng) {
+            let changes = Int.random(in: 0 ..< 20, using: &rng) == 0 ? 12 : 3
+            for _ in 0 ..< Int.random(in: 1 ... changes, using: &rng) {
                 let type = pick(["Item", "Item", "Item", "Person"] + (device.version >= 2 ? ["Label"] : []))
                 let key = Int64.random(in: 1 ... SyncFuzzWorld.keys[type]!, using: &rng)
                 guard used.insert("\(type)\(key)").inserted else { continue }
