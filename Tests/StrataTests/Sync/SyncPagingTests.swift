@@ -143,7 +143,7 @@ import Testing
             if !summary.hasMore { break }
             walk = SyncCursor(since: 0, after: summary.toSeq, afterKey: summary.toKey)
         }
-        #expect(pages.count == 4)
+        try #require(pages.count == 4)
         func end(_ index: Int) throws -> SyncCursor {
             let summary = try pages[index].summary()
             return SyncCursor(since: 0, after: summary.toSeq, afterKey: summary.toKey)
