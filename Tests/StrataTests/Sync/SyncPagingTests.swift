@@ -9,19 +9,9 @@ import Testing
 /// that way converge, resume after more writes and after a reopen, and a
 /// page applied twice or out of order does not move the cursor wrongly.
 @Suite(.temporaryFolder) struct SyncPagingTests {
-    let folder = TemporaryFolder.current
-
-    func open(_ name: String) throws -> Database {
-        var config = Database.Configuration(path: folder.path(name), schemaVersion: 1, models: [NoteV1.self])
-        config.durability = .noSync
-        config.mode = .synced
-        config.sync = .init(dataset: SyncExchangeTests.dataset)
-        return try Database(configuration: config)
-    }
-
-    func notes(_ db: Database) throws -> [Int: NoteV1] {
-        try db.read { tx in Dictionary(uniqueKeysWithValues: try tx.objects(NoteV1.self).map { ($0.id, $0) }) }
-    }
+    /// Files of one dataset with `Note`s at version 1, in this test's
+    /// folder (``SyncExchangeTests/open(_:version:_:)``).
+    let files = SyncExchangeTests()
 
     /// Pulls `sender`'s changes into `receiver` page by page, each asked
     /// with the receiver's cursor, until the last page or `pages` pages.
@@ -47,8 +37,8 @@ import Testing
     }
 
     @Test func oneLargeTransactionComesInPagesOfAtMostTheLimit() throws {
-        let a = try open("a.strata")
-        let b = try open("b.strata")
+        let a = try files.open("a.strata")
+        let b = try files.open("b.strata")
         try a.write { tx in for id in 1 ... 2_500 { try tx.insert(NoteV1(id: id, title: "n\(id)", stars: id % 7)) } }
         let pages = try pull(a, into: b, limit: 100).map { try $0.summary() }
         #expect(pages.count >= 25)
@@ -59,7 +49,7 @@ import Testing
         #expect(pages.dropLast().allSatisfy { $0.hasMore && !$0.toKey.isEmpty })
         #expect(pages.dropFirst().allSatisfy { !$0.fromKey.isEmpty })
         #expect(pages.last.map { !$0.hasMore && $0.toKey.isEmpty } == true)
-        #expect(try notes(b) == notes(a))
+        #expect(try files.notes(b) == files.notes(a))
         #expect(try differences(a, b) == [])
         let cursor = try b.sync.cursor(of: try a.sync.site)
         #expect(cursor == SyncCursor(since: try a.sync.lastSequenceNumber(), after: try a.sync.lastSequenceNumber()))
@@ -71,8 +61,8 @@ import Testing
     /// made new ones: every field arrives, those an object had before it
     /// moved past the walk included.
     @Test func anInterruptedSplitPullResumesAfterMoreWritesAndLosesNoField() throws {
-        let a = try open("a.strata")
-        let b = try open("b.strata")
+        let a = try files.open("a.strata")
+        let b = try files.open("b.strata")
         try a.write { tx in for id in 1 ... 300 { try tx.insert(NoteV1(id: id, title: "t\(id)")) } }
         try a.sync.exchange(with: b)
         let site = try a.sync.site
@@ -84,7 +74,7 @@ import Testing
         #expect(try taken.allSatisfy { try $0.summary().hasMore })
         let cursor = try b.sync.cursor(of: site)
         #expect(cursor.since == complete.since && cursor.after > complete.since && !cursor.afterKey.isEmpty)
-        #expect(try notes(b).values.filter { $0.title.hasPrefix("u") }.map(\.id).sorted() == Array(1 ... 150))
+        #expect(try files.notes(b).values.filter { $0.title.hasPrefix("u") }.map(\.id).sorted() == Array(1 ... 150))
         try a.write { tx in
             for id in [10, 150, 151, 299] { try tx.update("Note", key: .int(Int64(id)), ["stars": .int(Int64(id))]) }
             try tx.delete(NoteV1.self, primaryKey: 20)
@@ -93,10 +83,10 @@ import Testing
         try a.write { tx in try tx.update("Note", key: 12, ["title": "again"]) }
         let rest = try pull(a, into: b, limit: 50).map { try $0.summary() }
         #expect(rest.allSatisfy { $0.entryCount <= 50 })
-        #expect(try notes(b)[151] == NoteV1(id: 151, title: "u151", stars: 151))
-        #expect(try notes(b)[299] == NoteV1(id: 299, title: "u299", stars: 299))
-        #expect(try notes(b)[20] == nil)
-        #expect(try notes(b) == notes(a))
+        #expect(try files.notes(b)[151] == NoteV1(id: 151, title: "u151", stars: 151))
+        #expect(try files.notes(b)[299] == NoteV1(id: 299, title: "u299", stars: 299))
+        #expect(try files.notes(b)[20] == nil)
+        #expect(try files.notes(b) == files.notes(a))
         #expect(try differences(a, b) == [])
         let end = try b.sync.cursor(of: site)
         #expect(end.since == end.after && end.afterKey.isEmpty)
@@ -105,8 +95,8 @@ import Testing
     /// Within one pull: a page applied again leaves the cursor where the
     /// later pages put it, and so does the last page applied again.
     @Test func aPageAppliedTwiceLeavesTheCursor() throws {
-        let a = try open("a.strata")
-        let b = try open("b.strata")
+        let a = try files.open("a.strata")
+        let b = try files.open("b.strata")
         try a.write { tx in for id in 1 ... 10 { try tx.insert(NoteV1(id: id)) } }
         let site = try a.sync.site
         let pages = try pull(a, into: b, limit: 3, pages: 2)
@@ -123,15 +113,15 @@ import Testing
             try b.sync.apply(page)
             #expect(try b.sync.cursor(of: site) == end)
         }
-        #expect(try notes(b) == notes(a))
+        #expect(try files.notes(b) == files.notes(a))
     }
 
     /// Pages of one walk, made ahead and delivered in another order: each
     /// one merges, and the cursor moves only with a page that starts at or
     /// before where it is.
     @Test func pagesOutOfOrderMergeAndMoveTheCursorOnlyInOrder() throws {
-        let a = try open("a.strata")
-        let c = try open("c.strata")
+        let a = try files.open("a.strata")
+        let c = try files.open("c.strata")
         try a.write { tx in for id in 1 ... 10 { try tx.insert(NoteV1(id: id, title: "t\(id)")) } }
         let site = try a.sync.site
         var pages: [Changeset] = []
@@ -151,7 +141,7 @@ import Testing
         try c.sync.apply(pages[1])
         try c.sync.apply(pages[2])
         #expect(try c.sync.cursor(of: site) == .start)
-        #expect(try notes(c).count == 6)
+        #expect(try files.notes(c).count == 6)
         try c.sync.apply(pages[0])
         #expect(try c.sync.cursor(of: site) == end(0))
         try c.sync.apply(pages[2])
@@ -164,7 +154,7 @@ import Testing
         try c.sync.apply(pages[3])
         let last = try a.sync.lastSequenceNumber()
         #expect(try c.sync.cursor(of: site) == SyncCursor(since: last, after: last))
-        #expect(try notes(c) == notes(a))
+        #expect(try files.notes(c) == files.notes(a))
     }
 
     /// The last page of an earlier pull, applied again in the middle of
@@ -172,8 +162,8 @@ import Testing
     /// passed had changed again and moved past it, and its fields from
     /// before that come only with a later page.
     @Test func anEarlierPullsLastPageAppliedAgainDoesNotEndTheNextPull() throws {
-        let a = try open("a.strata")
-        let b = try open("b.strata")
+        let a = try files.open("a.strata")
+        let b = try files.open("b.strata")
         try a.write { tx in for id in 1 ... 3 { try tx.insert(NoteV1(id: id)) } }
         let earlier = try pull(a, into: b, limit: 100)
         #expect(earlier.count == 1)
@@ -183,19 +173,19 @@ import Testing
         try a.write { tx in try tx.insert(NoteV1(id: 11)) }
         try a.write { tx in try tx.update("Note", key: 10, ["stars": 7]) }
         try pull(a, into: b, limit: 1, pages: 1)
-        #expect(try notes(b)[11] != nil && notes(b)[10] == nil)
+        #expect(try files.notes(b)[11] != nil && files.notes(b)[10] == nil)
         try b.sync.apply(earlier[0])
         #expect(try b.sync.cursor(of: site).since == complete.since)
         try pull(a, into: b, limit: 1)
-        #expect(try notes(b)[10] == NoteV1(id: 10, title: "first", stars: 7))
+        #expect(try files.notes(b)[10] == NoteV1(id: 10, title: "first", stars: 7))
         #expect(try differences(a, b) == [])
     }
 
     /// A cursor inside a sequence number is stored with the peer entry: a
     /// reopened file goes on from it, taking each object once.
     @Test func theCursorInsideATransactionSurvivesReopening() throws {
-        let a = try open("a.strata")
-        var b: Database? = try open("b.strata")
+        let a = try files.open("a.strata")
+        var b: Database? = try files.open("b.strata")
         try a.write { tx in for id in 1 ... 250 { try tx.insert(NoteV1(id: id, title: "n\(id)")) } }
         let site = try a.sync.site
         let first = try pull(a, into: b!, limit: 100, pages: 2)
@@ -203,11 +193,11 @@ import Testing
         #expect(!cursor.afterKey.isEmpty && cursor.description.contains("walked into"))
         b!.close()
         b = nil
-        let reopened = try open("b.strata")
+        let reopened = try files.open("b.strata")
         #expect(try reopened.sync.cursor(of: site) == cursor)
         let rest = try pull(a, into: reopened, limit: 100)
         #expect(try (first + rest).map { try $0.summary().entryCount }.reduce(0, +) == 250)
-        #expect(try notes(reopened) == notes(a))
+        #expect(try files.notes(reopened) == files.notes(a))
         #expect(try reopened.sync.status().peers.first?.cursor.since == a.sync.lastSequenceNumber())
     }
 
@@ -215,7 +205,7 @@ import Testing
     /// change-log position, is a damaged file.
     @Test(arguments: [31, 39, 43, 41 + LogPosition.maxKeyLength])
     func aDamagedPeerEntryIsACorruptFile(length: Int) throws {
-        let b = try open("b.strata")
+        let b = try files.open("b.strata")
         let peer = SiteID(high: 5, low: 6)
         let handles = try #require(b.syncHandles)
         var bytes = [UInt8](repeating: 0, count: length)
