@@ -56,8 +56,18 @@ public struct DatabaseSync: Sendable {
     /// `cursor` (``cursor(of:)`` on the peer's side): at most `limit` of
     /// the objects changed past the cursor's walk, with the fields changed
     /// after `cursor.since`.
+    ///
+    /// - Throws: ``StrataError/Code/invalidValue`` for a cursor whose
+    ///   ``SyncCursor/afterKey`` no change-log key can be (not one a
+    ///   ``cursor(of:)`` returned).
     public func changes(from cursor: SyncCursor, limit: Int = 5_000) throws -> Changeset {
-        Changeset(data: ChangesetCodec.encode(try content(since: cursor.since, after: cursor.position, limit: limit)))
+        guard LogPosition.isValidKey(length: cursor.afterKey.count) else {
+            throw StrataError.invalidValue(
+                "The cursor \(cursor) has an afterKey of \(cursor.afterKey.count) bytes, which no change-log key has.",
+                remedy: "Pass a cursor as the peer's sync.cursor(of:) returned it.", path: database.path)
+        }
+        return Changeset(
+            data: ChangesetCodec.encode(try content(since: cursor.since, after: cursor.position, limit: limit)))
     }
 
     /// Applies a changeset made by another file of the dataset

@@ -201,6 +201,17 @@ import Testing
         #expect(try reopened.sync.status().peers.first?.cursor.since == a.sync.lastSequenceNumber())
     }
 
+    /// A cursor whose key no change-log key can be is refused before a
+    /// changeset is made of it (the receiver would refuse that).
+    @Test func aCursorWithAKeyOfNoLogKeysLengthIsRefused() throws {
+        let a = try files.open("a.strata")
+        try a.write { tx in try tx.insert(NoteV1(id: 1)) }
+        let cursor = SyncCursor(since: 0, after: 1, afterKey: Data([1, 2, 3]))
+        let error = #expect(throws: StrataError.self) { try a.sync.changes(from: cursor) }
+        #expect(error?.code == .invalidValue)
+        #expect(error?.message.contains("afterKey of 3 bytes") == true)
+    }
+
     /// A peer entry of a length no entry has, or whose key cannot be a
     /// change-log position, is a damaged file.
     @Test(arguments: [31, 39, 43, 41 + LogPosition.maxKeyLength])
