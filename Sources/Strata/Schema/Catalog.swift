@@ -173,7 +173,10 @@ struct Catalog: Codable, Equatable, Sendable {
                 }
             }
         }
-        if let problem = Schema(types.map(\.objectSchema)).validationProblems().first { return problem }
+        // An embedded type learned from a peer (sync) may have no property
+        // of its own yet: its fields are kept ones.
+        let checked = types.filter { !($0.isKept && $0.isEmbedded && $0.properties.isEmpty) }
+        if let problem = Schema(checked.map(\.objectSchema)).validationProblems().first { return problem }
         return nil
     }
 }

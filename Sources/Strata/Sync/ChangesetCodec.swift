@@ -8,7 +8,7 @@ import Foundation
 /// changeset = "SCS1" version:u8(=1) flags:u8(bit0 hasMore) dataset:16 sender:16
 ///             writerSchemaVersion:varint senderTime:u64 baseline:varint fromSeq:varint toSeq:varint
 ///             types:   count (utf8 name, utf8 keyName, utf8 keyDescriptor)*
-///             fields:  count (typeIdx:varint utf8 path, utf8 descriptor)*
+///             fields:  count (typeIdx:varint utf8 name, utf8 descriptor, parent:varint)*
 ///             origins: count (16 bytes)*
 ///             entries: count entry*
 ///             crc32c:u32            (over every byte before it)
@@ -59,6 +59,7 @@ enum ChangesetCodec {
             writer.appendVarint(UInt64(field.type))
             appendText(field.path, to: writer)
             appendText(field.descriptor, to: writer)
+            writer.appendVarint(field.parent.map { UInt64($0) + 1 } ?? 0)
         }
         writer.appendVarint(UInt64(content.origins.count))
         for origin in content.origins { appendSite(origin, to: writer) }
