@@ -4,7 +4,8 @@
 // file holding learned fields opens after the app is upgraded.
 //   swift run -c release SyncBench [N]        N objects (default 1,000,000)
 // ONLY=capture stops after the inserts and updates (for callgrind, with
-// --toggle-collect on the functions insert and update).
+// --toggle-collect on the functions insert and update); ONLY=observers
+// runs only the apply with observers live.
 import Foundation
 import Strata
 
@@ -95,6 +96,9 @@ func main() throws {
     try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: folder) }
     print("n = \(n), best of \(rounds), interleaved; without sync, with sync, ratio")
+    if ProcessInfo.processInfo.environment["ONLY"] == "observers" {
+        return try applyWithObservers(n, updates: min(n, 100_000))
+    }
 
     // Capture: inserts and one-field updates.
     var best = (insert: (Double.infinity, Double.infinity), update: (Double.infinity, Double.infinity))

@@ -156,15 +156,7 @@ final class SyncRecorder: ChangeSubscriber {
     func tableWillEmpty(_ table: ObjectTable, in engine: TableEngine) throws {
         guard !isApplying else { return }
         let (stamp, seq) = try log.change()
-        var keys: [[UInt8]] = []
-        try engine.lmdb.withCursor(table.records) { cursor in
-            var entry = try cursor.first()
-            while let current = entry {
-                keys.append(Array(current.key))
-                entry = try cursor.next()
-            }
-        }
-        for key in keys {
+        for key in try engine.recordKeys(of: table) {
             try key.withUnsafeBytes { key in
                 try tombstone(try log.row(table.type.id, key), stamp: stamp, seq: seq, table.type.id, key)
             }
