@@ -189,9 +189,14 @@ extension ChangeMerger {
             guard present else { return [RecordCodec.Tag.null.rawValue] }
             return try object(target, changes, over: nil, row: &row, seq: seq, changed: &changed)
         }
-        if try isAbove(incoming.stamp, row.clock(at: path).stamp) {
+        // The field a record lacks was never written: any stamp is above.
+        let current = stored == nil ? LocalStamp.none : row.clock(at: path).stamp
+        if try isAbove(incoming.stamp, current) {
             row.set(path, FieldClock(stamp: incoming.stamp, seq: seq))
             changed += 1
+            // Null written as such: a later local rewrite that writes the
+            // same null must not read as the first write of the field.
+            if stored == nil { return [RecordCodec.Tag.null.rawValue] }
         }
         guard isObject, let stored else { return nil }
         return try object(target, changes, over: stored, row: &row, seq: seq, changed: &changed)

@@ -154,7 +154,7 @@ final class ChangeMerger {
                 }
                 winners.append((id, destination, change.value, stamp))
             }
-            let seq = try log.seq()
+            let seq = try log.nextSeq()
             var merged = row
             merged.seq = seq
             // A new life starts empty: a field it has not received yet has
@@ -164,6 +164,7 @@ final class ChangeMerger {
             let embedded = try mergeEmbedded(inside, in: newLife ? nil : stored, row: &merged, seq: seq)
             guard newLife || !winners.isEmpty || !embedded.fields.isEmpty || embedded.changed > 0 || stored == nil
             else { return }
+            _ = try log.seq()
             row = merged
             try write(
                 table, key: key, keyValue: entry.key, base: newLife ? nil : stored,

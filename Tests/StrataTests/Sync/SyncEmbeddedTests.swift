@@ -51,6 +51,11 @@ import Testing
         let expected = address("Elm St", "Shelbyville", lat: 4.5)
         #expect(try person(a)?.home == expected)
         #expect(try person(b)?.home == expected)
+        // Applied again, the changes are a no-op that takes no sequence number.
+        let last = try b.sync.lastSequenceNumber()
+        let report = try b.sync.apply(try a.sync.changes())
+        #expect(report.changedObjects == 0 && report.changedFields == 0)
+        #expect(try b.sync.lastSequenceNumber() == last)
     }
 
     @Test func nullBeatsConcurrentEditsAndSettingAgainBeatsNull() throws {
