@@ -107,11 +107,7 @@ struct Catalog: Codable, Equatable, Sendable {
     /// type's clock rows.
     var syncDatabases: [NamedDatabase] {
         guard sync != nil else { return [] }
-        return [
-            FileLayout.syncLog, FileLayout.syncOrigins, FileLayout.syncPeers, FileLayout.syncShadow,
-            FileLayout.syncDangling,
-        ]
-            + types.filter { !$0.isEmbedded }.map { FileLayout.clocks($0.id) }
+        return FileLayout.syncFileDatabases + types.filter { !$0.isEmbedded }.map { FileLayout.clocks($0.id) }
     }
 
     /// The type named `name`, kept or not.
