@@ -96,6 +96,8 @@ import Testing
         let report = try older.sync.apply(try newer.sync.changes())
         #expect(report.learnedFields.isSuperset(of: ["Person.home.city", "Person.home.geo.label", "Person.holiday"]))
         #expect(report.skippedFields.isEmpty)
+        // Fields inside its embedded objects that it cannot read count.
+        #expect(try older.read { tx in try tx.objects(KeptPersonV1.self).holdingUndeclaredFields().count } == 1)
         // The older app edits what it declares; what it keeps stays.
         try older.write { tx in
             var person = try #require(try tx.object(KeptPersonV1.self, primaryKey: 1))
