@@ -4,7 +4,8 @@
 // file holding learned fields opens after the app is upgraded.
 //   swift run -c release SyncBench [N]        N objects (default 1,000,000)
 // ONLY=capture stops after the inserts and updates (for callgrind, with
-// --toggle-collect on the functions insert and update).
+// --toggle-collect on the functions insert and update); ONLY=observers
+// runs only the apply with observers live.
 import Foundation
 import Strata
 
@@ -23,6 +24,19 @@ import Strata
     var score: Int
     var note: String?
     var rank = 0
+}
+
+@Model(name: "Owner") struct Owner {
+    @PrimaryKey var id: Int
+    var name: String
+}
+
+/// Objects with an index and a link (backlinks), for apply with observers.
+@Model(name: "Tracked") struct Tracked {
+    @PrimaryKey var id: Int
+    @Indexed var group: Int
+    var score: Int
+    var owner: Link<Owner>?
 }
 
 let dataset = UUID(uuidString: "0DDC1F9C-5A0C-4E0B-8E36-3B4C9E1D2A77")!
@@ -82,6 +96,9 @@ func main() throws {
     try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: folder) }
     print("n = \(n), best of \(rounds), interleaved; without sync, with sync, ratio")
+    if ProcessInfo.processInfo.environment["ONLY"] == "observers" {
+        return try applyWithObservers(n, updates: min(n, 100_000))
+    }
 
     // Capture: inserts and one-field updates.
     var best = (insert: (Double.infinity, Double.infinity), update: (Double.infinity, Double.infinity))
@@ -156,6 +173,8 @@ func main() throws {
     sender.close()
     receiver.close()
 
+    try applyWithObservers(n, updates: updates)
+
     // Upgrade: a version-1 file that learned a field from a version-2 peer
     // opens at version 2.
     let upgradeObjects = min(n, 100_000)
@@ -181,6 +200,71 @@ func main() throws {
         String(
             format: "upgrade: a file of %d objects holding a learned field opens at version 2 in %.1f ms (target ≤ 50)",
             upgradeObjects, opening * 1000))
+}
+
+/// Apply into a file of `n` objects with an index and backlinks, with and
+/// without observers live (a query observation on an indexed range and
+/// one on the owners, each consumed by a task): the changes of `updates`
+/// objects, each moving to another group (the index) and another owner
+/// (the backlinks), in pages of 1,000.
+func applyWithObservers(_ n: Int, updates: Int) throws {
+    let models: [any Model.Type] = [Tracked.self, Owner.self]
+    for name in ["t-sender.strata", "t-plain.strata", "t-observed.strata"] { remove(name) }
+    let sender = try open("t-sender.strata", sync: true, models: models)
+    try sender.write { tx in
+        for id in 0 ..< 1_000 { try tx.insert(Owner(id: id, name: "owner \(id)")) }
+        for id in 0 ..< n { try tx.insert(Tracked(id: id, group: id % 100, score: id, owner: Link(id % 1_000))) }
+    }
+    let receivers = try ["t-plain.strata", "t-observed.strata"].map { try open($0, sync: true, models: models) }
+    for receiver in receivers { try sender.sync.exchange(with: receiver) }
+    try sender.write { tx in
+        for id in 0 ..< updates {
+            try tx.update(
+                "Tracked", key: .int(Int64(id)),
+                ["group": .int(Int64(id % 97)), "owner": .link(.int(Int64((id + 1) % 1_000)))])
+        }
+    }
+    let observed = receivers[1]
+    let seen = Counter()
+    let watchers = [
+        Task {
+            for try await change in observed.observe(Tracked.self, { $0.where(\.group, in: 0 ..< 5) }) {
+                seen.add(change.results.count)
+            }
+        },
+        Task { for try await change in observed.observe(Owner.self) { seen.add(change.results.count) } },
+    ]
+    while seen.value == 0 { Thread.sleep(forTimeInterval: 0.01) }
+    let site = try sender.sync.site
+    var results: [(Double, Int)] = []
+    for receiver in receivers {
+        var fields = 0
+        let seconds = try time {
+            while true {
+                let page = try sender.sync.changes(from: try receiver.sync.cursor(of: site), limit: 1_000)
+                fields += try receiver.sync.apply(page).changedFields
+                if !(try page.summary().hasMore) { break }
+            }
+        }
+        results.append((seconds, fields))
+    }
+    for watcher in watchers { watcher.cancel() }
+    for (label, (seconds, fields)) in zip(["without observers", "with 2 observers live"], results) {
+        print(
+            String(
+                format:
+                    "apply %d field changes (index and backlinks) into %d objects, %@: %.3f s, %.0f field changes/s",
+                fields, n, label, seconds, Double(fields) / seconds))
+    }
+    for db in [sender] + receivers { db.close() }
+}
+
+/// A count that tasks add to.
+final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var total = 0
+    func add(_ amount: Int) { lock.withLock { total += amount } }
+    var value: Int { lock.withLock { total } }
 }
 
 try main()

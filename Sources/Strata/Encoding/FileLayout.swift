@@ -75,13 +75,16 @@ enum FileLayout {
     /// (`type ‖ field ‖ holder key`), so that they are restored when it
     /// appears.
     static let syncDangling = NamedDatabase(name: prefix + "sync.dangling", duplicateKeys: true)
+    /// The sync databases of a file as a whole (each type has its clock
+    /// rows besides).
+    static let syncFileDatabases = [syncLog, syncOrigins, syncPeers, syncShadow, syncDangling]
 
     /// The database a name denotes, with the flags the layout declares for
     /// it, or nil for a name this layout does not use (catalog lists of
     /// emptied databases are read through this, not guessed from the name).
     static func database(named name: String) -> NamedDatabase? {
         if name == meta.name { return meta }
-        for database in [syncLog, syncOrigins, syncPeers, syncShadow, syncDangling] where name == database.name {
+        for database in syncFileDatabases where name == database.name {
             return database
         }
         guard name.hasPrefix(prefix + "t") else { return nil }

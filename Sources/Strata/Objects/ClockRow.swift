@@ -22,6 +22,36 @@ struct FieldClock: Hashable, Sendable {
     static let none = FieldClock(stamp: .none, seq: 0)
 }
 
+/// A field's place in an object: a property id, and for a field inside an
+/// embedded object, the ids of the fields down to it (`home.street` is the
+/// id of `home`, then that of `street`). Paths sort by their ids, so a
+/// field's path comes just before those of the fields inside it.
+struct ClockPath: Hashable, Comparable, Sendable {
+    /// The id of the record's field.
+    var head: PropertyID
+    /// The ids inside the embedded objects, outermost first; empty for a
+    /// field of the record itself.
+    var tail: [PropertyID]
+
+    init(_ head: PropertyID, _ tail: [PropertyID] = []) {
+        self.head = head
+        self.tail = tail
+    }
+
+    /// The path of field `id` of the embedded object at this path.
+    func appending(_ id: PropertyID) -> ClockPath { ClockPath(head, tail + [id]) }
+
+    /// Whether `self` is `ancestor` or a field inside it.
+    func isWithin(_ ancestor: ClockPath) -> Bool {
+        head == ancestor.head && tail.count >= ancestor.tail.count && tail.starts(with: ancestor.tail)
+    }
+
+    static func < (a: ClockPath, b: ClockPath) -> Bool {
+        if a.head != b.head { return a.head < b.head }
+        return a.tail.lexicographicallyPrecedes(b.tail)
+    }
+}
+
 /// What a sync-enabled file keeps about one object besides its record
 /// (`__strata.t<type>.c`, by record key): whether it lives, where its last
 /// change is in the change log, which app versions wrote it, and the clock
@@ -31,13 +61,22 @@ struct FieldClock: Hashable, Sendable {
 /// ```
 /// row       = causalLength:varint seq:varint maxWriterVersion:varint
 ///             baseTime:u64le baseOrigin:varint baseSeqBack:varint
-///             count:varint (fieldID:varint timeDelta:zigzag-varint origin:varint seqBack:varint)*
+///             count:varint (path timeDelta:zigzag-varint origin:varint seqBack:varint)*
+///             [lifeCount:varint (path life:varint)*]
+/// path      = (fieldID << 1 | nested):varint [depth:varint fieldID:varint*]
 /// ```
 ///
-/// Every field has the base clock but the ones listed, by ascending id,
+/// Every field has the base clock but the ones listed, by ascending path,
 /// with their time as a difference from the base's and their sequence
 /// number as a distance back from the row's. The base is the clock most
-/// fields share, so an object written once costs about 16 bytes.
+/// fields share, so an object written once costs about 16 bytes. A field
+/// inside an embedded object is listed by its path (``ClockPath``).
+///
+/// An optional embedded object has a life, as objects have a causal
+/// length: even while null, odd while it holds an object; each change
+/// between the two adds one. The lives listed are those that are not what
+/// the record implies (1 for an object, 0 for null), so only an embedded
+/// object set to null and back again costs a few bytes more.
 struct ClockRow: Equatable, Sendable {
     /// Odd while the object lives, even once deleted: a delete adds one,
     /// and so does inserting the key again.
@@ -47,8 +86,11 @@ struct ClockRow: Equatable, Sendable {
     /// The highest app schema version that wrote the object.
     var maxWriterVersion: UInt64
     var base: FieldClock
-    /// The fields whose clock is not the base, by ascending id.
-    private(set) var exceptions: [(id: PropertyID, clock: FieldClock)]
+    /// The fields whose clock is not the base, by ascending path.
+    private(set) var exceptions: [(path: ClockPath, clock: FieldClock)]
+    /// The lives of embedded objects that the record does not imply, by
+    /// ascending path.
+    private(set) var lives: [(path: ClockPath, life: UInt64)] = []
 
     /// A row whose every field has `stamp`, changed at `seq`.
     init(causalLength: UInt64, seq: UInt64, maxWriterVersion: UInt64, base: LocalStamp) {
@@ -72,9 +114,12 @@ struct ClockRow: Equatable, Sendable {
 
     var isLive: Bool { causalLength % 2 == 1 }
 
-    /// The clock of field `id`.
-    func clock(of id: PropertyID) -> FieldClock {
-        guard let i = exceptionIndex(id) else { return base }
+    /// The clock of field `id` of the record.
+    func clock(of id: PropertyID) -> FieldClock { clock(at: ClockPath(id)) }
+
+    /// The clock of the field at `path`.
+    func clock(at path: ClockPath) -> FieldClock {
+        guard case .found(let i) = exceptionIndex(path) else { return base }
         return exceptions[i].clock
     }
 
@@ -86,14 +131,39 @@ struct ClockRow: Equatable, Sendable {
         exceptions.reduce(base.stamp) { $1.clock.stamp.time > $0.time ? $1.clock.stamp : $0 }
     }
 
-    /// Gives field `id` the clock `clock`.
-    mutating func set(_ id: PropertyID, _ clock: FieldClock) {
-        if let i = exceptionIndex(id) {
+    /// Gives field `id` of the record the clock `clock`.
+    mutating func set(_ id: PropertyID, _ clock: FieldClock) { set(ClockPath(id), clock) }
+
+    /// Gives the field at `path` the clock `clock`.
+    mutating func set(_ path: ClockPath, _ clock: FieldClock) {
+        switch exceptionIndex(path) {
+        case .found(let i):
             if clock == base { exceptions.remove(at: i) } else { exceptions[i].clock = clock }
-        } else if clock != base {
-            let at = exceptions.firstIndex { $0.id > id } ?? exceptions.count
-            exceptions.insert((id, clock), at: at)
+        case .insert(let at):
+            if clock != base { exceptions.insert((path, clock), at: at) }
         }
+    }
+
+    /// The life of the embedded object at `path`, whose record holds an
+    /// object there when `present`.
+    func life(at path: ClockPath, present: Bool) -> UInt64 {
+        lives.first { $0.path == path }?.life ?? (present ? 1 : 0)
+    }
+
+    /// Gives the embedded object at `path` the life `life`; listed unless
+    /// the record implies it (`present`: it holds an object there).
+    mutating func setLife(_ path: ClockPath, _ life: UInt64, present: Bool) {
+        lives.removeAll { $0.path == path }
+        guard life != (present ? 1 : 0) else { return }
+        let at = lives.firstIndex { $0.path > path } ?? lives.count
+        lives.insert((path, life), at: at)
+    }
+
+    /// Forgets the clocks and lives of the fields inside the embedded
+    /// object at `path` (not its own): a new life of it starts empty.
+    mutating func removeInside(_ path: ClockPath) {
+        exceptions.removeAll { $0.path != path && $0.path.isWithin(path) }
+        lives.removeAll { $0.path != path && $0.path.isWithin(path) }
     }
 
     /// Gives every field the clock `clock` (an insert, a delete, a new
@@ -101,22 +171,25 @@ struct ClockRow: Equatable, Sendable {
     mutating func stampAll(_ clock: FieldClock) {
         base = clock
         exceptions = []
+        lives = []
     }
 
-    /// Makes the base the clock most of `fields` (the ids the record
-    /// holds) have, so that the row lists as few as it can.
-    mutating func rebase(over fields: [PropertyID]) {
+    /// Makes the base the clock most of `fields` (the paths the record
+    /// holds, those inside its embedded objects included) have, so that
+    /// the row lists as few as it can.
+    mutating func rebase(over fields: [ClockPath]) {
         guard !exceptions.isEmpty else { return }
         var counts: [FieldClock: Int] = [:]
-        for id in fields { counts[clock(of: id), default: 0] += 1 }
+        for path in fields { counts[clock(at: path), default: 0] += 1 }
         guard let (best, count) = counts.max(by: { $0.value < $1.value }), best != base,
             count > counts[base, default: 0]
         else { return }
-        let clocks = fields.map { ($0, clock(of: $0)) }
-        let others = exceptions.filter { !fields.contains($0.id) }
+        let clocks = fields.map { ($0, clock(at: $0)) }
+        let held = Set(fields)
+        let others = exceptions.filter { !held.contains($0.path) }
         base = best
         exceptions = others.filter { $0.clock != best }
-        for (id, clock) in clocks { set(id, clock) }
+        for (path, clock) in clocks { set(path, clock) }
     }
 
     /// The row with every stamp of origin `from` given origin `to`.
@@ -129,13 +202,30 @@ struct ClockRow: Equatable, Sendable {
         return copy
     }
 
-    private func exceptionIndex(_ id: PropertyID) -> Int? {
-        exceptions.firstIndex { $0.id == id }
+    private enum Slot {
+        case found(Int)
+        case insert(Int)
+    }
+
+    /// Where `path` is in the exceptions, or where it goes (binary search:
+    /// they are sorted by path).
+    private func exceptionIndex(_ path: ClockPath) -> Slot {
+        var low = 0
+        var high = exceptions.count
+        while low < high {
+            let mid = (low + high) / 2
+            let other = exceptions[mid].path
+            if other == path { return .found(mid) }
+            if other < path { low = mid + 1 } else { high = mid }
+        }
+        return .insert(low)
     }
 
     static func == (a: ClockRow, b: ClockRow) -> Bool {
         a.causalLength == b.causalLength && a.seq == b.seq && a.maxWriterVersion == b.maxWriterVersion
-            && a.base == b.base && a.exceptions.elementsEqual(b.exceptions) { $0.id == $1.id && $0.clock == $1.clock }
+            && a.base == b.base
+            && a.exceptions.elementsEqual(b.exceptions) { $0.path == $1.path && $0.clock == $1.clock }
+            && a.lives.elementsEqual(b.lives) { $0.path == $1.path && $0.life == $1.life }
     }
 
     // MARK: Bytes
@@ -149,13 +239,26 @@ struct ClockRow: Equatable, Sendable {
         writer.appendVarint(UInt64(base.stamp.origin))
         writer.appendVarint(seq &- base.seq)
         writer.appendVarint(UInt64(exceptions.count))
-        for (id, clock) in exceptions {
-            writer.appendVarint(UInt64(id.rawValue))
+        for (path, clock) in exceptions {
+            Self.append(path, to: writer)
             let delta = Int64(bitPattern: clock.stamp.time.rawValue &- base.stamp.time.rawValue)
             writer.appendVarint(UInt64(bitPattern: (delta << 1) ^ (delta >> 63)))
             writer.appendVarint(UInt64(clock.stamp.origin))
             writer.appendVarint(seq &- clock.seq)
         }
+        guard !lives.isEmpty else { return }
+        writer.appendVarint(UInt64(lives.count))
+        for (path, life) in lives {
+            Self.append(path, to: writer)
+            writer.appendVarint(life)
+        }
+    }
+
+    private static func append(_ path: ClockPath, to writer: ByteWriter) {
+        writer.appendVarint(UInt64(path.head.rawValue) << 1 | (path.tail.isEmpty ? 0 : 1))
+        guard !path.tail.isEmpty else { return }
+        writer.appendVarint(UInt64(path.tail.count))
+        for id in path.tail { writer.appendVarint(UInt64(id.rawValue)) }
     }
 
     /// The row stored in `bytes`; nil when they are not a well-formed row.
@@ -165,6 +268,18 @@ struct ClockRow: Equatable, Sendable {
         var p = 0
         func varint() -> UInt64? { RecordView.varint(start, &p, end) }
         func origin() -> UInt32? { varint().flatMap { UInt32(exactly: $0) } }
+        func id() -> PropertyID? { varint().flatMap { UInt32(exactly: $0) }.map { PropertyID($0) } }
+        func path() -> ClockPath? {
+            guard let first = varint(), let head = UInt32(exactly: first >> 1) else { return nil }
+            guard first & 1 == 1 else { return ClockPath(PropertyID(head)) }
+            guard let depth = varint(), depth > 0, depth <= UInt64(RecordCodec.maxNesting) else { return nil }
+            var tail: [PropertyID] = []
+            for _ in 0 ..< depth {
+                guard let inner = id() else { return nil }
+                tail.append(inner)
+            }
+            return ClockPath(PropertyID(head), tail)
+        }
         guard let causalLength = varint(), causalLength > 0, let seq = varint(), let maxWriter = varint(),
             p + 8 <= end
         else { return nil }
@@ -178,16 +293,22 @@ struct ClockRow: Equatable, Sendable {
             causalLength: causalLength, seq: seq, maxWriterVersion: maxWriter,
             base: LocalStamp(time: baseTime, origin: baseOrigin))
         row.base.seq = seq - baseBack
-        var previous: UInt32?
         for _ in 0 ..< count {
-            guard let rawID = varint(), let id = UInt32(exactly: rawID), previous.map({ $0 < id }) ?? true,
+            guard let path = path(), row.exceptions.last.map({ $0.path < path }) ?? true,
                 let zigzag = varint(), let origin = origin(), let back = varint(), back <= seq
             else { return nil }
             let delta = Int64(bitPattern: zigzag >> 1) ^ -Int64(bitPattern: zigzag & 1)
             let time = HybridTime(rawValue: baseTime.rawValue &+ UInt64(bitPattern: delta))
-            row.exceptions.append(
-                (PropertyID(id), FieldClock(stamp: LocalStamp(time: time, origin: origin), seq: seq - back)))
-            previous = id
+            row.exceptions.append((path, FieldClock(stamp: LocalStamp(time: time, origin: origin), seq: seq - back)))
+        }
+        if p < end {
+            guard let lifeCount = varint(), lifeCount > 0, lifeCount <= UInt64(end) else { return nil }
+            for _ in 0 ..< lifeCount {
+                guard let path = path(), row.lives.last.map({ $0.path < path }) ?? true, let life = varint() else {
+                    return nil
+                }
+                row.lives.append((path, life))
+            }
         }
         return p == end ? row : nil
     }

@@ -14,22 +14,32 @@ final class EmbeddedLayout: @unchecked Sendable {
     /// versions do (synced mode), sorted by id: an embedded object written
     /// over a stored one keeps their stored bytes.
     let kept: [ObjectTable.KeptField]
+    /// Whether an object written over a stored one carries over every
+    /// stored field of an id the layout does not declare, not only the
+    /// kept ones: in a sync-enabled file, whose catalog learns fields of
+    /// embedded types from peers while the layout is in use.
+    let preservesUnknownFields: Bool
     /// Whether objects of this layout, or objects nested in them, have
     /// kept properties: writing one over a stored one must then read it.
     let keepsStoredFields: Bool
 
-    init(shape: RecordShape, fields: [ObjectTable.Field], kept: [ObjectTable.KeptField] = []) {
+    init(
+        shape: RecordShape, fields: [ObjectTable.Field], kept: [ObjectTable.KeptField] = [],
+        preservesUnknownFields: Bool = false
+    ) {
         self.name = shape.typeName
         self.shape = shape
         self.fields = fields
         self.kept = kept
-        self.keepsStoredFields = !kept.isEmpty || fields.contains { $0.embedded?.keepsStoredFields == true }
+        self.preservesUnknownFields = preservesUnknownFields
+        self.keepsStoredFields =
+            preservesUnknownFields || !kept.isEmpty || fields.contains { $0.embedded?.keepsStoredFields == true }
     }
 
     func field(_ name: String) -> ObjectTable.Field? { shape.position(of: name).map { fields[$0] } }
 
     /// The layouts of every embedded type of `types` (the catalog's), by name.
-    static func layouts(_ types: [CatalogType]) -> [String: EmbeddedLayout] {
+    static func layouts(_ types: [CatalogType], preservesUnknownFields: Bool = false) -> [String: EmbeddedLayout] {
         var layouts: [String: EmbeddedLayout] = [:]
         let embedded = Dictionary(
             types.filter(\.isEmbedded).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
@@ -47,7 +57,8 @@ final class EmbeddedLayout: @unchecked Sendable {
             }
             let made = EmbeddedLayout(
                 shape: shape, fields: fields,
-                kept: type.keptProperties.sorted { $0.id < $1.id }.map(ObjectTable.KeptField.init))
+                kept: type.keptProperties.sorted { $0.id < $1.id }.map(ObjectTable.KeptField.init),
+                preservesUnknownFields: preservesUnknownFields)
             layouts[name] = made
             return made
         }
@@ -137,19 +148,32 @@ enum CompositeCodec {
                 typeName: layout.name, property: name, known: known, embeddedIn: owner, path: path)
         }
         let storedFields = layout.keepsStoredFields ? stored.map(fields(of:)) ?? [:] : [:]
-        let keptCount = stored == nil ? layout.kept.count : layout.kept.count(where: { storedFields[$0.id] != nil })
-        try RecordCodec.appendObject(writer, fieldCount: layout.fields.count + keptCount) { body in
-            var nextKept = 0
+        // The fields this app does not declare, carried over: the kept ones
+        // (their empty values in a new object), and in a sync-enabled file
+        // any other the stored object holds (learned since the layout was made).
+        var carried: [(id: PropertyID, kept: ObjectTable.KeptField?)] = layout.kept.map { ($0.id, $0) }
+        if layout.preservesUnknownFields {
+            for id in storedFields.keys
+            where layout.shape.position(ofField: id) == nil && !layout.kept.contains(where: { $0.id == id }) {
+                carried.append((id, nil))
+            }
+            carried.sort { $0.id < $1.id }
+        }
+        let carriedCount =
+            stored == nil
+            ? layout.kept.count : carried.count(where: { storedFields[$0.id] != nil })
+        try RecordCodec.appendObject(writer, fieldCount: layout.fields.count + carriedCount) { body in
+            var next = 0
             func appendKept(before id: PropertyID?) {
-                while nextKept < layout.kept.count, id.map({ layout.kept[nextKept].id < $0 }) ?? true {
-                    let kept = layout.kept[nextKept]
-                    nextKept += 1
+                while next < carried.count, id.map({ carried[next].id < $0 }) ?? true {
+                    let field = carried[next]
+                    next += 1
                     guard stored != nil else {
-                        appendEmpty(body, kept)
+                        if let kept = field.kept { appendEmpty(body, kept) }
                         continue
                     }
                     // Copied byte for byte: this app cannot read the value, only keep it.
-                    if let bytes = storedFields[kept.id] {
+                    if let bytes = storedFields[field.id] {
                         body.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes.field))
                     }
                 }

@@ -57,6 +57,25 @@ extension ModelQuery {
     public func writtenByNewerSchema() -> ModelQuery {
         whereSchemaVersion((context.engine.writingSchemaVersion + 1)...)
     }
+
+    /// The values whose objects hold a value for a property this app does
+    /// not declare, at any nesting level: one a newer app version added,
+    /// written to this file or, in a sync-enabled file, learned from a
+    /// peer and kept. This app's own edits keep such values, so an object
+    /// it rewrote is still listed (``writtenByNewerSchema()`` lists it no
+    /// longer). The empty value this app stores for a kept property of an
+    /// object it makes does not count.
+    ///
+    /// ```swift
+    /// let holding = try tx.objects(Note.self).holdingUndeclaredFields().map(\.id)
+    /// ```
+    ///
+    /// Each record's fields are read; it can be observed like any query.
+    public func holdingUndeclaredFields() -> ModelQuery {
+        var copy = self
+        copy.plan.keepHoldingUndeclaredFields()
+        return copy
+    }
 }
 
 extension ObjectCollection {

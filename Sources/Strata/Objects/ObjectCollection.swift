@@ -67,6 +67,15 @@ public struct ObjectCollection {
         return copy
     }
 
+    /// The objects that hold a value for a property this app does not
+    /// declare, at any nesting level (see
+    /// ``ModelQuery/holdingUndeclaredFields()``).
+    public func holdingUndeclaredFields() -> ObjectCollection {
+        var copy = self
+        copy.plan.keepHoldingUndeclaredFields()
+        return copy
+    }
+
     /// The objects whose `property` equals `value`.
     ///
     /// On the primary key this reads at most one object; on an indexed

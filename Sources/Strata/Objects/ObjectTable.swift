@@ -149,7 +149,8 @@ final class ObjectTable: @unchecked Sendable {
         self.name = type.name
         self.records = records
         let layouts =
-            type.properties.contains { $0.property.isEmbedding } ? EmbeddedLayout.layouts(related) : [:]
+            type.properties.contains { $0.property.isEmbedding }
+            ? EmbeddedLayout.layouts(related, preservesUnknownFields: preservesUnknownFields) : [:]
         let shape = RecordShape(type)
         let fields = shape.fields.enumerated().map { position, entry in
             let property = entry.property

@@ -160,7 +160,7 @@ extension QueryPlan {
         // The objects past the offset, at most the limit.
         func counted(_ n: Int) -> Int { min(max(n - offset, 0), limit) }
         guard !matchesNothing else { return 0 }
-        if conditions.isEmpty && schemaVersions == nil {
+        if conditions.isEmpty && recordTest == nil {
             guard let backlinks else { return counted(try context.lmdb.entryCount(table.records)) }
             // The number of the target's entries: no record is read.
             return counted(try context.engine.linkingCount(in: backlinks.database, to: backlinks.target))
@@ -171,7 +171,7 @@ extension QueryPlan {
         let enough = limit > Int.max - offset ? Int.max : limit + offset
         var n = 0
         if case .index(let index, let intervals, _) = walk.access, conditions.count == 1, !walk.rechecksDriver,
-            schemaVersions == nil
+            recordTest == nil
         {
             // The one condition is the index's: a key that tells counts its
             // entries without reading a record.
@@ -241,7 +241,7 @@ extension QueryPlan {
             indexKey: UnsafeRawBufferPointer? = nil
         ) throws -> Bool {
             let view = try table.validatedView(key: key, record: record)
-            if let schemaVersions, !schemaVersions(view.effectiveSchemaVersion) { return true }
+            if let recordTest, !recordTest(view) { return true }
             for (offset, condition) in conditions.enumerated() where offset != driver || recheck {
                 guard passes(condition, view) else { return true }
             }

@@ -30,9 +30,10 @@ struct QueryPlan {
     /// backlinks database and the target's record key. The walk then goes
     /// through that target's entries there, in key order.
     private(set) var backlinks: (database: DatabaseHandle, target: [UInt8], property: String)?
-    /// The schema versions whose records pass (``whereSchemaVersion``):
-    /// checked on a record's header, before any field is read.
-    private(set) var schemaVersions: (@Sendable (UInt64) -> Bool)?
+    /// What a record must pass besides the conditions, checked before
+    /// them: its schema version (``whereSchemaVersion``, read from its
+    /// header), the fields it holds (``keepHoldingUndeclaredFields()``).
+    private(set) var recordTest: (@Sendable (RecordView) -> Bool)?
     /// Whether a condition on a property that the table lacks excludes
     /// every object (the value such a property reads as is outside it).
     private(set) var matchesNothing = false
@@ -43,7 +44,7 @@ struct QueryPlan {
 
     /// Whether the plan is a plain walk of every record in key order.
     var isPlain: Bool {
-        conditions.isEmpty && schemaVersions == nil && backlinks == nil && order == nil && limit == nil && offset == 0
+        conditions.isEmpty && recordTest == nil && backlinks == nil && order == nil && limit == nil && offset == 0
             && error == nil
             && !matchesNothing
     }
@@ -96,8 +97,19 @@ struct QueryPlan {
     /// Keeps the objects last written under a schema version in
     /// `versions` (and in those of an earlier call).
     mutating func keepSchemaVersions(_ versions: some RangeExpression<UInt64> & Sendable) {
-        let earlier = schemaVersions
-        schemaVersions = { version in versions.contains(version) && earlier?(version) ?? true }
+        keep { versions.contains($0.effectiveSchemaVersion) }
+    }
+
+    /// Keeps the objects whose records hold a value for a field this app
+    /// does not declare (``ModelQuery/holdingUndeclaredFields()``).
+    mutating func keepHoldingUndeclaredFields() {
+        let table = self.table
+        keep { table.holdsUndeclaredFields($0) }
+    }
+
+    private mutating func keep(_ test: @escaping @Sendable (RecordView) -> Bool) {
+        let earlier = recordTest
+        recordTest = { record in test(record) && earlier?(record) ?? true }
     }
 
     /// Passes over the first `count` values: replaces an earlier offset,
@@ -159,7 +171,7 @@ struct QueryPlan {
 
     /// Whether the object of `record` passes every condition.
     func matches(_ record: RecordView) -> Bool {
-        guard !matchesNothing, schemaVersions?(record.effectiveSchemaVersion) ?? true else { return false }
+        guard !matchesNothing, recordTest?(record) ?? true else { return false }
         for condition in conditions where !passes(condition, record) { return false }
         return true
     }

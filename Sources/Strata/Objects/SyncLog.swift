@@ -120,6 +120,14 @@ final class SyncLog {
         return seq
     }
 
+    /// The sequence number ``seq()`` gives, without taking it: a merge
+    /// works out an object's clocks before it knows whether anything
+    /// changes, and a transaction that changes nothing takes no number.
+    func nextSeq() throws -> UInt64 {
+        if let takenSeq { return takenSeq }
+        return try lastSeq() + 1
+    }
+
     /// The last clock time the file issued or saw.
     func lastTime() throws -> HybridTime {
         HybridTime(rawValue: try counter(FileLayout.MetaKey.syncTime))

@@ -97,6 +97,8 @@ final class SyncRecorder: ChangeSubscriber {
         case .replaced:
             let declared = table.fields
             var changed: [PropertyID] = []
+            // Declared embedded objects whose bytes changed: stamped per path.
+            var embedded: [ObjectTable.Field] = []
             // Fields the old record lacked were never written: a rewrite
             // that fills one in with the value it read as (a kept field's
             // empty value, a declared one's default) leaves it unstamped,
@@ -109,11 +111,13 @@ final class SyncRecorder: ChangeSubscriber {
                     field.map({ table.value(at: $0.position, in: after) == $0.valueWhenAbsent }) ?? true
                 {
                     unwritten.append(id)
+                } else if let field, field.type == .embedded, field.embedded != nil {
+                    embedded.append(field)
                 } else if field != nil {
                     changed.append(id)
                 }
             }
-            guard !changed.isEmpty || !unwritten.isEmpty else { return }
+            guard !changed.isEmpty || !unwritten.isEmpty || !embedded.isEmpty else { return }
             guard var row = existing, row.isLive else {
                 // An object written before its row existed: stamped whole.
                 let row = ClockRow.written(table, stamp: stamp, seq: seq, writerVersion: version)
@@ -122,11 +126,17 @@ final class SyncRecorder: ChangeSubscriber {
             }
             let previous = row.seq
             for id in unwritten { row.set(id, .none) }
-            guard !changed.isEmpty else {
+            guard !changed.isEmpty || !embedded.isEmpty else {
                 try log.store(row, previousSeq: previous, type, change.key)
                 return
             }
-            for id in changed { row.set(id, FieldClock(stamp: stamp, seq: seq)) }
+            let clock = FieldClock(stamp: stamp, seq: seq)
+            for id in changed { row.set(id, clock) }
+            for field in embedded {
+                Self.recordEmbedded(
+                    ClockPath(field.id), field.embedded!, before: change.before.flatMap { .init(field, in: $0) },
+                    after: change.after.flatMap { .init(field, in: $0) }, row: &row, clock: clock)
+            }
             // The app wrote these links: their registers are the records' now.
             for field in table.linkFields where changed.contains(field.id) {
                 try log.dropShadow(SyncLog.registerKey(type, field.id, change.key))
@@ -135,9 +145,7 @@ final class SyncRecorder: ChangeSubscriber {
             row.maxWriterVersion = max(row.maxWriterVersion, version)
             // Rebased when the listed fields outnumber the others.
             if let after = change.after, 2 * row.exceptions.count > after.fieldCount {
-                var ids: [PropertyID] = []
-                after.forEachEncodedField { id, _ in ids.append(id) }
-                row.rebase(over: ids)
+                row.rebase(over: Self.paths(in: after, table))
             }
             try log.store(row, previousSeq: previous, type, change.key)
         case .deleted:
@@ -148,15 +156,7 @@ final class SyncRecorder: ChangeSubscriber {
     func tableWillEmpty(_ table: ObjectTable, in engine: TableEngine) throws {
         guard !isApplying else { return }
         let (stamp, seq) = try log.change()
-        var keys: [[UInt8]] = []
-        try engine.lmdb.withCursor(table.records) { cursor in
-            var entry = try cursor.first()
-            while let current = entry {
-                keys.append(Array(current.key))
-                entry = try cursor.next()
-            }
-        }
-        for key in keys {
+        for key in try engine.recordKeys(of: table) {
             try key.withUnsafeBytes { key in
                 try tombstone(try log.row(table.type.id, key), stamp: stamp, seq: seq, table.type.id, key)
             }

@@ -281,21 +281,26 @@ final class TableEngine {
         }
     }
 
+    /// The record keys of every object of `table`, in key order.
+    func recordKeys(of table: ObjectTable) throws -> [[UInt8]] {
+        var keys: [[UInt8]] = []
+        try lmdb.withCursor(table.records) { cursor in
+            var entry = try cursor.first()
+            while let found = entry {
+                keys.append(Array(found.key))
+                entry = try cursor.next()
+            }
+        }
+        return keys
+    }
+
     /// Deletes every object of a type, and its index entries. When other
     /// objects link to the type, the delete rules of every link apply, as
     /// for one ``DeletePlan`` of all its objects: a deny from an object
     /// that stays refuses the whole call before anything is deleted.
     func deleteAll(_ table: ObjectTable) throws {
         if links.incoming[table.name] != nil {
-            var keys: [DeletePlan.Object] = []
-            try lmdb.withCursor(table.records) { cursor in
-                var entry = try cursor.first()
-                while let found = entry {
-                    keys.append((table, Array(found.key)))
-                    entry = try cursor.next()
-                }
-            }
-            let plan = try deletePlan(keys)
+            let plan = try deletePlan(try recordKeys(of: table).map { (table, $0) })
             guard plan.refusals.isEmpty else {
                 throw StrataError.deleteDenied(
                     typeName: table.name, key: nil, linking: plan.refusalItems, path: path)

@@ -107,11 +107,7 @@ struct Catalog: Codable, Equatable, Sendable {
     /// type's clock rows.
     var syncDatabases: [NamedDatabase] {
         guard sync != nil else { return [] }
-        return [
-            FileLayout.syncLog, FileLayout.syncOrigins, FileLayout.syncPeers, FileLayout.syncShadow,
-            FileLayout.syncDangling,
-        ]
-            + types.filter { !$0.isEmbedded }.map { FileLayout.clocks($0.id) }
+        return FileLayout.syncFileDatabases + types.filter { !$0.isEmbedded }.map { FileLayout.clocks($0.id) }
     }
 
     /// The type named `name`, kept or not.
@@ -173,7 +169,10 @@ struct Catalog: Codable, Equatable, Sendable {
                 }
             }
         }
-        if let problem = Schema(types.map(\.objectSchema)).validationProblems().first { return problem }
+        // An embedded type learned from a peer (sync) may have no property
+        // of its own yet: its fields are kept ones.
+        let checked = types.filter { !($0.isKept && $0.isEmbedded && $0.properties.isEmpty) }
+        if let problem = Schema(checked.map(\.objectSchema)).validationProblems().first { return problem }
         return nil
     }
 }

@@ -16,11 +16,11 @@ final class ChangeMerger {
     let engine: TableEngine
     let recorder: SyncRecorder
     let store: CatalogStore
-    private var log: SyncLog { recorder.log }
+    var log: SyncLog { recorder.log }
     var catalog: Catalog
     private var catalogChanged = false
     private var tables: [String: ObjectTable]
-    private(set) var report = SyncApplyReport()
+    var report = SyncApplyReport()
     private let keyWriter = ByteWriter(capacity: 64)
 
     init(engine: TableEngine, recorder: SyncRecorder, store: CatalogStore, tables: [String: ObjectTable]) throws {
@@ -35,12 +35,16 @@ final class ChangeMerger {
     }
 
     /// Where a changeset's field goes in this file.
-    private enum Target {
+    enum Target {
         /// A property the app declares.
         case declared(ObjectTable.Field)
         /// A kept or learned property: stored, not read by this app.
         case kept(PropertyID)
-        /// Not stored (an embedded object's field the file cannot learn).
+        /// The life of an embedded object (declared, kept or learned).
+        case embedded(EmbeddedTarget)
+        /// A field inside an embedded object.
+        case inside(InsideTarget)
+        /// Not stored (a list of embedded objects the file cannot learn).
         case skipped
     }
 
@@ -72,10 +76,7 @@ final class ChangeMerger {
         for entry in content.entries {
             let table = types[entry.type]
             try merge(entry, table, content, origins: origins) { index in
-                if let known = targets[index] { return known }
-                let target = try self.target(content.fields[index], table)
-                targets[index] = target
-                return target
+                try self.target(index, of: content, table, known: &targets)
             }
         }
         try recorder.restoreLinks(in: engine)
@@ -123,6 +124,7 @@ final class ChangeMerger {
             // Which fields win: all of a new life's, else those whose stamp
             // is above the file's.
             var winners: [(id: PropertyID, target: Target, value: Value, stamp: LocalStamp)] = []
+            var inside = EmbeddedChanges()
             for change in entry.fields {
                 let stamp = local(change.stamp)
                 let destination = try target(change.field)
@@ -130,6 +132,16 @@ final class ChangeMerger {
                 switch destination {
                 case .declared(let field): id = field.id
                 case .kept(let kept): id = kept
+                case .embedded(let embedded):
+                    guard case .int(let life) = change.value, life >= 0 else {
+                        throw notFitting(
+                            change.value, "\(table.name).\(content.name(of: content.fields[change.field]))")
+                    }
+                    inside.lives[embedded.path] = (UInt64(life), stamp, embedded)
+                    continue
+                case .inside(let field):
+                    inside.values[field.path] = (field, change.value, stamp)
+                    continue
                 case .skipped: continue
                 }
                 if !newLife, let stored {
@@ -142,20 +154,26 @@ final class ChangeMerger {
                 }
                 winners.append((id, destination, change.value, stamp))
             }
-            guard newLife || !winners.isEmpty || stored == nil else { return }
-            let seq = try log.seq()
-            row.seq = seq
+            let seq = try log.nextSeq()
+            var merged = row
+            merged.seq = seq
             // A new life starts empty: a field it has not received yet has
             // no stamp, so that any value of it wins when it comes.
-            if newLife { row.stampAll(FieldClock(stamp: .none, seq: seq)) }
-            for winner in winners { row.set(winner.id, FieldClock(stamp: winner.stamp, seq: seq)) }
+            if newLife { merged.stampAll(FieldClock(stamp: .none, seq: seq)) }
+            for winner in winners { merged.set(winner.id, FieldClock(stamp: winner.stamp, seq: seq)) }
+            let embedded = try mergeEmbedded(inside, in: newLife ? nil : stored, row: &merged, seq: seq)
+            guard newLife || !winners.isEmpty || !embedded.fields.isEmpty || embedded.changed > 0 || stored == nil
+            else { return }
+            _ = try log.seq()
+            row = merged
             try write(
                 table, key: key, keyValue: entry.key, base: newLife ? nil : stored,
-                winners.map { ($0.target, $0.value, $0.stamp) }, version: entry.writerVersion)
+                winners.map { ($0.target, $0.value, $0.stamp) }, embedded: embedded.fields,
+                version: entry.writerVersion)
             try log.store(row, previousSeq: existing?.seq, table.type.id, key)
             recorder.objectAppeared(table.type.id, key)
             report.changedObjects += 1
-            report.changedFields += winners.count
+            report.changedFields += winners.count + embedded.changed
         }
     }
 
@@ -164,40 +182,10 @@ final class ChangeMerger {
     func addLearnedType(_ name: String) { report.learnedTypes.insert(name) }
 
     /// Whether `a` is a later write than `b`: by time, then by site.
-    private func isAbove(_ a: LocalStamp, _ b: LocalStamp) throws -> Bool {
+    func isAbove(_ a: LocalStamp, _ b: LocalStamp) throws -> Bool {
         if a.time != b.time { return a.time > b.time }
         if a.origin == b.origin { return false }
         return try log.site(at: a.origin) > log.site(at: b.origin)
-    }
-
-    /// Where the changeset field `wire` goes: a declared property of the
-    /// same name and descriptor, a kept one, or a property learned now.
-    private func target(_ wire: WireField, _ table: ObjectTable) throws -> Target {
-        if let field = table.fields.first(where: { $0.name == wire.path }),
-            let property = table.type.properties.first(where: { $0.id == field.id })?.property,
-            FieldDescriptor.descriptor(of: property) == wire.descriptor
-        {
-            return .declared(field)
-        }
-        guard let typeIndex = catalog.types.firstIndex(where: { $0.id == table.type.id }) else { return .skipped }
-        let type = catalog.types[typeIndex]
-        if let kept = type.keptProperties.first(where: {
-            $0.property.name == wire.path && FieldDescriptor.descriptor(of: $0.property) == wire.descriptor
-        }) {
-            return .kept(kept.id)
-        }
-        guard let property = FieldDescriptor.property(named: wire.path, descriptor: wire.descriptor),
-            !property.isEmbedding
-        else {
-            report.skippedFields.insert("\(table.name).\(wire.path): \(wire.descriptor)")
-            return .skipped
-        }
-        let id = catalog.nextPropertyID
-        catalog.nextPropertyID = PropertyID(id.rawValue + 1)
-        catalog.types[typeIndex].keptProperties.append(CatalogProperty(id: id, property: property))
-        catalogChanged = true
-        report.learnedFields.insert("\(table.name).\(wire.path)")
-        return .kept(id)
     }
 
     /// Writes the object's record: `base`'s fields with the winners over
@@ -205,7 +193,7 @@ final class ChangeMerger {
     /// the shadow database), through the engine (indexes, backlinks).
     private func write(
         _ table: ObjectTable, key: UnsafeRawBufferPointer, keyValue: Value, base: RecordView?,
-        _ winners: [(Target, Value, LocalStamp)], version: UInt64
+        _ winners: [(Target, Value, LocalStamp)], embedded: [PropertyID: [UInt8]], version: UInt64
     ) throws {
         var values: [PropertyID: (ObjectTable.Field?, Value)] = [:]
         // The key, whether the entry carries its field or not (it carries
@@ -217,11 +205,7 @@ final class ChangeMerger {
             case .declared(let field):
                 let coerced = value.coerced(to: field.type)
                 guard coerced.fits(field.type, optional: field.isOptional || field.isLink) else {
-                    throw StrataError.changesetRefused(
-                        path: store.path, "its value \(value) does not fit '\(table.name).\(field.name)'",
-                        remedy:
-                            "The sender's changeset is not what Strata writes for that field; ask for it again, and check the sender's version of Strata."
-                    )
+                    throw notFitting(value, "\(table.name).\(field.name)")
                 }
                 guard field.isLink else {
                     values[field.id] = (field, coerced)
@@ -237,7 +221,7 @@ final class ChangeMerger {
                 values[field.id] = (field, materialized)
             case .kept(let id):
                 values[id] = (nil, value)
-            case .skipped:
+            case .embedded, .inside, .skipped:
                 continue
             }
         }
@@ -248,7 +232,7 @@ final class ChangeMerger {
                 try log.dropShadow(SyncLog.registerKey(table.type.id, field.id, key))
             }
         }
-        var ids = Set(values.keys)
+        var ids = Set(values.keys).union(embedded.keys)
         base?.forEachEncodedField { id, _ in ids.insert(id) }
         let encoder = engine.encoder
         let record = encoder.record
@@ -263,8 +247,23 @@ final class ChangeMerger {
                 } else {
                     RecordCodec.appendField(record, id: id, value: value)
                 }
+            } else if let bytes = embedded[id] {
+                record.append(contentsOf: bytes)
             } else if let stored = base?.encodedField(id, expectedAt: Int.max) {
                 record.append(contentsOf: stored.bytes)
+            }
+        }
+        // The declared embedded objects merged, as the engine's index and
+        // observation bookkeeping reads them.
+        var merged: [PropertyID: Value] = [:]
+        if !embedded.isEmpty {
+            try record.withUnsafeBytes { bytes in
+                let view = try RecordView(trusting: bytes)
+                for id in embedded.keys {
+                    if let position = table.shape.position(ofField: id) {
+                        merged[id] = table.value(at: position, in: view)
+                    }
+                }
             }
         }
         encoder.key.removeAll()
@@ -273,7 +272,7 @@ final class ChangeMerger {
         recorder.isApplying = true
         defer { recorder.isApplying = false }
         try engine.replace(table, requireExisting: false, record: .encoded) { field in
-            values[field.id]?.1 ?? current?[field.position]
+            values[field.id]?.1 ?? merged[field.id] ?? current?[field.position]
         }
     }
 

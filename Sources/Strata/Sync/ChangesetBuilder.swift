@@ -26,11 +26,14 @@ struct ChangesetBuilder {
     private var content: ChangesetContent
     private var typeIndexes: [String: Int] = [:]
     private var fieldIndexes: [WireField: Int] = [:]
-    /// Per stored field id (ids are the catalog's, unique across types):
-    /// its index in the changeset's fields, or nil for a field not sent.
-    /// Worked out once per field: the descriptor text and the wire field's
-    /// hash cost a quarter of a changeset's making when done per value.
-    private var indexByID: [PropertyID: Int?] = [:]
+    /// Per stored field's path (ids are the catalog's, unique across
+    /// types): its index in the changeset's fields. Worked out once per
+    /// field: the descriptor text and the wire field's hash cost a quarter
+    /// of a changeset's making when done per value.
+    private var indexByPath: [ClockPath: Int] = [:]
+    /// Per stored field id: the property it is stored for, or nil for one
+    /// not sent.
+    private var propertyByID: [PropertyID: Property?] = [:]
     private var originIndexes: [UInt32: Int] = [:]
 
     init(log: SyncLog, catalog: Catalog, tables: [TypeID: ObjectTable], writerVersion: UInt64) {
@@ -119,7 +122,19 @@ struct ChangesetBuilder {
             let type = try typeIndex(table)
             try record.forEachEncodedField { id, _ in
                 let clock = row.clock(of: id)
-                guard !clock.stamp.isNone, clock.seq > since, let index = wireIndex(of: id, type, table) else { return }
+                guard !clock.stamp.isNone, let property = storedProperty(id, table) else { return }
+                if property.type == .embedded {
+                    let layout = table.shape.position(ofField: id).flatMap { table.fields[$0].embedded }
+                    let stored = record.fieldOffset(forField: id, expectedAt: Int.max).map {
+                        CompositeCodec.Stored(base: record.bytes.baseAddress!, offset: $0, end: record.bytes.count)
+                    }
+                    try addEmbedded(
+                        ClockPath(id), property, layout, stored, parent: nil, type, row, since: since, to: &fields)
+                    return
+                }
+                guard clock.seq > since, let index = wireIndex(of: ClockPath(id), property, type, parent: nil) else {
+                    return
+                }
                 if let position = table.shape.position(ofField: id) {
                     let field = table.fields[position]
                     // A link whose target is absent here: the record holds
@@ -151,26 +166,80 @@ struct ChangesetBuilder {
         return content.types.count - 1
     }
 
-    /// The changeset's index of the stored field `id` of `table`: a
-    /// property the app declares, or one the committed catalog keeps
-    /// (learned fields included) that is not embedded; nil for any other.
-    private mutating func wireIndex(of id: PropertyID, _ type: Int, _ table: ObjectTable) -> Int? {
-        if let known = indexByID[id] { return known }
+    /// The property of the stored field `id` of `table`: one the app
+    /// declares, or one the committed catalog keeps (learned fields
+    /// included) that is not a list of embedded objects; nil for any other.
+    private mutating func storedProperty(_ id: PropertyID, _ table: ObjectTable) -> Property? {
+        if let known = propertyByID[id] { return known }
         let stored = catalog[typeID: table.type.id] ?? table.type
         let property =
             (stored.properties + table.type.properties).first { $0.id == id }?.property
-            ?? stored.keptProperties.first { $0.id == id && !$0.property.isEmbedding }?.property
-        let index = property.map { fieldIndex(type, $0) }
-        indexByID[id] = .some(index)
-        return index
+            ?? stored.keptProperties.first { $0.id == id && !Self.isEmbeddedList($0.property) }?.property
+        propertyByID[id] = .some(property)
+        return property
     }
 
-    private mutating func fieldIndex(_ type: Int, _ property: Property) -> Int {
-        let field = WireField(type: type, path: property.name, descriptor: FieldDescriptor.descriptor(of: property))
-        if let index = fieldIndexes[field] { return index }
-        content.fields.append(field)
-        fieldIndexes[field] = content.fields.count - 1
-        return content.fields.count - 1
+    private static func isEmbeddedList(_ property: Property) -> Bool {
+        property.type == .list && property.isEmbedding
+    }
+
+    /// Adds the fields of the embedded field at `path` (of `property`,
+    /// stored at `stored`; `layout` when the app declares it): its life when
+    /// it or a field inside it changed after `since`, and the fields inside
+    /// it that did. A field inside it is named by its embedded type's
+    /// property; a list of embedded objects the app does not declare is not
+    /// sent (its objects' fields cannot be named).
+    private mutating func addEmbedded(
+        _ path: ClockPath, _ property: Property, _ layout: EmbeddedLayout?, _ stored: CompositeCodec.Stored?,
+        parent: Int?, _ type: Int, _ row: ClockRow, since: UInt64, to fields: inout [(Int, LocalStamp, Value)]
+    ) throws {
+        let clock = row.clock(at: path)
+        guard !clock.stamp.isNone, let index = wireIndex(of: path, property, type, parent: parent) else { return }
+        let isObject = stored?.tag == RecordCodec.Tag.object.rawValue
+        var inside: [(Int, LocalStamp, Value)] = []
+        if isObject, let stored, let embedded = catalog.types.first(where: { $0.name == property.target }) {
+            for (id, field) in CompositeCodec.fields(of: stored).sorted(by: { $0.key < $1.key }) {
+                let innerPath = path.appending(id)
+                let innerClock = row.clock(at: innerPath)
+                let declared = layout?.shape.position(ofField: id).map { layout!.fields[$0] }
+                guard !innerClock.stamp.isNone,
+                    let inner = (embedded.properties + embedded.keptProperties).first(where: { $0.id == id })?.property,
+                    declared != nil || !Self.isEmbeddedList(inner)
+                else { continue }
+                if inner.type == .embedded {
+                    try addEmbedded(
+                        innerPath, inner, declared?.embedded, field.value, parent: index, type, row, since: since,
+                        to: &inside)
+                    continue
+                }
+                var p = field.value.offset
+                guard innerClock.seq > since,
+                    let value = declared.map({ SyncRecorder.value(of: $0, at: field.value) })
+                        ?? RecordView.read(stored.base, &p, field.value.end),
+                    let innerIndex = wireIndex(of: innerPath, inner, type, parent: index)
+                else { continue }
+                inside.append((innerIndex, innerClock.stamp, value))
+            }
+        }
+        guard clock.seq > since || !inside.isEmpty else { return }
+        fields.append((index, clock.stamp, .int(Int64(row.life(at: path, present: isObject)))))
+        fields.append(contentsOf: inside)
+    }
+
+    /// The changeset's index of the field at `path`, of `property`, inside
+    /// the field of index `parent` (nil: of the object itself). Worked out
+    /// once per path.
+    private mutating func wireIndex(of path: ClockPath, _ property: Property, _ type: Int, parent: Int?) -> Int? {
+        if let known = indexByPath[path] { return known }
+        let field = WireField(
+            type: type, path: property.name, descriptor: FieldDescriptor.descriptor(of: property), parent: parent)
+        let index = fieldIndexes[field] ?? content.fields.count
+        if index == content.fields.count {
+            content.fields.append(field)
+            fieldIndexes[field] = index
+        }
+        indexByPath[path] = index
+        return index
     }
 
     private mutating func wireStamp(_ stamp: LocalStamp) throws -> WireStamp {

@@ -34,7 +34,7 @@ extension ChangesetReader {
             content.types.append(WireType(name: name, keyName: keyName, keyDescriptor: key))
             tables.keyTypes.append(descriptor.type)
         }
-        let fieldCount = try count(of: "fields", least: 3)
+        let fieldCount = try count(of: "fields", least: 4)
         var fields = Set<WireField>(minimumCapacity: fieldCount)
         for index in 0 ..< fieldCount {
             let start = p
@@ -46,9 +46,22 @@ extension ChangesetReader {
             guard let descriptor = FieldDescriptor(parsing: text) else {
                 throw malformed("the descriptor '\(text)' of field '\(path)' is not a field type", at: descriptorAt)
             }
-            let field = WireField(type: type, path: path, descriptor: text)
+            let parentAt = p
+            let parentNumber = try self.index(of: "the parent of field \(index)", below: index + 1)
+            let parent = parentNumber == 0 ? nil : parentNumber - 1
+            if let parent {
+                let outer = content.fields[parent]
+                guard outer.type == type, tables.descriptors[parent].type == .embedded else {
+                    throw malformed(
+                        "field '\(path)' is inside field \(parent), which is not an embedded object of its type",
+                        at: parentAt)
+                }
+            }
+            let field = WireField(type: type, path: path, descriptor: text, parent: parent)
             guard fields.insert(field).inserted else {
-                throw malformed("the field '\(content.types[type].name).\(path)' (\(text)) is named twice", at: start)
+                throw malformed(
+                    "the field '\(content.types[type].name).\(content.name(of: field))' (\(text)) is named twice",
+                    at: start)
             }
             content.fields.append(field)
             tables.descriptors.append(descriptor)

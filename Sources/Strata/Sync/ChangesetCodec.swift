@@ -9,7 +9,7 @@ import Foundation
 ///             writerSchemaVersion:varint senderTime:u64 senderSeq:varint baseline:varint
 ///             fromSeq:varint fromKey:bytes toSeq:varint toKey:bytes
 ///             types:   count (utf8 name, utf8 keyName, utf8 keyDescriptor)*
-///             fields:  count (typeIdx:varint utf8 path, utf8 descriptor)*
+///             fields:  count (typeIdx:varint utf8 name, utf8 descriptor, parent:varint)*
 ///             origins: count (16 bytes)*
 ///             entries: count entry*
 ///             crc32c:u32            (over every byte before it)
@@ -66,6 +66,7 @@ enum ChangesetCodec {
             writer.appendVarint(UInt64(field.type))
             appendText(field.path, to: writer)
             appendText(field.descriptor, to: writer)
+            writer.appendVarint(field.parent.map { UInt64($0) + 1 } ?? 0)
         }
         writer.appendVarint(UInt64(content.origins.count))
         for origin in content.origins { appendSite(origin, to: writer) }

@@ -71,13 +71,29 @@ struct WireType: Equatable, Sendable {
 }
 
 /// A field as a changeset names it: its type (an index into
-/// ``ChangesetContent/types``), its path (a property name) and its
-/// descriptor. Two fields of one path and another descriptor are two
-/// fields.
+/// ``ChangesetContent/types``), its name, its descriptor and, for a field
+/// of an embedded object, the field that holds that object. Two fields of
+/// one name and another descriptor are two fields.
+///
+/// An embedded object is merged per path: its field (descriptor
+/// `embedded(T)` or `embedded(T)?`) carries the object's life (an int:
+/// odd while it holds an object, even while null), and each field inside
+/// it is a field of its own whose `parent` is the holder's index.
 struct WireField: Hashable, Sendable {
     var type: Int
+    /// The property's name (in its embedded type, for a field inside one).
     var path: String
     var descriptor: String
+    /// The index in ``ChangesetContent/fields`` of the embedded field this
+    /// one is inside; nil for a field of the object itself.
+    var parent: Int? = nil
+}
+
+extension ChangesetContent {
+    /// The dotted path of `field` (`home.street`), for messages.
+    func name(of field: WireField) -> String {
+        field.parent.map { "\(name(of: fields[$0])).\(field.path)" } ?? field.path
+    }
 }
 
 /// One object's state in a changeset.

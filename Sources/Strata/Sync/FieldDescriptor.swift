@@ -30,6 +30,8 @@ struct FieldDescriptor: Hashable, Sendable, CustomStringConvertible {
     var target: String?
     /// A list's element type; nil for any other field.
     var elementType: PropertyType?
+    /// Whether this describes a list's elements rather than a field.
+    private var isElement = false
 
     /// The descriptor of a property of a valid schema.
     init(_ property: Property) {
@@ -124,9 +126,12 @@ struct FieldDescriptor: Hashable, Sendable, CustomStringConvertible {
         case .link(let key): return type == .link && StoredKind(of: key)?.canBePrimaryKey == true
         case .list(let elements):
             guard type == .list, let elementType else { return false }
-            let element = FieldDescriptor(type: elementType, isOptional: false, target: target, elementType: nil)
+            var element = FieldDescriptor(type: elementType, isOptional: false, target: target, elementType: nil)
+            element.isElement = true
             return elements.allSatisfy { element.admits($0) }
         case .object: return type == .embedded
+        // An embedded field carries its object's life (``WireField``).
+        case .int(let life) where type == .embedded: return life >= 0 && !isElement
         default: return value.fits(type, optional: isOptional)
         }
     }

@@ -92,7 +92,9 @@ struct RandomChangesets {
         if descriptor.isOptional && chance(0.15) { return .null }
         switch descriptor.type {
         case .link: return .link(key(keyTypes[descriptor.target!]!))
-        case .embedded: return object(depth: 3)
+        // An embedded field carries its object's life, mostly; an object
+        // is what older writers sent and still reads.
+        case .embedded: return chance(0.7) ? .int(Int64(int(0 ... 9))) : object(depth: 3)
         case .list:
             let element = descriptor.elementType!
             return .list(
@@ -118,7 +120,12 @@ struct RandomChangesets {
         var fields: [WireField] = []
         for (index, _) in types.enumerated() {
             for shape in shapes where chance(0.3) {
-                fields.append(WireField(type: index, path: "p\(fields.count)", descriptor: shape))
+                // Some fields inside an embedded field of their type.
+                let holders = fields.indices.filter {
+                    fields[$0].type == index && fields[$0].descriptor.hasPrefix("embedded(")
+                }
+                let parent = !holders.isEmpty && chance(0.3) ? holders[int(0 ... holders.count - 1)] : nil
+                fields.append(WireField(type: index, path: "p\(fields.count)", descriptor: shape, parent: parent))
             }
         }
         let origins = (0 ..< (originCount ?? int(1 ... 300))).map { _ in site() }
@@ -252,7 +259,7 @@ struct RandomChangesets {
         var expected: [UInt8] = Array("SCS1".utf8) + [1, 0] + dataset.bytes + sender.bytes + [3] + time
         expected += [1, 0, 0, 0, 1, 0]
         expected += [1, 6] + Array("Person".utf8) + [2] + Array("id".utf8) + [3] + Array("int".utf8)
-        expected += [1, 0, 3] + Array("age".utf8) + [3] + Array("int".utf8)
+        expected += [1, 0, 3] + Array("age".utf8) + [3] + Array("int".utf8) + [0]
         expected += [1] + sender.bytes
         expected += [1, 0x00, 0x03, 0x02, 0x01, 0x03] + time + [0x00, 0x01, 0x00, 0x00, 0x00, 0x03, 0x48]
         let data = [UInt8](ChangesetCodec.encode(content))

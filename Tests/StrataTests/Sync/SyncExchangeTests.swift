@@ -102,6 +102,24 @@ import Testing
         #expect(try notes(a)[1] == NoteV1(id: 1, title: "again", stars: 0))
     }
 
+    @Test func anOlderAppObservesWhatNewerAppsWroteAndTheFieldsItKeeps() async throws {
+        let newer = try open("new.strata", version: 2, [NoteV2.self])
+        let older = try open("old.strata", version: 1, [NoteV1.self])
+        var written = older.observe(NoteV1.self) { $0.writtenByNewerSchema() }.makeAsyncIterator()
+        var holding = older.observe(NoteV1.self) { $0.holdingUndeclaredFields() }.makeAsyncIterator()
+        #expect(try await written.next()?.results.isEmpty == true)
+        #expect(try await holding.next()?.results.isEmpty == true)
+        try await newer.write { tx in try tx.insert(NoteV2(id: 1, title: "t", tag: "work")) }
+        try older.sync.exchange(with: newer)
+        #expect(try await written.next()?.results.map(\.id) == [1])
+        #expect(try await holding.next()?.results.map(\.id) == [1])
+        // Rewritten by the older app: no longer a newer app's, still holding.
+        try await older.write { tx in try tx.update(NoteV1(id: 1, title: "t2")) }
+        #expect(try await written.next()?.results.isEmpty == true)
+        try await older.write { tx in try tx.insert(NoteV1(id: 2, title: "mine")) }
+        #expect(try await holding.next()?.results.map(\.id) == [1])
+    }
+
     @Test func anOlderAppKeepsAFieldItDoesNotDeclareAndRevealsItAfterUpgrading() throws {
         let newer = try open("new.strata", version: 2, [NoteV2.self])
         var older: Database? = try open("old.strata", version: 1, [NoteV1.self])
@@ -115,6 +133,10 @@ import Testing
         try older!.write { tx in try tx.update("Note", key: 1, ["stars": 3]) }
         try older!.write { tx in try tx.update(NoteV1(id: 1, title: "t2", stars: 3)) }
         #expect(try older!.read { tx in try tx.objects(NoteV1.self).writtenByNewerSchema().map(\.id) } == [2])
+        // It still holds the tag it cannot read: note 2's tag is nil, a value.
+        #expect(try older!.read { tx in try tx.objects(NoteV1.self).holdingUndeclaredFields().map(\.id) } == [1, 2])
+        try older!.write { tx in try tx.insert(NoteV1(id: 3, title: "its own")) }
+        #expect(try older!.read { tx in try tx.objects("Note").holdingUndeclaredFields().count } == 2)
         older!.close()
         older = nil
         let upgraded = try open("old.strata", version: 2, [NoteV2.self])

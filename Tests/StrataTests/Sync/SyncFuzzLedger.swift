@@ -20,6 +20,8 @@ struct SyncFuzzRegister: Hashable, CustomStringConvertible {
 struct SyncFuzzLedger {
     struct Write {
         var causalLength: UInt64
+        /// For a field inside an embedded object: the object's life.
+        var life: UInt64
         var stamp: Stamp
         var value: Value
     }
@@ -34,20 +36,42 @@ struct SyncFuzzLedger {
     private(set) var causalLengths: [Object: UInt64] = [:]
     /// Writes recorded, and how many of them lost to a later stamp.
     private(set) var writes = 0
+    /// Per embedded object's register: the highest (causal length of its
+    /// owner, life) its writers gave it.
+    private(set) var lives: [SyncFuzzRegister: (causalLength: UInt64, life: UInt64)] = [:]
 
     /// Records that a write gave `register` `value` at `stamp`, while its
     /// object's causal length was `causalLength`. A write that did not
     /// change the stored bytes keeps the field's earlier stamp, and its
     /// value is that stamp's: recording it again changes nothing.
-    mutating func record(_ register: SyncFuzzRegister, _ value: Value, stamp: Stamp, causalLength: UInt64) {
+    mutating func record(
+        _ register: SyncFuzzRegister, _ value: Value, stamp: Stamp, causalLength: UInt64, life: UInt64 = 0
+    ) {
         writes += 1
         note(Object(type: register.type, key: register.key), causalLength: causalLength)
-        let write = Write(causalLength: causalLength, stamp: stamp, value: value)
+        let write = Write(causalLength: causalLength, life: life, stamp: stamp, value: value)
         guard let current = winners[register] else {
             winners[register] = write
             return
         }
-        if (causalLength, stamp) >= (current.causalLength, current.stamp) { winners[register] = write }
+        if (causalLength, life, stamp) >= (current.causalLength, current.life, current.stamp) {
+            winners[register] = write
+        }
+    }
+
+    /// Records the life an embedded object's register `register` has after
+    /// a write of its owner.
+    mutating func note(_ register: SyncFuzzRegister, life: UInt64, causalLength: UInt64) {
+        let current = lives[register] ?? (0, 0)
+        if (causalLength, life) > (current.causalLength, current.life) { lives[register] = (causalLength, life) }
+    }
+
+    /// The life every file must give the embedded object `register` when
+    /// its owner's causal length is `causalLength`: 0 (never written) when
+    /// no writer of that life of the owner gave it one.
+    func life(_ register: SyncFuzzRegister, causalLength: UInt64) -> UInt64 {
+        guard let known = lives[register], known.causalLength == causalLength else { return 0 }
+        return known.life
     }
 
     /// Records the causal length of an object after a write or a delete.
@@ -63,6 +87,13 @@ struct SyncFuzzLedger {
         -> Value
     {
         guard let winner = winners[register], winner.causalLength == causalLength else { return empty }
+        // A field inside an embedded object: written in the object's last
+        // life, else the life started empty.
+        if let dot = register.field.firstIndex(of: ".") {
+            let holder = SyncFuzzRegister(
+                type: register.type, key: register.key, field: String(register.field[..<dot]))
+            guard winner.life == life(holder, causalLength: causalLength) else { return empty }
+        }
         if case .link(let target) = winner.value, !liveTargets.contains(target) { return .null }
         return winner.value
     }

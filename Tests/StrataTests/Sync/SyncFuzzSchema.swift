@@ -6,7 +6,9 @@ import Foundation
 /// schemas so that each file's app is what its version declares and no
 /// more: version 1 has `Item` and `Person` (with an embedded `Address`);
 /// version 2 adds `Item.note` and the type `Label`, which a version 1 file
-/// learns and keeps; version 3 adds `Item.score` and the list `Item.ranks`.
+/// learns and keeps; version 3 adds `Item.score`, the list `Item.ranks`
+/// and `Address.zip`, a field inside an embedded object that older files
+/// learn and keep.
 ///
 /// Every default is its type's empty value, the value an app that keeps a
 /// field without declaring it stores for it: so "never written" reads the
@@ -21,6 +23,11 @@ enum SyncFuzzSchema {
         case "Person": return ["id", "name", "home"]
         default: return ["id", "text"]
         }
+    }
+
+    /// The fields of the embedded `Address` each version's app writes.
+    static func addressFields(version: Int) -> [String] {
+        ["street", "city"] + (version >= 3 ? ["zip"] : [])
     }
 
     /// The schema of app version `version` (1, 2 or 3).
@@ -38,10 +45,9 @@ enum SyncFuzzSchema {
             item.append(Property.list("ranks", of: .int))
         }
         var types = [
-            ObjectSchema("Address", embedded: true) {
-                Property("street", .string, default: .string(""))
-                Property("city", .string, default: .string(""))
-            },
+            ObjectSchema(
+                "Address", embedded: true,
+                properties: addressFields(version: version).map { Property($0, .string, default: .string("")) }),
             ObjectSchema("Person", primaryKey: "id") {
                 Property("id", .int)
                 Property("name", .string, default: .string(""))

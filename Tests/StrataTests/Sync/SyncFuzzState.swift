@@ -87,6 +87,8 @@ extension SyncFuzzState {
                 }
                 state.fields[type.name] = fields
                 var objects: [Value: [FieldName: Value]] = [:]
+                // The fields inside embedded objects, as records hold them.
+                var inside: [FieldName: Property] = [:]
                 try lmdb.withCursor(table.records) { cursor in
                     var entry = try cursor.first()
                     while let (keyBytes, recordBytes) = entry {
@@ -94,7 +96,13 @@ extension SyncFuzzState {
                         var values: [FieldName: Value] = [:]
                         for property in stored {
                             let name = "\(property.property.name): \(FieldDescriptor.descriptor(of: property.property))"
-                            if let field = table.fields.first(where: { $0.id == property.id }) {
+                            if property.property.type == .embedded {
+                                // Per path: its life, and each field inside it.
+                                let row = try log.row(type.id, keyBytes)
+                                embedded(
+                                    property, name: property.property.name, in: record, row: row, catalog: catalog,
+                                    into: &values, fields: &inside)
+                            } else if let field = table.fields.first(where: { $0.id == property.id }) {
                                 values[name] = table.value(at: field.position, in: record)
                             } else if property.property.isEmbedding {
                                 // A kept embedded field: compared by its bytes.
@@ -107,6 +115,7 @@ extension SyncFuzzState {
                             }
                         }
                         objects[try key(keyBytes)] = values
+                        state.fields[type.name, default: [:]].merge(inside) { a, _ in a }
                         entry = try cursor.next()
                     }
                 }
@@ -130,20 +139,29 @@ extension SyncFuzzState {
     }
 
     /// The causal length of object `key` of `type` and the stamp of each
-    /// of its fields `names`, as the file's clock row holds them, with the
-    /// stamp of the file's last write (a field it holds was written then);
-    /// nil when the object has no row.
+    /// of its fields `names` (`home.street` for a field inside an embedded
+    /// object), as the file's clock row holds them, the life of each
+    /// embedded field named, and the stamp of the file's last write (a
+    /// field it holds was written then); nil when the object has no row.
     static func stamps(in db: Database, _ type: String, key: Int64, fields names: [String]) throws -> (
-        causalLength: UInt64, stamps: [String: Stamp], last: Stamp
+        causalLength: UInt64, stamps: [String: Stamp], lives: [String: UInt64], last: Stamp
     )? {
         guard let handles = db.syncHandles, let table = db.tables[type], let keyField = table.primaryKey else {
             throw FuzzFailure("\(type) is not a type of \(db.path)")
         }
-        let fields = try names.map { name in
-            guard let field = table.fields.first(where: { $0.name == name }) else {
+        let paths = try names.map { name in
+            let parts = name.split(separator: ".").map(String.init)
+            guard let field = table.fields.first(where: { $0.name == parts[0] }) else {
                 throw FuzzFailure("\(type).\(name) is not a field of \(db.path)")
             }
-            return field
+            var path = ClockPath(field.id)
+            if parts.count == 2 {
+                guard let inner = field.embedded?.field(parts[1]) else {
+                    throw FuzzFailure("\(type).\(name) is not a field of \(db.path)")
+                }
+                path = path.appending(inner.id)
+            }
+            return (name, path, field)
         }
         return try db.read { tx in
             let log = SyncLog(
@@ -152,9 +170,56 @@ extension SyncFuzzState {
             let writer = ByteWriter(capacity: 16)
             _ = KeyCodec.appendPrimaryKey(.int(key), type: keyField.type, to: writer)
             guard let row = try writer.withUnsafeBytes({ try log.row(table.type.id, $0) }) else { return nil }
+            let object = try tx.object(type, key: .int(key))
             var stamps: [String: Stamp] = [:]
-            for field in fields { stamps[field.name] = try log.stamp(row.stamp(of: field.id)) }
-            return (row.causalLength, stamps, Stamp(time: try log.lastTime(), origin: handles.identity.site))
+            var lives: [String: UInt64] = [:]
+            for (name, path, field) in paths {
+                stamps[name] = try log.stamp(row.clock(at: path).stamp)
+                if path.tail.isEmpty, field.type == .embedded {
+                    let present = if case .object? = object?[field.name] { true } else { false }
+                    lives[name] = row.life(at: path, present: present)
+                }
+            }
+            return (row.causalLength, stamps, lives, Stamp(time: try log.lastTime(), origin: handles.identity.site))
+        }
+    }
+}
+
+extension SyncFuzzState {
+    /// The embedded field `property` of `record`, per path: `name` gives
+    /// its life (from `row`), and each field inside it, when it holds an
+    /// object, its value (a field the object lacks, its empty value).
+    static func embedded(
+        _ property: CatalogProperty, name: String, in record: RecordView, row: ClockRow?, catalog: Catalog,
+        into values: inout [FieldName: Value], fields: inout [FieldName: Property], path: ClockPath? = nil,
+        stored: CompositeCodec.Stored? = nil
+    ) {
+        let path = path ?? ClockPath(property.id)
+        let at =
+            stored
+            ?? record.fieldOffset(forField: property.id, expectedAt: Int.max).map {
+                CompositeCodec.Stored(base: record.bytes.baseAddress!, offset: $0, end: record.bytes.count)
+            }
+        let isObject = at?.tag == RecordCodec.Tag.object.rawValue
+        values["\(name): \(FieldDescriptor.descriptor(of: property.property))"] = .int(
+            Int64(row?.life(at: path, present: isObject) ?? 0))
+        guard isObject, let at, let type = catalog.types.first(where: { $0.name == property.property.target })
+        else { return }
+        let stored = CompositeCodec.fields(of: at)
+        for inner in type.properties + type.keptProperties {
+            let innerName = "\(name).\(inner.property.name)"
+            let descriptor = FieldDescriptor.descriptor(of: inner.property)
+            fields["\(innerName): \(descriptor)"] = FieldDescriptor.property(named: innerName, descriptor: descriptor)
+            if inner.property.type == .embedded {
+                embedded(
+                    inner, name: innerName, in: record, row: row, catalog: catalog, into: &values, fields: &fields,
+                    path: path.appending(inner.id), stored: stored[inner.id]?.value)
+                continue
+            }
+            var p = stored[inner.id]?.value.offset ?? 0
+            values["\(innerName): \(descriptor)"] =
+                stored[inner.id].flatMap { RecordView.read($0.value.base, &p, $0.value.end) }
+                ?? fields["\(innerName): \(descriptor)"]!.valueWhenAbsent
         }
     }
 }

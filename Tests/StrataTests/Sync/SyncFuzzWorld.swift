@@ -161,7 +161,8 @@ final class SyncFuzzWorld {
                 let current = try tx.object(type, key: .int(key))
                 if current == nil {
                     var values = try fields(
-                        SyncFuzzSchema.properties(type, version: device.version).filter { $0 != "id" }, type, tx)
+                        SyncFuzzSchema.properties(type, version: device.version).filter { $0 != "id" }, type, tx,
+                        version: device.version, current: nil)
                     values["id"] = .int(key)
                     _ = try tx.insert(type, values)
                     values["id"] = nil
@@ -183,7 +184,8 @@ final class SyncFuzzWorld {
                 } else {
                     let names = SyncFuzzSchema.properties(type, version: device.version).filter { $0 != "id" }
                     let chosen = names.filter { _ in Bool.random(using: &rng) }
-                    let values = try fields(chosen.isEmpty ? [pick(names)] : chosen, type, tx)
+                    let values = try fields(
+                        chosen.isEmpty ? [pick(names)] : chosen, type, tx, version: device.version, current: current)
                     try tx.update(type, key: .int(key), values)
                     touches.append(Touch(type: type, key: key, values: values))
                     counts["updates", default: 0] += 1
@@ -191,16 +193,34 @@ final class SyncFuzzWorld {
             }
         }
         for touch in touches {
-            let names = Array(touch.values.keys)
+            var names = Array(touch.values.keys)
+            if case .object(let address)? = touch.values["home"] { names += address.keys.map { "home.\($0)" } }
             guard
-                let (causalLength, stamps, last) = try SyncFuzzState.stamps(
+                let (causalLength, stamps, lives, last) = try SyncFuzzState.stamps(
                     in: device.db, touch.type, key: touch.key, fields: names)
             else { throw FuzzFailure("\(touch.type)[\(touch.key)] has no clock row after a write") }
             ledger.note(.init(type: touch.type, key: touch.key), causalLength: causalLength)
             // A value the record held already is no write (not stamped):
             // clearing a link whose target has not arrived here, which
             // the record shows as null, leaves its register as it was.
-            for (name, value) in touch.values where stamps[name] == last {
+            var written = touch.values
+            if let home = written["home"] {
+                // An embedded object is registers per path: its life, and
+                // each field inside it, in that life.
+                let life = lives["home"] ?? 0
+                ledger.note(
+                    SyncFuzzRegister(type: touch.type, key: touch.key, field: "home"), life: life,
+                    causalLength: causalLength)
+                written["home"] = nil
+                if case .object(let address) = home {
+                    for (field, value) in address where stamps["home.\(field)"] == last {
+                        ledger.record(
+                            SyncFuzzRegister(type: touch.type, key: touch.key, field: "home.\(field)"), value,
+                            stamp: last, causalLength: causalLength, life: life)
+                    }
+                }
+            }
+            for (name, value) in written where stamps[name] == last {
                 ledger.record(
                     SyncFuzzRegister(type: touch.type, key: touch.key, field: name), value, stamp: stamps[name]!,
                     causalLength: causalLength)
@@ -210,7 +230,9 @@ final class SyncFuzzWorld {
 
     /// New values for fields `names` of a `type` object, each unique in the
     /// run (a link names a person that lives here, or nothing).
-    private func fields(_ names: [String], _ type: String, _ tx: WriteTransaction) throws -> [String: Value] {
+    private func fields(
+        _ names: [String], _ type: String, _ tx: WriteTransaction, version: Int, current: DynamicObject?
+    ) throws -> [String: Value] {
         var values: [String: Value] = [:]
         for name in names {
             unique += 1
@@ -225,9 +247,17 @@ final class SyncFuzzWorld {
             case "ranks":
                 values[name] = .list((0 ..< Int.random(in: 0 ... 3, using: &rng)).map { .int(n * 10 + Int64($0)) })
             case "home":
-                values[name] =
-                    Bool.random(using: &rng)
-                    ? .object(["street": .string("street\(n)"), "city": .string("city\(n)")]) : .null
+                // One field of the address it has (merged per path), a new
+                // address, or none.
+                let address = SyncFuzzSchema.addressFields(version: version)
+                if case .object(var fields)? = current?["home"], Int.random(in: 0 ..< 3, using: &rng) > 0 {
+                    for field in address where Bool.random(using: &rng) { fields[field] = .string("\(field)\(n)") }
+                    values[name] = .object(fields)
+                } else if Bool.random(using: &rng) {
+                    values[name] = .object(Dictionary(uniqueKeysWithValues: address.map { ($0, .string("\($0)\(n)")) }))
+                } else {
+                    values[name] = .null
+                }
             case "owner":
                 let people = try tx.objects("Person").array().compactMap(\.primaryKey.int)
                 values[name] =
