@@ -86,6 +86,24 @@ public struct DatabaseSync: Sendable {
         try apply(content: try ChangesetCodec.decode(changeset.data))
     }
 
+    /// Applies a changeset that the peer `peer` made, as ``apply(_:)``
+    /// does: for a caller that knows where its bytes come from (a peer's
+    /// connection) and wants a changeset of any other site refused.
+    ///
+    /// - Throws: what ``apply(_:)`` throws, and
+    ///   ``StrataError/Code/changesetRefused`` when the changeset names
+    ///   another sender.
+    @discardableResult
+    public func apply(_ changeset: Changeset, from peer: SiteID) throws -> SyncApplyReport {
+        let content = try ChangesetCodec.decode(changeset.data)
+        guard content.sender == peer else {
+            throw StrataError.changesetRefused(
+                path: database.path, "it was made by site \(content.sender), not by \(peer) that it came from",
+                remedy: "Check what the connection to \(peer) relays; apply a relayed changeset with apply(_:).")
+        }
+        return try apply(content: content)
+    }
+
     /// The changes this file holds past the position `after` (or after
     /// sequence number `since`): one entry per object, with at most
     /// `limit` objects.

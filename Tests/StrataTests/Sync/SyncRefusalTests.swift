@@ -196,3 +196,19 @@ extension SyncRefusalTests {
         #expect(try peer.read { tx in try tx.object(NoteV1.self, primaryKey: count - 1) }?.title == "n\(count - 1)")
     }
 }
+
+extension SyncRefusalTests {
+    @Test func aChangesetFromAnotherSiteThanItsPeerIsRefused() throws {
+        let a = try open("a.strata")
+        let b = try open("b.strata")
+        let c = try open("c.strata")
+        try a.write { tx in try tx.insert(NoteV1(id: 1, title: "from a")) }
+        let changes = try a.sync.changes()
+        let error = #expect(throws: StrataError.self) { try c.sync.apply(changes, from: try b.sync.site) }
+        #expect(error?.code == .changesetRefused)
+        #expect(error?.message.contains("not by") == true)
+        #expect(try count(c) == 0)
+        #expect(try c.sync.apply(changes, from: try a.sync.site).changedObjects == 1)
+        #expect(try count(c) == 1)
+    }
+}
