@@ -50,27 +50,8 @@ struct ChangesetBuilder {
         content.fromSeq = after
         content.toSeq = after
         content.senderTime = try log.lastTime()
-        let lmdb = log.lmdb
-        let start = FileLayout.counterBytes(after &+ 1)
-        var pending: [(seq: UInt64, type: TypeID, key: [UInt8])] = []
-        try lmdb.withCursor(log.handles.log) { cursor in
-            var entry = try start.withUnsafeBytes { try cursor.seek(atLeast: $0) }
-            var count = 0
-            var lastSeq: UInt64?
-            while let found = entry {
-                guard let (seq, type, key) = SyncLog.parseLogKey(found.key) else {
-                    throw StrataError.corruptFile(path: log.path, "The sync change log of \(log.path) is damaged.")
-                }
-                if count >= limit, seq != lastSeq {
-                    content.hasMore = true
-                    break
-                }
-                pending.append((seq, type, Array(key)))
-                lastSeq = seq
-                count += 1
-                entry = try cursor.next()
-            }
-        }
+        let (pending, hasMore) = try log.changedObjects(after: after, limit: limit)
+        content.hasMore = hasMore
         for (seq, type, key) in pending {
             content.toSeq = seq
             try key.withUnsafeBytes { try add(type, key: $0, since: since) }

@@ -1,0 +1,134 @@
+/// Reading the change log: the objects changed after a sequence number,
+/// and the check that every clock row is in the run of its seq.
+extension SyncLog {
+    /// One object's last change.
+    typealias Change = (seq: UInt64, type: TypeID, key: [UInt8])
+
+    /// The objects whose last change is after `seq`, in the log's order
+    /// (by seq, then type, then key), at most about `limit`: the walk
+    /// stops after `limit` objects at the end of a sequence number, and
+    /// `hasMore` says whether it stopped before the end of the log.
+    func changedObjects(after seq: UInt64, limit: Int) throws -> (changes: [Change], hasMore: Bool) {
+        var changes: [Change] = []
+        var hasMore = false
+        try forEachChange(after: seq) { seq, type, key in
+            if changes.count >= limit, seq != changes.last?.seq {
+                hasMore = true
+                return false
+            }
+            changes.append((seq, type, Array(key)))
+            return true
+        }
+        return (changes, hasMore)
+    }
+
+    /// How many objects' last change is after `seq`.
+    func changedObjectCount(after seq: UInt64) throws -> Int {
+        var count = 0
+        try forEachChange(after: seq) { _, _, _ in
+            count += 1
+            return true
+        }
+        return count
+    }
+
+    /// Calls `body` with each object whose last change is after `seq`, in
+    /// the log's order, until it returns false. The runs of a type whose
+    /// clock rows this log has not opened are skipped.
+    func forEachChange(after seq: UInt64, _ body: (UInt64, TypeID, UnsafeRawBufferPointer) throws -> Bool) throws {
+        try changes.flush()
+        try lmdb.withCursor(handles.log) { log in
+            var entry = try FileLayout.counterBytes(seq &+ 1).withUnsafeBytes { try log.seek(atLeast: $0) }
+            while let found = entry {
+                guard let run = SyncChangeLog.run(found) else {
+                    throw StrataError.corruptFile(path: path, "The sync change log of \(path) is damaged.")
+                }
+                if let clocks = clocks(of: run.type) {
+                    let goesOn = try lmdb.withCursor(clocks) { cursor in
+                        var row = try cursor.seek(exactly: run.first)
+                        while let current = row {
+                            guard try body(run.seq, run.type, current.key) else { return false }
+                            if KeyCodec.compare(current.key, run.last) >= 0 { return true }
+                            row = try cursor.next()
+                        }
+                        throw StrataError.corruptFile(
+                            path: path, "A run of the sync change log of \(path) names clock rows that are missing.")
+                    }
+                    guard goesOn else { return }
+                }
+                entry = try log.next()
+            }
+        }
+    }
+
+    /// What is wrong with the change log, one sentence each: every clock
+    /// row must lie in exactly one run, of its seq, and every run must
+    /// begin and end at a row.
+    func checkChanges(_ catalog: Catalog) throws -> [String] {
+        var runs: [TypeID: [(seq: UInt64, first: [UInt8], last: [UInt8])]] = [:]
+        try lmdb.withCursor(handles.log) { log in
+            var entry = try log.first()
+            while let found = entry {
+                guard let run = SyncChangeLog.run(found) else {
+                    throw StrataError.corruptFile(path: path, "The sync change log of \(path) is damaged.")
+                }
+                runs[run.type, default: []].append((run.seq, Array(run.first), Array(run.last)))
+                entry = try log.next()
+            }
+        }
+        var problems: [String] = []
+        for type in catalog.types where !type.isEmbedded {
+            guard let clocks = clocks(of: type.id) else { continue }
+            let typeRuns = (runs.removeValue(forKey: type.id) ?? []).sorted { a, b in
+                a.first.withUnsafeBytes { KeyCodec.compare($0, b.first) } < 0
+            }
+            problems += try check(type.name, typeRuns, clocks)
+        }
+        for type in runs.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
+            problems.append("The sync change log names type \(type.rawValue), which has no clock rows.")
+        }
+        return problems
+    }
+
+    /// Walks the rows of one type beside its runs, sorted by first key.
+    private func check(
+        _ name: String, _ runs: [(seq: UInt64, first: [UInt8], last: [UInt8])], _ clocks: DatabaseHandle
+    ) throws -> [String] {
+        var problems: [String] = []
+        for (a, b) in zip(runs, runs.dropFirst()) where a.last.withUnsafeBytes({ KeyCodec.compare($0, b.first) }) >= 0 {
+            problems.append("Two runs of '\(name)' in the sync change log overlap.")
+        }
+        let missing = "A run of '\(name)' in the sync change log begins or ends at a missing row."
+        var index = 0
+        // Whether the current run's first and last keys are rows.
+        var ends = (first: false, last: false)
+        try lmdb.withCursor(clocks) { cursor in
+            var entry = try cursor.first()
+            while let (key, value) = entry, problems.count < 10 {
+                while index < runs.count, KeyCodec.compare(key, runs[index].last) > 0 {
+                    if ends != (true, true) { problems.append(missing) }
+                    index += 1
+                    ends = (false, false)
+                }
+                let seq = ClockRow.decode(value)?.seq
+                let at = seq.map(String.init) ?? "?"
+                if index < runs.count, KeyCodec.compare(key, runs[index].first) >= 0 {
+                    ends.first = ends.first || KeyCodec.compare(key, runs[index].first) == 0
+                    ends.last = KeyCodec.compare(key, runs[index].last) == 0
+                    if seq != runs[index].seq {
+                        problems.append(
+                            "An object of '\(name)' last changed at \(at) lies in a run of \(runs[index].seq) in the sync change log."
+                        )
+                    }
+                } else {
+                    problems.append("An object of '\(name)' last changed at \(at) is missing from the sync change log.")
+                }
+                entry = try cursor.next()
+            }
+        }
+        if index < runs.count, problems.isEmpty, ends != (true, true) || index + 1 < runs.count {
+            problems.append(missing)
+        }
+        return problems
+    }
+}
