@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// One object the engine inserted, replaced or deleted, as the subscribers
 /// of its transaction see it (``ChangeSubscriber``): which object, and its
 /// record before and after the write, from which the fields whose bytes
@@ -40,27 +46,57 @@ struct ChangeRecord {
         case (nil, let record?), (let record?, nil):
             record.forEachEncodedField { id, _ in changed.append(id) }
         case (let old?, let new?):
-            var oldFields: [(id: PropertyID, bytes: UnsafeRawBufferPointer)] = []
-            oldFields.reserveCapacity(old.fieldCount)
-            old.forEachEncodedField { oldFields.append(($0, $1)) }
-            var next = 0
-            new.forEachEncodedField { id, bytes in
-                while next < oldFields.count && oldFields[next].id < id {
-                    changed.append(oldFields[next].id)
-                    next += 1
-                }
-                if next < oldFields.count && oldFields[next].id == id {
-                    if !oldFields[next].bytes.elementsEqual(bytes) { changed.append(id) }
-                    next += 1
-                } else {
-                    changed.append(id)
-                }
-            }
-            changed.append(contentsOf: oldFields[next...].map(\.id))
+            ChangeRecord.compare(old, new) { changed.append($0) }
         case (nil, nil):
             break
         }
         return changed
+    }
+
+    /// Calls `body` with the id of each field whose encoded bytes differ
+    /// between `old` and `new`, ascending: both records are walked side by
+    /// side, as both hold their fields by ascending id.
+    private static func compare(_ old: RecordView, _ new: RecordView, _ body: (PropertyID) -> Void) {
+        guard let a = old.bytes.baseAddress, let b = new.bytes.baseAddress else {
+            old.forEachEncodedField { id, _ in body(id) }
+            new.forEachEncodedField { id, _ in body(id) }
+            return
+        }
+        let (aEnd, bEnd) = (old.bytes.count, new.bytes.count)
+        var (p, q) = (old.fieldsOffset, new.fieldsOffset)
+        var (aLeft, bLeft) = (old.fieldCount, new.fieldCount)
+        // The field each walk is at: its id, and where its bytes begin
+        // (`start`, the id) and end (`end`); nil past the last.
+        func field(_ base: UnsafeRawPointer, _ at: inout Int, _ count: Int, _ left: inout Int) -> (
+            id: UInt64, start: Int, end: Int
+        )? {
+            guard left > 0 else { return nil }
+            left -= 1
+            let start = at
+            guard let id = RecordView.varint(base, &at, count), RecordView.skip(base, &at, count) else {
+                left = 0
+                return nil
+            }
+            return (id, start, at)
+        }
+        var x = field(a, &p, aEnd, &aLeft)
+        var y = field(b, &q, bEnd, &bLeft)
+        while x != nil || y != nil {
+            if let f = x, y.map({ f.id < $0.id }) ?? true {
+                body(PropertyID(UInt32(truncatingIfNeeded: f.id)))
+                x = field(a, &p, aEnd, &aLeft)
+            } else if let g = y, x.map({ g.id < $0.id }) ?? true {
+                body(PropertyID(UInt32(truncatingIfNeeded: g.id)))
+                y = field(b, &q, bEnd, &bLeft)
+            } else if let f = x, let g = y {
+                let length = f.end - f.start
+                if length != g.end - g.start || memcmp(a + f.start, b + g.start, length) != 0 {
+                    body(PropertyID(UInt32(truncatingIfNeeded: f.id)))
+                }
+                x = field(a, &p, aEnd, &aLeft)
+                y = field(b, &q, bEnd, &bLeft)
+            }
+        }
     }
 }
 

@@ -66,24 +66,31 @@ final class SyncChangeLog {
     // MARK: Writing
 
     /// Records that the object `key` of `type`, whose clock row has just
-    /// been written through `clocks`, changed at `seq`; it had last changed
-    /// at `previous`, or had no row when nil. `appendedAfter` is the key
-    /// its row was appended after (empty when it is the type's first row),
-    /// or nil when the row was not appended.
+    /// been written through `clocks` (which LMDB leaves at it), changed at
+    /// `seq`; it had last changed at `previous`, or had no row when nil.
+    /// `appendedAfter` is the key its row was appended after (empty when
+    /// it is the type's first row), or nil when the row was not appended.
+    ///
+    /// - Returns: The key of the row `clocks` is left at, when known.
     func moved(
         _ type: TypeID, _ key: UnsafeRawBufferPointer, from previous: UInt64?, to seq: UInt64, clocks: LMDBCursor,
         appendedAfter: ByteWriter?
-    ) throws {
+    ) throws -> ByteWriter? {
         moving = (key, clocks)
         found = (nil, nil)
-        offset = nil
+        offset = 0
         defer { moving = nil }
         if let previous {
             try leave(previous, type, key)
         } else if appendedAfter == nil, try joinsRunAround(type, key, seq) {
-            return
+            return nil
         }
         try join(seq, type, key, appendedAfter: appendedAfter)
+        switch offset {
+        case -1: return before
+        case 1: return after
+        default: return nil
+        }
     }
 
     /// Whether the object being moved has a row before (or after) its
@@ -92,8 +99,6 @@ final class SyncChangeLog {
         if let known = isBefore ? found.before : found.after { return known }
         guard let (key, clocks) = moving else { preconditionFailure("No object is being moved") }
         let step = isBefore ? -1 : 1
-        // A cursor that wrote an entry stays at it.
-        if offset == nil, try clocks.current().map({ KeyCodec.compare($0.key, key) == 0 }) == true { offset = 0 }
         if offset == nil {
             guard try clocks.seek(exactly: key) != nil else {
                 throw StrataError.corruptFile(path: path, "A clock row being written in \(path) is missing.")

@@ -83,6 +83,10 @@ final class SyncLog {
     /// is found on the cursor's page, without a search from the root.
     private var clockCursors: [TypeID: LMDBCursor] = [:]
     private var lastClockCursor: (type: TypeID, cursor: LMDBCursor)?
+    /// The row the clock cursor of `cursorType` is at, when known: objects
+    /// written in key order find theirs there, without a search.
+    private var cursorType: TypeID?
+    private let cursorKey = ByteWriter(capacity: 64)
 
     /// The origin index of this file's own site.
     static let localOrigin: UInt32 = 0
@@ -152,9 +156,13 @@ final class SyncLog {
     /// The clock row of the object with record key `key`; nil when it has
     /// none (never written since sync was enabled).
     func row(_ type: TypeID, _ key: UnsafeRawBufferPointer) throws -> ClockRow? {
-        guard let cursor = try clockCursor(of: type), let bytes = try cursor.seek(exactly: key)?.value else {
+        guard let cursor = try clockCursor(of: type) else { return nil }
+        let isAtRow = isCursorAt(type, key)
+        guard let bytes = try (isAtRow ? cursor.current() : cursor.seek(exactly: key))?.value else {
+            cursorType = nil
             return nil
         }
+        if !isAtRow { noteCursor(at: key, of: type) }
         guard let row = ClockRow.decode(bytes) else {
             throw StrataError.corruptFile(path: path, "A clock row of type \(type) in \(path) is damaged.")
         }
@@ -186,7 +194,7 @@ final class SyncLog {
         let appended = try appends && rowBytes.withUnsafeBytes { try clocks.append(key: key, value: $0) }
         if !appended {
             // The row read before the write left the cursor at it.
-            let isAtRow = try previousSeq != nil && clocks.current().map { KeyCodec.compare($0.key, key) == 0 } == true
+            let isAtRow = previousSeq != nil && isCursorAt(type, key)
             try rowBytes.withUnsafeBytes { value in
                 if isAtRow {
                     try clocks.replaceCurrent(key: key, value: value)
@@ -195,9 +203,11 @@ final class SyncLog {
                 }
             }
         }
+        noteCursor(at: key, of: type)
         if previousSeq != row.seq {
-            try changes.moved(
+            let leftAt = try changes.moved(
                 type, key, from: previousSeq, to: row.seq, clocks: clocks, appendedAfter: appended ? clockFrontier : nil)
+            if let leftAt { leftAt.withUnsafeBytes { noteCursor(at: $0, of: type) } } else { cursorType = nil }
         }
         if appended {
             clockFrontier.removeAll()
@@ -208,8 +218,19 @@ final class SyncLog {
     /// The seq of the stored row of `key`, for an assertion (the run the
     /// object leaves is found by it).
     private func storedSeq(_ clocks: LMDBCursor, _ key: UnsafeRawBufferPointer) -> UInt64? {
+        cursorType = nil
         guard let stored = try? clocks.seek(exactly: key) else { return nil }
         return ClockRow.decode(stored.value)?.seq ?? .max
+    }
+
+    private func isCursorAt(_ type: TypeID, _ key: UnsafeRawBufferPointer) -> Bool {
+        cursorType == type && cursorKey.withUnsafeBytes { KeyCodec.compare(key, $0) == 0 }
+    }
+
+    private func noteCursor(at key: UnsafeRawBufferPointer, of type: TypeID) {
+        cursorType = type
+        cursorKey.removeAll()
+        cursorKey.append(contentsOf: key)
     }
 
     /// The clock database of `type`: the last one asked for is kept, as
