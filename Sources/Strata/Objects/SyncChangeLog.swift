@@ -24,12 +24,12 @@ final class SyncChangeLog {
 
     /// The run being extended.
     private var open: (seq: UInt64, type: TypeID)?
-    private let openFirst = ByteWriter(capacity: 64)
-    private let openLast = ByteWriter(capacity: 64)
+    private var openFirst = KeyBuffer()
+    private var openLast = KeyBuffer()
     /// The key of the row after the run's last, when known (empty: none):
     /// an update in key order finds it while taking the object out of its
     /// old run, and the next object joins the run when it is that row.
-    private let openNext = ByteWriter(capacity: 64)
+    private var openNext = KeyBuffer()
     private var knowsOpenNext = false
     private var flushesAtCommit = false
     /// Kept cursors: one where new runs go (the end of the log), one
@@ -38,29 +38,34 @@ final class SyncChangeLog {
     private var trimCursor: LMDBCursor?
     /// The largest key of the log, once read: an entry above it is
     /// appended.
-    private let frontier = ByteWriter(capacity: 80)
+    private var frontier = KeyBuffer()
     private var frontierRead = false
     /// The run ``trimCursor`` is at, whose entry's key, first and last
     /// keys are in ``entryKey``, ``runFirst`` and ``runLast``; nil when
     /// unknown. Objects updated in key order leave one run after another.
     private var atRun: (seq: UInt64, type: TypeID)?
-    private let entryKey = ByteWriter(capacity: 80)
-    private let runFirst = ByteWriter(capacity: 64)
-    private let runLast = ByteWriter(capacity: 64)
-    private let newKey = ByteWriter(capacity: 80)
+    private var entryKey = KeyBuffer()
+    private var runFirst = KeyBuffer()
+    private var runLast = KeyBuffer()
+    private var newKey = KeyBuffer()
     /// The keys of the rows before and after the one being moved, read
-    /// once each (``neighbour(before:)``), and where the clock cursor is
-    /// from that row: -1, 0, 1, or nil when unknown.
-    private let before = ByteWriter(capacity: 64)
-    private let after = ByteWriter(capacity: 64)
+    /// once each (``neighbour(before:of:_:)``), and where the clock cursor
+    /// is from that row: -1, 0, 1, or nil when unknown.
+    private var before = KeyBuffer()
+    private var after = KeyBuffer()
     private var found: (before: Bool?, after: Bool?) = (nil, nil)
     private var offset: Int?
-    private var moving: (key: UnsafeRawBufferPointer, clocks: LMDBCursor)?
 
     init(lmdb: LMDBTransaction, database: DatabaseHandle, path: String) {
         self.lmdb = lmdb
         self.database = database
         self.path = path
+    }
+
+    deinit {
+        for buffer in [openFirst, openLast, openNext, frontier, entryKey, runFirst, runLast, newKey, before, after] {
+            buffer.free()
+        }
     }
 
     // MARK: Writing
@@ -71,33 +76,31 @@ final class SyncChangeLog {
     /// `appendedAfter` is the key its row was appended after (empty when
     /// it is the type's first row), or nil when the row was not appended.
     ///
-    /// - Returns: The key of the row `clocks` is left at, when known.
+    /// - Returns: The key of the row `clocks` is left at, when known
+    ///   (valid until the next call).
     func moved(
         _ type: TypeID, _ key: UnsafeRawBufferPointer, from previous: UInt64?, to seq: UInt64, clocks: LMDBCursor,
-        appendedAfter: ByteWriter?
-    ) throws -> ByteWriter? {
-        moving = (key, clocks)
+        appendedAfter: UnsafeRawBufferPointer?
+    ) throws -> UnsafeRawBufferPointer? {
         found = (nil, nil)
         offset = 0
-        defer { moving = nil }
         if let previous {
-            try leave(previous, type, key)
-        } else if appendedAfter == nil, try joinsRunAround(type, key, seq) {
+            try leave(previous, type, key, clocks)
+        } else if appendedAfter == nil, try joinsRunAround(type, key, seq, clocks) {
             return nil
         }
-        try join(seq, type, key, appendedAfter: appendedAfter)
+        try join(seq, type, key, clocks, appendedAfter: appendedAfter)
         switch offset {
-        case -1: return before
-        case 1: return after
+        case -1: return before.bytes
+        case 1: return after.bytes
         default: return nil
         }
     }
 
-    /// Whether the object being moved has a row before (or after) its
-    /// own; its key is then in ``before`` (or ``after``).
-    private func neighbour(before isBefore: Bool) throws -> Bool {
+    /// Whether the object `key` has a row before (or after) its own; its
+    /// key is then in ``before`` (or ``after``).
+    private func neighbour(before isBefore: Bool, of key: UnsafeRawBufferPointer, _ clocks: LMDBCursor) throws -> Bool {
         if let known = isBefore ? found.before : found.after { return known }
-        guard let (key, clocks) = moving else { preconditionFailure("No object is being moved") }
         let step = isBefore ? -1 : 1
         if offset == nil {
             guard try clocks.seek(exactly: key) != nil else {
@@ -111,14 +114,13 @@ final class SyncChangeLog {
             guard entry != nil else { break }
             offset! += offset! < step ? 1 : -1
         }
-        let writer = isBefore ? before : after
-        writer.removeAll()
-        if let entry, offset == step { writer.append(contentsOf: entry.key) }
+        let neighbour = offset == step ? entry?.key : nil
+        if isBefore { before.set(neighbour ?? UnsafeRawBufferPointer(start: nil, count: 0)) }
+        if !isBefore { after.set(neighbour ?? UnsafeRawBufferPointer(start: nil, count: 0)) }
         // At an end of the database LMDB leaves the cursor where it is.
         if entry == nil { offset = nil }
-        let exists = writer.count > 0
-        if isBefore { found.before = exists } else { found.after = exists }
-        return exists
+        if isBefore { found.before = neighbour != nil } else { found.after = neighbour != nil }
+        return neighbour != nil
     }
 
     /// Writes the run being extended to the log.
@@ -126,53 +128,47 @@ final class SyncChangeLog {
         guard let (seq, type) = open else { return }
         open = nil
         atRun = nil
-        SyncChangeLog.key(newKey, seq: seq, type: type, last: openLast)
+        newKey.setLogKey(seq: seq, type: type, key: openLast.bytes)
         let cursor = try appendCursor ?? lmdb.keptCursor(database)
         appendCursor = cursor
         if !frontierRead {
-            if let last = try lmdb.lastKey(database) { frontier.append(contentsOf: last) }
+            if let last = try lmdb.lastKey(database) { last.withUnsafeBytes { frontier.set($0) } }
             frontierRead = true
         }
-        try newKey.withUnsafeBytes { key in
-            try SyncChangeLog.firstValue(first: openFirst, last: openLast) { value in
-                let appends = frontier.count == 0 || frontier.withUnsafeBytes { KeyCodec.compare(key, $0) } > 0
-                if appends, try cursor.append(key: key, value: value) {
-                    frontier.removeAll()
-                    frontier.append(contentsOf: key)
-                } else {
-                    try cursor.put(key: key, value: value)
-                }
-            }
+        let key = newKey.bytes
+        let value = SyncChangeLog.firstValue(first: openFirst, last: openLast)
+        if frontier.isEmpty || KeyCodec.compare(key, frontier.bytes) > 0, try cursor.append(key: key, value: value) {
+            frontier.set(key)
+        } else {
+            try cursor.put(key: key, value: value)
         }
     }
 
     /// Adds the object to the run being extended when its row is the next
     /// one after that run's last, else begins a run with it.
-    private func join(_ seq: UInt64, _ type: TypeID, _ key: UnsafeRawBufferPointer, appendedAfter: ByteWriter?)
-        throws
-    {
+    private func join(
+        _ seq: UInt64, _ type: TypeID, _ key: UnsafeRawBufferPointer, _ clocks: LMDBCursor,
+        appendedAfter: UnsafeRawBufferPointer?
+    ) throws {
         if let open, open.seq == seq, open.type == type {
             let adjacent: Bool
             if let appendedAfter {
-                adjacent = SyncChangeLog.equal(appendedAfter, openLast)
+                adjacent = openLast.holds(appendedAfter)
             } else if knowsOpenNext {
-                adjacent = openNext.withUnsafeBytes { KeyCodec.compare(key, $0) == 0 }
+                adjacent = openNext.holds(key)
             } else {
-                adjacent = try neighbour(before: true) && SyncChangeLog.equal(before, openLast)
+                adjacent = try neighbour(before: true, of: key, clocks) && openLast.holds(before.bytes)
             }
             if adjacent {
-                openLast.removeAll()
-                openLast.append(contentsOf: key)
+                openLast.set(key)
                 noteOpenNext(appended: appendedAfter != nil)
                 return
             }
         }
         try flush()
         open = (seq, type)
-        openFirst.removeAll()
-        openFirst.append(contentsOf: key)
-        openLast.removeAll()
-        openLast.append(contentsOf: key)
+        openFirst.set(key)
+        openLast.set(key)
         noteOpenNext(appended: appendedAfter != nil)
         if !flushesAtCommit {
             flushesAtCommit = true
@@ -188,7 +184,7 @@ final class SyncChangeLog {
         if appended {
             knowsOpenNext = true
         } else if let hasAfter = found.after {
-            if hasAfter { after.withUnsafeBytes { openNext.append(contentsOf: $0) } }
+            if hasAfter { openNext.set(after.bytes) }
             knowsOpenNext = true
         } else {
             knowsOpenNext = false
@@ -197,48 +193,43 @@ final class SyncChangeLog {
 
     /// Takes the object out of its run of `seq`: the run loses its first
     /// or last key, is cut in two around it, or goes.
-    private func leave(_ seq: UInt64, _ type: TypeID, _ key: UnsafeRawBufferPointer) throws {
+    private func leave(_ seq: UInt64, _ type: TypeID, _ key: UnsafeRawBufferPointer, _ clocks: LMDBCursor) throws {
         if let open, open.seq == seq, open.type == type { try flush() }
         let cursor = try trimCursor ?? lmdb.keptCursor(database)
         trimCursor = cursor
         try findRun(seq, type, holding: key, cursor)
-        let isFirst = runFirst.withUnsafeBytes { KeyCodec.compare(key, $0) == 0 }
-        let isLast = runLast.withUnsafeBytes { KeyCodec.compare(key, $0) == 0 }
+        let isFirst = runFirst.holds(key)
+        let isLast = runLast.holds(key)
         if isFirst && isLast {
             atRun = nil
             try cursor.deleteCurrent()
             return
         }
         if !isLast {
-            try requireNeighbour(before: false)
+            try requireNeighbour(before: false, of: key, clocks)
             // The run keeps its entry (its last key) from the next row on.
-            try entryKey.withUnsafeBytes { entry in
-                try SyncChangeLog.firstValue(first: after, last: runLast) {
-                    try cursor.replaceCurrent(key: entry, value: $0)
-                }
-            }
+            try cursor.replaceCurrent(key: entryKey.bytes, value: SyncChangeLog.firstValue(first: after, last: runLast))
         }
         guard !isFirst else {
-            runFirst.removeAll()
-            after.withUnsafeBytes { runFirst.append(contentsOf: $0) }
+            runFirst.set(after.bytes)
             return
         }
-        try requireNeighbour(before: true)
+        try requireNeighbour(before: true, of: key, clocks)
         atRun = nil
         if isLast { try cursor.deleteCurrent() }
         // The rows before the object: a run that ends at its neighbour.
-        SyncChangeLog.key(newKey, seq: seq, type: type, last: before)
-        try newKey.withUnsafeBytes { entry in
-            try SyncChangeLog.firstValue(first: runFirst, last: before) { try cursor.put(key: entry, value: $0) }
-        }
+        newKey.setLogKey(seq: seq, type: type, key: before.bytes)
+        try cursor.put(key: newKey.bytes, value: SyncChangeLog.firstValue(first: runFirst, last: before))
     }
 
     /// Whether a row new in this transaction, written between two others,
     /// lies inside a run of its own `seq` (it is one of that run's objects
     /// now). A run of another sequence number around it is cut in two.
-    private func joinsRunAround(_ type: TypeID, _ key: UnsafeRawBufferPointer, _ seq: UInt64) throws -> Bool {
-        guard try neighbour(before: true), try neighbour(before: false),
-            let beforeSeq = try rowSeq(before), let afterSeq = try rowSeq(after), beforeSeq == afterSeq
+    private func joinsRunAround(_ type: TypeID, _ key: UnsafeRawBufferPointer, _ seq: UInt64, _ clocks: LMDBCursor)
+        throws -> Bool
+    {
+        guard try neighbour(before: true, of: key, clocks), try neighbour(before: false, of: key, clocks),
+            let beforeSeq = try rowSeq(before, clocks), let afterSeq = try rowSeq(after, clocks), beforeSeq == afterSeq
         else { return false }
         if let open, open.seq == beforeSeq, open.type == type, SyncChangeLog.holds(openFirst, openLast, before, before) {
             // The run being extended holds the row before.
@@ -251,20 +242,16 @@ final class SyncChangeLog {
         }
         let cursor = try trimCursor ?? lmdb.keptCursor(database)
         trimCursor = cursor
-        try before.withUnsafeBytes { try findRun(beforeSeq, type, holding: $0, cursor) }
+        try findRun(beforeSeq, type, holding: before.bytes, cursor)
         guard SyncChangeLog.holds(runFirst, runLast, before, after) else { return false }
         if beforeSeq == seq {
             knowsOpenNext = false
             return true
         }
         atRun = nil
-        try entryKey.withUnsafeBytes { entry in
-            try SyncChangeLog.firstValue(first: after, last: runLast) { try cursor.replaceCurrent(key: entry, value: $0) }
-        }
-        SyncChangeLog.key(newKey, seq: beforeSeq, type: type, last: before)
-        try newKey.withUnsafeBytes { entry in
-            try SyncChangeLog.firstValue(first: runFirst, last: before) { try cursor.put(key: entry, value: $0) }
-        }
+        try cursor.replaceCurrent(key: entryKey.bytes, value: SyncChangeLog.firstValue(first: after, last: runLast))
+        newKey.setLogKey(seq: beforeSeq, type: type, key: before.bytes)
+        try cursor.put(key: newKey.bytes, value: SyncChangeLog.firstValue(first: runFirst, last: before))
         return false
     }
 
@@ -274,95 +261,57 @@ final class SyncChangeLog {
     private func findRun(_ seq: UInt64, _ type: TypeID, holding key: UnsafeRawBufferPointer, _ cursor: LMDBCursor)
         throws
     {
-        if let atRun, atRun.seq == seq, atRun.type == type,
-            runFirst.withUnsafeBytes({ KeyCodec.compare($0, key) <= 0 }),
-            runLast.withUnsafeBytes({ KeyCodec.compare(key, $0) <= 0 })
+        if let atRun, atRun.seq == seq, atRun.type == type, KeyCodec.compare(runFirst.bytes, key) <= 0,
+            KeyCodec.compare(key, runLast.bytes) <= 0
         {
             return
         }
         atRun = nil
-        SyncChangeLog.key(newKey, seq: seq, type: type, key: key)
-        guard let entry = try newKey.withUnsafeBytes({ try cursor.seek(atLeast: $0) }),
-            let run = SyncChangeLog.run(entry), run.seq == seq, run.type == type,
-            KeyCodec.compare(run.first, key) <= 0
+        newKey.setLogKey(seq: seq, type: type, key: key)
+        guard let entry = try cursor.seek(atLeast: newKey.bytes), let run = SyncChangeLog.run(entry), run.seq == seq,
+            run.type == type, KeyCodec.compare(run.first, key) <= 0
         else {
             throw StrataError.corruptFile(
                 path: path,
                 "The sync change log of \(path) lacks the change at sequence number \(seq) of an object of type \(type); the file is damaged."
             )
         }
-        entryKey.removeAll()
-        entryKey.append(contentsOf: entry.key)
-        runFirst.removeAll()
-        runFirst.append(contentsOf: run.first)
-        runLast.removeAll()
-        runLast.append(contentsOf: run.last)
+        entryKey.set(entry.key)
+        runFirst.set(run.first)
+        runLast.set(run.last)
         atRun = (seq, type)
     }
 
     /// Reads the key of the row before (or after) the object's, which a
     /// run that holds the object names.
-    private func requireNeighbour(before isBefore: Bool) throws {
-        guard try neighbour(before: isBefore) else {
+    private func requireNeighbour(before isBefore: Bool, of key: UnsafeRawBufferPointer, _ clocks: LMDBCursor) throws {
+        guard try neighbour(before: isBefore, of: key, clocks) else {
             throw StrataError.corruptFile(
                 path: path, "A run of the sync change log of \(path) names clock rows that are missing.")
         }
     }
 
-    /// The seq of the row `key` names (a neighbour's).
-    private func rowSeq(_ key: ByteWriter) throws -> UInt64? {
-        guard let (_, clocks) = moving,
-            let entry = try key.withUnsafeBytes({ try clocks.seek(exactly: $0) })
-        else { return nil }
+    /// The seq of the row whose key is in `key` (a neighbour's).
+    private func rowSeq(_ key: KeyBuffer, _ clocks: LMDBCursor) throws -> UInt64? {
         offset = nil
+        guard let entry = try clocks.seek(exactly: key.bytes) else { return nil }
         guard let row = ClockRow.decode(entry.value) else {
             throw StrataError.corruptFile(path: path, "A clock row in \(path) is damaged.")
         }
         return row.seq
     }
 
-    private static func equal(_ a: ByteWriter, _ b: ByteWriter) -> Bool {
-        a.withUnsafeBytes { a in b.withUnsafeBytes { KeyCodec.compare(a, $0) == 0 } }
-    }
-
     /// Whether the run from `first` to `last` holds both `a` and `b`.
-    private static func holds(_ first: ByteWriter, _ last: ByteWriter, _ a: ByteWriter, _ b: ByteWriter) -> Bool {
-        first.withUnsafeBytes { first in
-            last.withUnsafeBytes { last in
-                a.withUnsafeBytes { a in
-                    b.withUnsafeBytes { b in
-                        KeyCodec.compare(first, a) <= 0 && KeyCodec.compare(b, last) <= 0
-                    }
-                }
-            }
-        }
+    private static func holds(_ first: KeyBuffer, _ last: KeyBuffer, _ a: KeyBuffer, _ b: KeyBuffer) -> Bool {
+        KeyCodec.compare(first.bytes, a.bytes) <= 0 && KeyCodec.compare(b.bytes, last.bytes) <= 0
     }
 
     // MARK: Bytes
 
-    /// Calls `body` with the value of a run's entry: its first key, or
-    /// nothing when that is its last.
-    private static func firstValue<T>(
-        first: ByteWriter, last: ByteWriter, _ body: (UnsafeRawBufferPointer) throws -> T
-    ) rethrows -> T {
-        try first.withUnsafeBytes { first in
-            let single = last.withUnsafeBytes { KeyCodec.compare(first, $0) == 0 }
-            return try body(single ? UnsafeRawBufferPointer(start: nil, count: 0) : first)
-        }
-    }
-
-    /// Writes a log key: `seq:u64be ‖ type:u32be ‖ last record key`.
-    static func key(_ writer: ByteWriter, seq: UInt64, type: TypeID, key: UnsafeRawBufferPointer) {
-        writer.removeAll()
-        writer.appendBigEndian(seq)
-        for shift in stride(from: 24, through: 0, by: -8) {
-            writer.append(UInt8(truncatingIfNeeded: type.rawValue >> UInt32(shift)))
-        }
-        writer.append(contentsOf: key)
-    }
-
-    private static func key(_ writer: ByteWriter, seq: UInt64, type: TypeID, last: ByteWriter) {
-        last.withUnsafeBytes { key(writer, seq: seq, type: type, key: $0) }
+    /// The value of a run's entry: its first key, or nothing when that is
+    /// its last.
+    private static func firstValue(first: KeyBuffer, last: KeyBuffer) -> UnsafeRawBufferPointer {
+        last.holds(first.bytes) ? UnsafeRawBufferPointer(start: nil, count: 0) : first.bytes
     }
 
     /// The parts of a log entry; nil when it is not one.
@@ -372,7 +321,7 @@ final class SyncChangeLog {
         let bytes = entry.key
         guard bytes.count > 12, let base = bytes.baseAddress else { return nil }
         let seq = UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self))
-        let type = (0 ..< 4).reduce(UInt32(0)) { $0 << 8 | UInt32(bytes[8 + $1]) }
+        let type = UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt32.self))
         let last = UnsafeRawBufferPointer(start: base + 12, count: bytes.count - 12)
         return (seq, TypeID(type), entry.value.isEmpty ? last : entry.value, last)
     }

@@ -73,7 +73,7 @@ final class SyncLog {
     /// keys written in ascending order go in with `MDB_APPEND` and a new
     /// object's missing row is known without a search.
     private var frontierType: TypeID?
-    private let clockFrontier = ByteWriter(capacity: 64)
+    private var clockFrontier = KeyBuffer()
     /// The clock databases of types learned or opened after the
     /// `Database` was (kept types, types learned from peers).
     private var laterClocks: [TypeID: DatabaseHandle] = [:]
@@ -86,7 +86,7 @@ final class SyncLog {
     /// The row the clock cursor of `cursorType` is at, when known: objects
     /// written in key order find theirs there, without a search.
     private var cursorType: TypeID?
-    private let cursorKey = ByteWriter(capacity: 64)
+    private var cursorKey = KeyBuffer()
 
     /// The origin index of this file's own site.
     static let localOrigin: UInt32 = 0
@@ -98,6 +98,11 @@ final class SyncLog {
         self.handles = handles
         self.writerVersion = writerVersion
         changes = SyncChangeLog(lmdb: lmdb, database: handles.log, path: path)
+    }
+
+    deinit {
+        clockFrontier.free()
+        cursorKey.free()
     }
 
     // MARK: Clock and sequence
@@ -175,10 +180,10 @@ final class SyncLog {
         guard let clocks = clocks(of: type) else { return false }
         if frontierType != type {
             clockFrontier.removeAll()
-            if let last = try lmdb.lastKey(clocks) { clockFrontier.append(contentsOf: last) }
+            if let last = try lmdb.lastKey(clocks) { last.withUnsafeBytes { clockFrontier.set($0) } }
             frontierType = type
         }
-        return clockFrontier.count == 0 || clockFrontier.withUnsafeBytes { KeyCodec.compare(key, $0) } > 0
+        return clockFrontier.isEmpty || KeyCodec.compare(key, clockFrontier.bytes) > 0
     }
 
     /// Stores `row` for the object and moves it in the change log from
@@ -206,12 +211,11 @@ final class SyncLog {
         noteCursor(at: key, of: type)
         if previousSeq != row.seq {
             let leftAt = try changes.moved(
-                type, key, from: previousSeq, to: row.seq, clocks: clocks, appendedAfter: appended ? clockFrontier : nil)
-            if let leftAt { leftAt.withUnsafeBytes { noteCursor(at: $0, of: type) } } else { cursorType = nil }
+                type, key, from: previousSeq, to: row.seq, clocks: clocks, appendedAfter: appended ? clockFrontier.bytes : nil)
+            if let leftAt { noteCursor(at: leftAt, of: type) } else { cursorType = nil }
         }
         if appended {
-            clockFrontier.removeAll()
-            clockFrontier.append(contentsOf: key)
+            clockFrontier.set(key)
         }
     }
 
@@ -224,13 +228,12 @@ final class SyncLog {
     }
 
     private func isCursorAt(_ type: TypeID, _ key: UnsafeRawBufferPointer) -> Bool {
-        cursorType == type && cursorKey.withUnsafeBytes { KeyCodec.compare(key, $0) == 0 }
+        cursorType == type && cursorKey.holds(key)
     }
 
     private func noteCursor(at key: UnsafeRawBufferPointer, of type: TypeID) {
         cursorType = type
-        cursorKey.removeAll()
-        cursorKey.append(contentsOf: key)
+        cursorKey.set(key)
     }
 
     /// The clock database of `type`: the last one asked for is kept, as
