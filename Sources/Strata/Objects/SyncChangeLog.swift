@@ -44,6 +44,11 @@ final class SyncChangeLog {
     /// keys are in ``entryKey``, ``runFirst`` and ``runLast``; nil when
     /// unknown. Objects updated in key order leave one run after another.
     private var atRun: (seq: UInt64, type: TypeID)?
+    /// Whether the entry at ``atRun`` still names a first key that left
+    /// it (``runFirst`` is its first now): objects that leave the start of
+    /// a run one after another write its first key once, when the walk
+    /// moves on (``settle()``).
+    private var firstIsStale = false
     private var entryKey = KeyBuffer()
     private var runFirst = KeyBuffer()
     private var runLast = KeyBuffer()
@@ -125,12 +130,13 @@ final class SyncChangeLog {
 
     /// Writes the run being extended to the log.
     func flush() throws {
+        try settle()
         guard let (seq, type) = open else { return }
         open = nil
         atRun = nil
         newKey.setLogKey(seq: seq, type: type, key: openLast.bytes)
-        let cursor = try appendCursor ?? lmdb.keptCursor(database)
-        appendCursor = cursor
+        if appendCursor == nil { appendCursor = try lmdb.keptCursor(database) }
+        let cursor = appendCursor!
         if !frontierRead {
             if let last = try lmdb.lastKey(database) { last.withUnsafeBytes { frontier.set($0) } }
             frontierRead = true
@@ -195,28 +201,31 @@ final class SyncChangeLog {
     /// or last key, is cut in two around it, or goes.
     private func leave(_ seq: UInt64, _ type: TypeID, _ key: UnsafeRawBufferPointer, _ clocks: LMDBCursor) throws {
         if let open, open.seq == seq, open.type == type { try flush() }
-        let cursor = try trimCursor ?? lmdb.keptCursor(database)
-        trimCursor = cursor
+        let cursor = try trimmingCursor()
         try findRun(seq, type, holding: key, cursor)
         let isFirst = runFirst.holds(key)
         let isLast = runLast.holds(key)
         if isFirst && isLast {
             atRun = nil
+            firstIsStale = false
             try cursor.deleteCurrent()
             return
         }
-        if !isLast {
-            try requireNeighbour(before: false, of: key, clocks)
+        if !isLast { try requireNeighbour(before: false, of: key, clocks) }
+        if isFirst {
             // The run keeps its entry (its last key) from the next row on.
-            try cursor.replaceCurrent(key: entryKey.bytes, value: SyncChangeLog.firstValue(first: after, last: runLast))
-        }
-        guard !isFirst else {
             runFirst.set(after.bytes)
+            firstIsStale = true
             return
         }
         try requireNeighbour(before: true, of: key, clocks)
         atRun = nil
-        if isLast { try cursor.deleteCurrent() }
+        firstIsStale = false
+        if isLast {
+            try cursor.deleteCurrent()
+        } else {
+            try cursor.replaceCurrent(key: entryKey.bytes, value: SyncChangeLog.firstValue(first: after, last: runLast))
+        }
         // The rows before the object: a run that ends at its neighbour.
         newKey.setLogKey(seq: seq, type: type, key: before.bytes)
         try cursor.put(key: newKey.bytes, value: SyncChangeLog.firstValue(first: runFirst, last: before))
@@ -240,8 +249,7 @@ final class SyncChangeLog {
             }
             try flush()
         }
-        let cursor = try trimCursor ?? lmdb.keptCursor(database)
-        trimCursor = cursor
+        let cursor = try trimmingCursor()
         try findRun(beforeSeq, type, holding: before.bytes, cursor)
         guard SyncChangeLog.holds(runFirst, runLast, before, after) else { return false }
         if beforeSeq == seq {
@@ -249,10 +257,26 @@ final class SyncChangeLog {
             return true
         }
         atRun = nil
+        firstIsStale = false
         try cursor.replaceCurrent(key: entryKey.bytes, value: SyncChangeLog.firstValue(first: after, last: runLast))
         newKey.setLogKey(seq: beforeSeq, type: type, key: before.bytes)
         try cursor.put(key: newKey.bytes, value: SyncChangeLog.firstValue(first: runFirst, last: before))
         return false
+    }
+
+    /// Writes the first key of the run at ``atRun`` when it changed.
+    private func settle() throws {
+        guard firstIsStale, let trimCursor else { return }
+        firstIsStale = false
+        try trimCursor.replaceCurrent(key: entryKey.bytes, value: SyncChangeLog.firstValue(first: runFirst, last: runLast))
+    }
+
+    /// The cursor where objects leave their runs, opened at the first use.
+    private func trimmingCursor() throws -> LMDBCursor {
+        if let trimCursor { return trimCursor }
+        let cursor = try lmdb.keptCursor(database)
+        trimCursor = cursor
+        return cursor
     }
 
     /// Moves `cursor` to the run of `seq` and `type` that holds `key`, and
@@ -266,6 +290,7 @@ final class SyncChangeLog {
         {
             return
         }
+        try settle()
         atRun = nil
         newKey.setLogKey(seq: seq, type: type, key: key)
         guard let entry = try cursor.seek(atLeast: newKey.bytes), let run = SyncChangeLog.run(entry), run.seq == seq,

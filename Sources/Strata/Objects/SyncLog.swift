@@ -82,7 +82,8 @@ final class SyncLog {
     /// (``LMDBTransaction/keptCursor(_:)``): a row read and then written
     /// is found on the cursor's page, without a search from the root.
     private var clockCursors: [TypeID: LMDBCursor] = [:]
-    private var lastClockCursor: (type: TypeID, cursor: LMDBCursor)?
+    private var lastClockType: TypeID?
+    private var lastClockCursor: LMDBCursor?
     /// The row the clock cursor of `cursorType` is at, when known: objects
     /// written in key order find theirs there, without a search.
     private var cursorType: TypeID?
@@ -248,11 +249,12 @@ final class SyncLog {
 
     /// The transaction's cursor on the clock rows of `type`.
     private func clockCursor(of type: TypeID) throws -> LMDBCursor? {
-        if let last = lastClockCursor, last.type == type { return last.cursor }
+        if lastClockType == type, let cursor = lastClockCursor { return cursor }
         guard let handle = clocks(of: type) else { return nil }
         let cursor = try clockCursors[type] ?? lmdb.keptCursor(handle)
         clockCursors[type] = cursor
-        lastClockCursor = (type, cursor)
+        lastClockType = type
+        lastClockCursor = cursor
         return cursor
     }
 
