@@ -46,57 +46,59 @@ struct ChangeRecord {
         case (nil, let record?), (let record?, nil):
             record.forEachEncodedField { id, _ in changed.append(id) }
         case (let old?, let new?):
-            ChangeRecord.compare(old, new) { changed.append($0) }
+            ChangeRecord.compare(old, new, into: &changed)
         case (nil, nil):
             break
         }
         return changed
     }
 
-    /// Calls `body` with the id of each field whose encoded bytes differ
-    /// between `old` and `new`, ascending: both records are walked side by
-    /// side, as both hold their fields by ascending id.
-    private static func compare(_ old: RecordView, _ new: RecordView, _ body: (PropertyID) -> Void) {
+    /// Appends the id of each field whose encoded bytes differ between
+    /// `old` and `new`, ascending: both records are walked side by side,
+    /// as both hold their fields by ascending id.
+    private static func compare(_ old: RecordView, _ new: RecordView, into changed: inout [PropertyID]) {
         guard let a = old.bytes.baseAddress, let b = new.bytes.baseAddress else {
-            old.forEachEncodedField { id, _ in body(id) }
-            new.forEachEncodedField { id, _ in body(id) }
+            old.forEachEncodedField { id, _ in changed.append(id) }
+            new.forEachEncodedField { id, _ in changed.append(id) }
             return
         }
         let (aEnd, bEnd) = (old.bytes.count, new.bytes.count)
         var (p, q) = (old.fieldsOffset, new.fieldsOffset)
         var (aLeft, bLeft) = (old.fieldCount, new.fieldCount)
-        // The field each walk is at: its id, and where its bytes begin
-        // (`start`, the id) and end (`end`); nil past the last.
-        func field(_ base: UnsafeRawPointer, _ at: inout Int, _ count: Int, _ left: inout Int) -> (
-            id: UInt64, start: Int, end: Int
-        )? {
-            guard left > 0 else { return nil }
-            left -= 1
-            let start = at
-            guard let id = RecordView.varint(base, &at, count), RecordView.skip(base, &at, count) else {
-                left = 0
-                return nil
-            }
-            return (id, start, at)
-        }
         var x = field(a, &p, aEnd, &aLeft)
         var y = field(b, &q, bEnd, &bLeft)
-        while x != nil || y != nil {
-            if let f = x, y.map({ f.id < $0.id }) ?? true {
-                body(PropertyID(UInt32(truncatingIfNeeded: f.id)))
+        while x.id != .max || y.id != .max {
+            if x.id < y.id {
+                changed.append(PropertyID(UInt32(truncatingIfNeeded: x.id)))
                 x = field(a, &p, aEnd, &aLeft)
-            } else if let g = y, x.map({ g.id < $0.id }) ?? true {
-                body(PropertyID(UInt32(truncatingIfNeeded: g.id)))
+            } else if y.id < x.id {
+                changed.append(PropertyID(UInt32(truncatingIfNeeded: y.id)))
                 y = field(b, &q, bEnd, &bLeft)
-            } else if let f = x, let g = y {
-                let length = f.end - f.start
-                if length != g.end - g.start || memcmp(a + f.start, b + g.start, length) != 0 {
-                    body(PropertyID(UInt32(truncatingIfNeeded: f.id)))
+            } else {
+                let length = p - x.start
+                if length != q - y.start || memcmp(a + x.start, b + y.start, length) != 0 {
+                    changed.append(PropertyID(UInt32(truncatingIfNeeded: x.id)))
                 }
                 x = field(a, &p, aEnd, &aLeft)
                 y = field(b, &q, bEnd, &bLeft)
             }
         }
+    }
+
+    /// The id of the field at `at` (`.max` past the last, or at damage)
+    /// and where it starts; `at` moves past it.
+    @inline(__always)
+    private static func field(_ base: UnsafeRawPointer, _ at: inout Int, _ end: Int, _ left: inout Int) -> (
+        id: UInt64, start: Int
+    ) {
+        guard left > 0 else { return (.max, at) }
+        left -= 1
+        let start = at
+        guard let id = RecordView.varint(base, &at, end), RecordView.skip(base, &at, end) else {
+            left = 0
+            return (.max, start)
+        }
+        return (id, start)
     }
 }
 
