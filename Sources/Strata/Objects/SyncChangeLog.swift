@@ -240,7 +240,8 @@ final class SyncChangeLog {
         guard try neighbour(before: true, of: key, clocks), try neighbour(before: false, of: key, clocks),
             let beforeSeq = try rowSeq(before, clocks), let afterSeq = try rowSeq(after, clocks), beforeSeq == afterSeq
         else { return false }
-        if let open, open.seq == beforeSeq, open.type == type, SyncChangeLog.holds(openFirst, openLast, before, before) {
+        if let open, open.seq == beforeSeq, open.type == type, SyncChangeLog.holds(openFirst, openLast, before, before)
+        {
             // The run being extended holds the row before.
             guard SyncChangeLog.holds(openFirst, openLast, after, after) else { return false }
             if beforeSeq == seq {
@@ -268,7 +269,8 @@ final class SyncChangeLog {
     private func settle() throws {
         guard firstIsStale, let trimCursor else { return }
         firstIsStale = false
-        try trimCursor.replaceCurrent(key: entryKey.bytes, value: SyncChangeLog.firstValue(first: runFirst, last: runLast))
+        try trimCursor.replaceCurrent(
+            key: entryKey.bytes, value: SyncChangeLog.firstValue(first: runFirst, last: runLast))
     }
 
     /// The cursor where objects leave their runs, opened at the first use.

@@ -212,7 +212,8 @@ final class SyncLog {
         noteCursor(at: key, of: type)
         if previousSeq != row.seq {
             let leftAt = try changes.moved(
-                type, key, from: previousSeq, to: row.seq, clocks: clocks, appendedAfter: appended ? clockFrontier.bytes : nil)
+                type, key, from: previousSeq, to: row.seq, clocks: clocks,
+                appendedAfter: appended ? clockFrontier.bytes : nil)
             if let leftAt { noteCursor(at: leftAt, of: type) } else { cursorType = nil }
         }
         if appended {

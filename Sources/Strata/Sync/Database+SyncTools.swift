@@ -183,7 +183,9 @@ extension DatabaseSync {
                     }
                 }
             }
-            for i in peers.indices { peers[i].pendingObjects = try log.changedObjectCount(after: peers[i].acknowledged) }
+            for i in peers.indices {
+                peers[i].pendingObjects = try log.changedObjectCount(after: peers[i].acknowledged)
+            }
             status.peers = peers.sorted { $0.lastContactMilliseconds > $1.lastContactMilliseconds }
             status.pendingObjects = try peers.map(\.pendingObjects).max() ?? log.changedObjectCount(after: 0)
             status.keptTypes = catalog.types.filter { $0.isKept && !$0.isEmbedded }.map(\.name).sorted()

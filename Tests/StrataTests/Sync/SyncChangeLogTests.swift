@@ -24,7 +24,8 @@ import Testing
     ])
 
     func open(_ name: String = "log.strata") throws -> Database {
-        var config = Database.Configuration(path: folder.path(name), schemaVersion: 1, schema: SyncChangeLogTests.schema)
+        var config = Database.Configuration(
+            path: folder.path(name), schemaVersion: 1, schema: SyncChangeLogTests.schema)
         config.durability = .noSync
         config.mode = .synced
         config.sync = .init(dataset: SyncChangeLogTests.dataset)
@@ -84,7 +85,10 @@ import Testing
                 case 3:  // random keys
                     for _ in 0 ..< count { try write("Item", .int(Int64(random.below(400)))) }
                 case 4:  // string keys of several lengths, random
-                    for _ in 0 ..< count { try write("Tag", .string(String(repeating: "t", count: 1 + random.below(6)) + "\(random.below(50))")) }
+                    for _ in 0 ..< count {
+                        try write(
+                            "Tag", .string(String(repeating: "t", count: 1 + random.below(6)) + "\(random.below(50))"))
+                    }
                 case 5:  // both types, interleaved
                     for k in start ..< start + count {
                         try write("Item", .int(Int64(k)))
@@ -186,7 +190,9 @@ import Testing
         let db = try open()
         defer { db.close() }
         try db.write { tx in
-            for id in stride(from: 0, to: 100, by: 10) { _ = try tx.insert("Item", ["id": .int(Int64(id)), "value": 0]) }
+            for id in stride(from: 0, to: 100, by: 10) {
+                _ = try tx.insert("Item", ["id": .int(Int64(id)), "value": 0])
+            }
         }
         let first = try db.sync.lastSequenceNumber()
         try db.write { tx in _ = try tx.insert("Item", ["id": 55, "value": 1]) }
@@ -194,7 +200,9 @@ import Testing
         #expect(try sent(db, since: first) == ["Item \(Value.int(55))"])
         #expect(try sent(db, since: 0).count == 11)
         try db.write { tx in
-            for id in stride(from: 200, to: 210, by: 2) { _ = try tx.insert("Item", ["id": .int(Int64(id)), "value": 2]) }
+            for id in stride(from: 200, to: 210, by: 2) {
+                _ = try tx.insert("Item", ["id": .int(Int64(id)), "value": 2])
+            }
             _ = try tx.insert("Item", ["id": 205, "value": 3])
         }
         #expect(try db.verify() == [])
@@ -219,4 +227,3 @@ import Testing
         #expect(problems.first?.contains("missing from the sync change log") == true, "\(problems)")
     }
 }
-
