@@ -37,6 +37,9 @@ extension SyncLog {
     /// clock rows this log has not opened are skipped.
     func forEachChange(after seq: UInt64, _ body: (UInt64, TypeID, UnsafeRawBufferPointer) throws -> Bool) throws {
         try changes.flush()
+        // One cursor a type for the walk: a log of many small runs would
+        // open one a run.
+        var cursors: [TypeID: LMDBCursor] = [:]
         try lmdb.withCursor(handles.log) { log in
             var entry = try FileLayout.counterBytes(seq &+ 1).withUnsafeBytes { try log.seek(atLeast: $0) }
             while let found = entry {
@@ -44,17 +47,18 @@ extension SyncLog {
                     throw StrataError.corruptFile(path: path, "The sync change log of \(path) is damaged.")
                 }
                 if let clocks = clocks(of: run.type) {
-                    let goesOn = try lmdb.withCursor(clocks) { cursor in
-                        var row = try cursor.seek(exactly: run.first)
-                        while let current = row {
-                            guard try body(run.seq, run.type, current.key) else { return false }
-                            if KeyCodec.compare(current.key, run.last) >= 0 { return true }
-                            row = try cursor.next()
-                        }
+                    let cursor = try cursors[run.type] ?? lmdb.keptCursor(clocks)
+                    cursors[run.type] = cursor
+                    var row = try cursor.seek(exactly: run.first)
+                    while let current = row {
+                        guard try body(run.seq, run.type, current.key) else { return }
+                        if KeyCodec.compare(current.key, run.last) >= 0 { break }
+                        row = try cursor.next()
+                    }
+                    guard row != nil else {
                         throw StrataError.corruptFile(
                             path: path, "A run of the sync change log of \(path) names clock rows that are missing.")
                     }
-                    guard goesOn else { return }
                 }
                 entry = try log.next()
             }
