@@ -203,7 +203,8 @@ extension Database {
     /// entry names an object with that value; every link names an object
     /// that exists, the backlinks tables hold exactly the links the records
     /// hold, and every embedded object (alone or in a list) decodes by its
-    /// embedded type's properties.
+    /// embedded type's properties. On a sync-enabled file, every object's
+    /// last change is in the change log, once.
     ///
     /// - Returns: Every problem found, one sentence each; empty when the
     ///   file is sound.
@@ -236,6 +237,10 @@ extension Database {
             for type in catalog.types {
                 guard let table = tables[type.id] else { continue }
                 problems += try engine.verify(table, kept: type.isKept)
+            }
+            if let handles = try SyncHandles.open(txn, catalog, create: false, path: path) {
+                let log = SyncLog(lmdb: txn, meta: store.meta, handles: handles, writerVersion: 0, path: path)
+                problems += try log.checkChanges(catalog)
             }
             return problems
         }

@@ -12,7 +12,7 @@
 /// | `__strata.t<type>.i<property>` | `MDB_DUPSORT` | index key → record key, one pair per object |
 /// | `__strata.t<type>.l<property>` | `MDB_DUPSORT` | target's record key → linking object's record key, one pair per link |
 /// | `__strata.t<type>.c` | — | record key → clock row (sync-enabled files) |
-/// | `__strata.sync.log` | — | seq ‖ type ‖ record key → empty: each object's last change |
+/// | `__strata.sync.log` | — | seq ‖ type ‖ last record key → first record key: runs of clock rows last changed at seq |
 /// | `__strata.sync.origins` | — | origin index → site id, and site id → origin index |
 /// | `__strata.sync.peers` | — | peer site id → what was exchanged with it |
 /// | `__strata.sync.shadow` | — | type ‖ field ‖ holder key → a link register naming an absent target |
@@ -60,9 +60,10 @@ enum FileLayout {
         NamedDatabase(name: "\(prefix)t\(type.rawValue).c", duplicateKeys: false)
     }
 
-    /// The change log of a sync-enabled file: one entry per object, under
-    /// the sequence number of its last change, so that "what changed since
-    /// N" is one cursor walk and the log never outgrows the objects.
+    /// The change log of a sync-enabled file: runs of neighbouring clock
+    /// rows last changed at one sequence number, each row in the run of
+    /// its own, so that "what changed since N" is one cursor walk and the
+    /// log never outgrows the objects (``SyncChangeLog``).
     static let syncLog = NamedDatabase(name: prefix + "sync.log", duplicateKeys: false)
     /// The sites a sync-enabled file has stamps of, by a small index.
     static let syncOrigins = NamedDatabase(name: prefix + "sync.origins", duplicateKeys: false)

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// One object the engine inserted, replaced or deleted, as the subscribers
 /// of its transaction see it (``ChangeSubscriber``): which object, and its
 /// record before and after the write, from which the fields whose bytes
@@ -40,27 +46,59 @@ struct ChangeRecord {
         case (nil, let record?), (let record?, nil):
             record.forEachEncodedField { id, _ in changed.append(id) }
         case (let old?, let new?):
-            var oldFields: [(id: PropertyID, bytes: UnsafeRawBufferPointer)] = []
-            oldFields.reserveCapacity(old.fieldCount)
-            old.forEachEncodedField { oldFields.append(($0, $1)) }
-            var next = 0
-            new.forEachEncodedField { id, bytes in
-                while next < oldFields.count && oldFields[next].id < id {
-                    changed.append(oldFields[next].id)
-                    next += 1
-                }
-                if next < oldFields.count && oldFields[next].id == id {
-                    if !oldFields[next].bytes.elementsEqual(bytes) { changed.append(id) }
-                    next += 1
-                } else {
-                    changed.append(id)
-                }
-            }
-            changed.append(contentsOf: oldFields[next...].map(\.id))
+            ChangeRecord.compare(old, new, into: &changed)
         case (nil, nil):
             break
         }
         return changed
+    }
+
+    /// Appends the id of each field whose encoded bytes differ between
+    /// `old` and `new`, ascending: both records are walked side by side,
+    /// as both hold their fields by ascending id.
+    private static func compare(_ old: RecordView, _ new: RecordView, into changed: inout [PropertyID]) {
+        guard let a = old.bytes.baseAddress, let b = new.bytes.baseAddress else {
+            old.forEachEncodedField { id, _ in changed.append(id) }
+            new.forEachEncodedField { id, _ in changed.append(id) }
+            return
+        }
+        let (aEnd, bEnd) = (old.bytes.count, new.bytes.count)
+        var (p, q) = (old.fieldsOffset, new.fieldsOffset)
+        var (aLeft, bLeft) = (old.fieldCount, new.fieldCount)
+        var x = field(a, &p, aEnd, &aLeft)
+        var y = field(b, &q, bEnd, &bLeft)
+        while x.id != .max || y.id != .max {
+            if x.id < y.id {
+                changed.append(PropertyID(UInt32(truncatingIfNeeded: x.id)))
+                x = field(a, &p, aEnd, &aLeft)
+            } else if y.id < x.id {
+                changed.append(PropertyID(UInt32(truncatingIfNeeded: y.id)))
+                y = field(b, &q, bEnd, &bLeft)
+            } else {
+                let length = p - x.start
+                if length != q - y.start || memcmp(a + x.start, b + y.start, length) != 0 {
+                    changed.append(PropertyID(UInt32(truncatingIfNeeded: x.id)))
+                }
+                x = field(a, &p, aEnd, &aLeft)
+                y = field(b, &q, bEnd, &bLeft)
+            }
+        }
+    }
+
+    /// The id of the field at `at` (`.max` past the last, or at damage)
+    /// and where it starts; `at` moves past it.
+    @inline(__always)
+    private static func field(_ base: UnsafeRawPointer, _ at: inout Int, _ end: Int, _ left: inout Int) -> (
+        id: UInt64, start: Int
+    ) {
+        guard left > 0 else { return (.max, at) }
+        left -= 1
+        let start = at
+        guard let id = RecordView.varint(base, &at, end), RecordView.skip(base, &at, end) else {
+            left = 0
+            return (.max, start)
+        }
+        return (id, start)
     }
 }
 

@@ -46,13 +46,9 @@ struct SyncHandles: Sendable {
 
 /// The sync bookkeeping of one write transaction on a sync-enabled file:
 /// the clock time and change sequence number its changes take (one each,
-/// taken at the first change), the clock rows and the change log.
-///
-/// The change log (`__strata.sync.log`) holds one key per object,
-/// `seq:u64be ‖ type:u32be ‖ record key`, for the object's last change:
-/// when the object changes again, its entry moves. So "changes since N"
-/// is one walk from `N + 1`, and the log never holds more entries than
-/// the file has objects and tombstones.
+/// taken at the first change), the clock rows and the change log
+/// (``SyncChangeLog``: each object's last change, in runs of neighbouring
+/// clock rows).
 final class SyncLog {
     let lmdb: LMDBTransaction
     let meta: DatabaseHandle
@@ -65,25 +61,33 @@ final class SyncLog {
     private var takenStamp: LocalStamp?
     private var takenSeq: UInt64?
     private let rowBytes = ByteWriter(capacity: 64)
-    private let logKey = ByteWriter(capacity: 64)
+    /// The change log.
+    let changes: SyncChangeLog
     /// Origin indexes and sites read or made in this transaction.
     private var originIndexes: [SiteID: UInt32] = [:]
     private var sites: [UInt32: SiteID] = [:]
     /// Whether this transaction noted a register naming an absent target
     /// (``keepShadow(_:value:absent:)``).
     var addedDangling = false
-    /// The largest key of the clock database of `frontierType` (or of the
-    /// change log's entries this transaction wrote, for `logFrontier`), so
-    /// that keys written in ascending order go in with `MDB_APPEND` and a
-    /// new object's missing row is known without a search.
+    /// The largest key of the clock database of `frontierType`, so that
+    /// keys written in ascending order go in with `MDB_APPEND` and a new
+    /// object's missing row is known without a search.
     private var frontierType: TypeID?
-    private let clockFrontier = ByteWriter(capacity: 64)
-    private let logFrontier = ByteWriter(capacity: 80)
-    private var logFrontierSet = false
+    private var clockFrontier = KeyBuffer()
     /// The clock databases of types learned or opened after the
     /// `Database` was (kept types, types learned from peers).
     private var laterClocks: [TypeID: DatabaseHandle] = [:]
     private var lastClocks: (type: TypeID, handle: DatabaseHandle)?
+    /// A cursor on each type's clock rows, kept for the transaction
+    /// (``LMDBTransaction/keptCursor(_:)``): a row read and then written
+    /// is found on the cursor's page, without a search from the root.
+    private var clockCursors: [TypeID: LMDBCursor] = [:]
+    private var lastClockType: TypeID?
+    private var lastClockCursor: LMDBCursor?
+    /// The row the clock cursor of `cursorType` is at, when known: objects
+    /// written in key order find theirs there, without a search.
+    private var cursorType: TypeID?
+    private var cursorKey = KeyBuffer()
 
     /// The origin index of this file's own site.
     static let localOrigin: UInt32 = 0
@@ -94,6 +98,12 @@ final class SyncLog {
         self.meta = meta
         self.handles = handles
         self.writerVersion = writerVersion
+        changes = SyncChangeLog(lmdb: lmdb, database: handles.log, path: path)
+    }
+
+    deinit {
+        clockFrontier.free()
+        cursorKey.free()
     }
 
     // MARK: Clock and sequence
@@ -160,7 +170,13 @@ final class SyncLog {
     /// The clock row of the object with record key `key`; nil when it has
     /// none (never written since sync was enabled).
     func row(_ type: TypeID, _ key: UnsafeRawBufferPointer) throws -> ClockRow? {
-        guard let clocks = clocks(of: type), let bytes = try lmdb.get(clocks, key) else { return nil }
+        guard let cursor = try clockCursor(of: type) else { return nil }
+        let isAtRow = isCursorAt(type, key)
+        guard let bytes = try (isAtRow ? cursor.current() : cursor.seek(exactly: key))?.value else {
+            cursorType = nil
+            return nil
+        }
+        if !isAtRow { noteCursor(at: key, of: type) }
         guard let row = ClockRow.decode(bytes) else {
             throw StrataError.corruptFile(path: path, "A clock row of type \(type) in \(path) is damaged.")
         }
@@ -173,49 +189,61 @@ final class SyncLog {
         guard let clocks = clocks(of: type) else { return false }
         if frontierType != type {
             clockFrontier.removeAll()
-            if let last = try lmdb.lastKey(clocks) { clockFrontier.append(contentsOf: last) }
+            if let last = try lmdb.lastKey(clocks) { last.withUnsafeBytes { clockFrontier.set($0) } }
             frontierType = type
         }
-        return clockFrontier.count == 0 || clockFrontier.withUnsafeBytes { KeyCodec.compare(key, $0) } > 0
+        return clockFrontier.isEmpty || KeyCodec.compare(key, clockFrontier.bytes) > 0
     }
 
-    /// Stores `row` for the object and moves its change-log entry from
-    /// `previousSeq` (nil: it had none) to the row's seq.
+    /// Stores `row` for the object and moves it in the change log from
+    /// its run of `previousSeq`, the seq of the row it replaces (nil: it
+    /// had none), to the row's seq.
     func store(_ row: ClockRow, previousSeq: UInt64?, _ type: TypeID, _ key: UnsafeRawBufferPointer) throws {
-        guard let clocks = clocks(of: type) else {
+        guard let clocks = try clockCursor(of: type) else {
             preconditionFailure("Sync is enabled but type \(type) has no clock database")
         }
+        assert(storedSeq(clocks, key) == previousSeq, "The caller of SyncLog.store misread the object's row")
         row.encode(into: rowBytes)
-        let appends = try isBeyondClocks(type, key)
-        try rowBytes.withUnsafeBytes { value in
-            if appends, try lmdb.append(clocks, key, value) {
-                clockFrontier.removeAll()
-                clockFrontier.append(contentsOf: key)
-            } else {
-                _ = try lmdb.put(clocks, key, value)
+        let appends = try previousSeq == nil && isBeyondClocks(type, key)
+        let appended = try appends && rowBytes.withUnsafeBytes { try clocks.append(key: key, value: $0) }
+        if !appended {
+            // The row read before the write left the cursor at it.
+            let isAtRow = previousSeq != nil && isCursorAt(type, key)
+            try rowBytes.withUnsafeBytes { value in
+                if isAtRow {
+                    try clocks.replaceCurrent(key: key, value: value)
+                } else {
+                    try clocks.put(key: key, value: value)
+                }
             }
         }
-        if let previousSeq, previousSeq == row.seq { return }
-        if let previousSeq {
-            SyncLog.logKey(logKey, seq: previousSeq, type: type, key: key)
-            try logKey.withUnsafeBytes { _ = try lmdb.delete(handles.log, $0) }
+        noteCursor(at: key, of: type)
+        if previousSeq != row.seq {
+            let leftAt = try changes.moved(
+                type, key, from: previousSeq, to: row.seq, clocks: clocks,
+                appendedAfter: appended ? clockFrontier.bytes : nil)
+            if let leftAt { noteCursor(at: leftAt, of: type) } else { cursorType = nil }
         }
-        SyncLog.logKey(logKey, seq: row.seq, type: type, key: key)
-        let empty = UnsafeRawBufferPointer(start: nil, count: 0)
-        try logKey.withUnsafeBytes { entry in
-            // The first entry of a transaction's seq sorts after every
-            // entry there is; later ones when written in ascending order.
-            let appends =
-                row.seq == takenSeq
-                && (!logFrontierSet || logFrontier.withUnsafeBytes { KeyCodec.compare(entry, $0) } > 0)
-            if appends, try lmdb.append(handles.log, entry, empty) {
-                logFrontier.removeAll()
-                logFrontier.append(contentsOf: entry)
-                logFrontierSet = true
-            } else {
-                _ = try lmdb.put(handles.log, entry, empty)
-            }
+        if appended {
+            clockFrontier.set(key)
         }
+    }
+
+    /// The seq of the stored row of `key`, for an assertion (the run the
+    /// object leaves is found by it).
+    private func storedSeq(_ clocks: LMDBCursor, _ key: UnsafeRawBufferPointer) -> UInt64? {
+        cursorType = nil
+        guard let stored = try? clocks.seek(exactly: key) else { return nil }
+        return ClockRow.decode(stored.value)?.seq ?? .max
+    }
+
+    private func isCursorAt(_ type: TypeID, _ key: UnsafeRawBufferPointer) -> Bool {
+        cursorType == type && cursorKey.holds(key)
+    }
+
+    private func noteCursor(at key: UnsafeRawBufferPointer, of type: TypeID) {
+        cursorType = type
+        cursorKey.set(key)
     }
 
     /// The clock database of `type`: the last one asked for is kept, as
@@ -226,6 +254,17 @@ final class SyncLog {
         guard let handle = handles.clocks[type] ?? laterClocks[type] else { return nil }
         lastClocks = (type, handle)
         return handle
+    }
+
+    /// The transaction's cursor on the clock rows of `type`.
+    private func clockCursor(of type: TypeID) throws -> LMDBCursor? {
+        if lastClockType == type, let cursor = lastClockCursor { return cursor }
+        guard let handle = clocks(of: type) else { return nil }
+        let cursor = try clockCursors[type] ?? lmdb.keptCursor(handle)
+        clockCursors[type] = cursor
+        lastClockType = type
+        lastClockCursor = cursor
+        return cursor
     }
 
     /// Opens (or makes) the clock database of a type the `Database` did
@@ -248,26 +287,6 @@ final class SyncLog {
             preservesUnknownFields: true)
         try openClocks(of: type.id)
         return table
-    }
-
-    /// Writes a change-log key: `seq:u64be ‖ type:u32be ‖ record key`.
-    static func logKey(_ writer: ByteWriter, seq: UInt64, type: TypeID, key: UnsafeRawBufferPointer) {
-        writer.removeAll()
-        writer.appendBigEndian(seq)
-        for shift in stride(from: 24, through: 0, by: -8) {
-            writer.append(UInt8(truncatingIfNeeded: type.rawValue >> UInt32(shift)))
-        }
-        writer.append(contentsOf: key)
-    }
-
-    /// The parts of a change-log key; nil when it is not one.
-    static func parseLogKey(_ bytes: UnsafeRawBufferPointer) -> (
-        seq: UInt64, type: TypeID, key: UnsafeRawBufferPointer
-    )? {
-        guard bytes.count > 12, let base = bytes.baseAddress else { return nil }
-        let seq = UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self))
-        let type = (0 ..< 4).reduce(UInt32(0)) { $0 << 8 | UInt32(bytes[8 + $1]) }
-        return (seq, TypeID(type), UnsafeRawBufferPointer(start: base + 12, count: bytes.count - 12))
     }
 
     // MARK: Origins

@@ -1,8 +1,9 @@
 /// Sync capture: the subscriber every write transaction of a sync-enabled
 /// file has. For each object the engine writes, it stamps the fields whose
 /// bytes changed with the transaction's stamp (an insert: every declared
-/// field), moves the object's change-log entry, and turns a delete into a
-/// tombstone; all in the transaction that writes the records.
+/// field), moves the object into the change log's run of this change, and
+/// turns a delete into a tombstone; all in the transaction that writes the
+/// records.
 ///
 /// Fields this app does not declare (kept and learned ones) are never
 /// stamped by it: their bytes are carried over untouched, and a new

@@ -1,5 +1,11 @@
 import CLMDB
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A position in a named database. Only reachable inside
 /// ``LMDBTransaction/withCursor(_:_:)``.
 final class LMDBCursor {
@@ -26,6 +32,14 @@ final class LMDBCursor {
         handle = nil
     }
 
+    /// ``Strata/check(_:_:path:in:context:)`` for this cursor's calls. The
+    /// transaction is read only on failure: reading an `unowned` reference
+    /// retains it, which cost a tenth of a lookup on the page it was at.
+    @inline(__always)
+    private func check(_ rc: Int32, _ call: StaticString) throws {
+        if rc != MDB_SUCCESS { try Strata.check(rc, call, path: path, in: transaction) }
+    }
+
     /// Lets go of the cursor without closing it: its transaction keeps it
     /// (``LMDBTransaction/withLookupCursor(_:_:)``).
     func release() {
@@ -40,7 +54,7 @@ final class LMDBCursor {
         var v = MDB_val(mv_size: value?.count ?? 0, mv_data: UnsafeMutableRawPointer(mutating: value?.baseAddress))
         let rc = mdb_cursor_get(handle, &k, &v, op)
         if rc == MDB_NOTFOUND { return nil }
-        try check(rc, "mdb_cursor_get", path: path, in: transaction)
+        try check(rc, "mdb_cursor_get")
         return (
             UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size),
             UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
@@ -61,6 +75,19 @@ final class LMDBCursor {
     }
 
     func first() throws -> Entry? { try get(MDB_FIRST) }
+    /// The entry the cursor is at; nil when it is at none (`EINVAL`: it
+    /// was never placed).
+    func current() throws -> Entry? {
+        var k = MDB_val()
+        var v = MDB_val()
+        let rc = mdb_cursor_get(handle, &k, &v, MDB_GET_CURRENT)
+        if rc == MDB_NOTFOUND || rc == EINVAL { return nil }
+        try check(rc, "mdb_cursor_get")
+        return (
+            UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size),
+            UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
+        )
+    }
     func last() throws -> Entry? { try get(MDB_LAST) }
     func next() throws -> Entry? { try get(MDB_NEXT) }
     /// The entry before the current one; in a duplicate-key database, the
@@ -97,8 +124,36 @@ final class LMDBCursor {
     /// The number of values of the current key in a duplicate-key database.
     func duplicateCount() throws -> Int {
         var count = 0
-        try check(mdb_cursor_count(handle, &count), "mdb_cursor_count", path: path, in: transaction)
+        try check(mdb_cursor_count(handle, &count), "mdb_cursor_count")
         return count
+    }
+
+    /// Stores `value` under `key` through the cursor, which ends at the
+    /// entry: a key on the page the cursor is at is found without a search
+    /// from the tree's root. Not for duplicate-key databases. `key` and
+    /// `value` must not point into the map.
+    func put(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws {
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+        try check(mdb_cursor_put(handle, &k, &v, 0), "mdb_cursor_put")
+    }
+
+    /// Stores `value` under `key`, which sorts after every key of the
+    /// database (`MDB_APPEND`: the page it fills is left full); returns
+    /// false, writing nothing, when the key does not sort last.
+    func append(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws -> Bool {
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+        let rc = mdb_cursor_put(handle, &k, &v, UInt32(MDB_APPEND))
+        if rc == MDB_KEYEXIST { return false }
+        try check(rc, "mdb_cursor_put")
+        return true
+    }
+
+    /// Deletes the entry the cursor is at; the cursor then stands before
+    /// the entry that followed it.
+    func deleteCurrent() throws {
+        try check(mdb_cursor_del(handle, 0), "mdb_cursor_del")
     }
 
     /// Replaces the value of the entry the cursor is at (`MDB_CURRENT`),
@@ -108,6 +163,6 @@ final class LMDBCursor {
     func replaceCurrent(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
-        try check(mdb_cursor_put(handle, &k, &v, UInt32(MDB_CURRENT)), "mdb_cursor_put", path: path, in: transaction)
+        try check(mdb_cursor_put(handle, &k, &v, UInt32(MDB_CURRENT)), "mdb_cursor_put")
     }
 }

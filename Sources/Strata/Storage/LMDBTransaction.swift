@@ -72,16 +72,51 @@ final class LMDBTransaction {
         return try body(wrapper)
     }
 
-    /// Closes the lookup cursors: before the transaction ends, while LMDB
-    /// still owns them.
+    /// Cursors that belong to one user for the whole transaction
+    /// (``keptCursor(_:)``), closed before it ends.
+    private var keptCursors: [LMDBCursor] = []
+
+    /// A cursor on `dbi` that stays open, where its user left it, until the
+    /// transaction ends: for a writer that comes back to the same part of a
+    /// database again and again. LMDB finds a key on the page the cursor is
+    /// at without searching the tree from its root, which in a write
+    /// transaction looks each page up in the list of dirty pages (a put or
+    /// a delete through a fresh cursor, or `mdb_put`, does both). The
+    /// caller keeps the cursor and must not use it after the transaction.
+    func keptCursor(_ dbi: DatabaseHandle) throws -> LMDBCursor {
+        var cursor: OpaquePointer?
+        try check(mdb_cursor_open(txn, dbi.rawValue, &cursor), "mdb_cursor_open", path: path, in: self)
+        let wrapper = LMDBCursor(handle: cursor!, transaction: self)
+        keptCursors.append(wrapper)
+        return wrapper
+    }
+
+    /// Closes the lookup and kept cursors: before the transaction ends,
+    /// while LMDB still owns them.
     private func closeLookupCursors() {
         for kept in lookupCursors { mdb_cursor_close(kept.cursor) }
         lookupCursors.removeAll()
+        for kept in keptCursors { kept.close() }
+        keptCursors.removeAll()
+    }
+
+    /// Work the layer above holds back until the commit (the run of the
+    /// sync change log being extended), done before LMDB commits.
+    private var commitHooks: [() throws -> Void] = []
+
+    /// Runs `body` when the transaction commits, before LMDB commits it:
+    /// a throw fails the commit, and the caller aborts the transaction.
+    /// Nothing runs when it is aborted.
+    func onCommit(_ body: @escaping () throws -> Void) {
+        commitHooks.append(body)
     }
 
     /// Commits the transaction. A read transaction is committed too, so that
     /// the named databases it opened stay open for later transactions.
     func commit() throws {
+        let hooks = commitHooks
+        commitHooks = []
+        for hook in hooks { try hook() }
         closeLookupCursors()
         let txn = self.txn
         handle = nil
@@ -91,6 +126,7 @@ final class LMDBTransaction {
 
     /// Aborts the transaction if it is still active.
     func finish() {
+        commitHooks = []
         guard let txn = handle else { return }
         closeLookupCursors()
         handle = nil

@@ -57,32 +57,16 @@ struct ChangesetBuilder {
         (content.toSeq, content.toKey) = (after.seq, after.key)
         content.senderTime = try log.lastTime()
         content.senderSeq = try log.lastSeq()
-        let lmdb = log.lmdb
-        // Past the last entry a page took, or past a whole sequence number.
-        let start = FileLayout.counterBytes(after.isInsideSeq ? after.seq : after.seq &+ 1) + after.key
-        var pending: [(type: TypeID, key: [UInt8])] = []
-        try lmdb.withCursor(log.handles.log) { cursor in
-            var entry = try start.withUnsafeBytes { try cursor.seek(atLeast: $0) }
-            if after.isInsideSeq, let found = entry, found.key.elementsEqual(start) { entry = try cursor.next() }
-            while let found = entry {
-                guard let (seq, type, key) = SyncLog.parseLogKey(found.key) else {
-                    throw StrataError.corruptFile(path: log.path, "The sync change log of \(log.path) is damaged.")
-                }
-                if pending.count >= limit {
-                    content.hasMore = true
-                    // More objects of the last one's sequence number: the
-                    // page ends inside it, at the last object's key.
-                    if seq == content.toSeq, let last = pending.last {
-                        content.toKey = Array(FileLayout.counterBytes(UInt64(last.type.rawValue)).suffix(4)) + last.key
-                    } else {
-                        content.toKey = []
-                    }
-                    break
-                }
-                pending.append((type, Array(key)))
-                content.toSeq = seq
+        let page = try log.changedObjects(after: after, limit: limit)
+        content.hasMore = page.hasMore
+        if let last = page.changes.last {
+            content.toSeq = last.seq
+            // More objects of the last one's sequence number: the page ends
+            // inside it, at the last object's key.
+            if page.endsInsideSeq {
+                content.toKey = Array(FileLayout.counterBytes(UInt64(last.type.rawValue)).suffix(4)) + last.key
+            } else {
                 content.toKey = []
-                entry = try cursor.next()
             }
         }
         if !content.hasMore {
@@ -90,7 +74,7 @@ struct ChangesetBuilder {
             // change the sender had.
             (content.toSeq, content.toKey) = (max(content.toSeq, content.senderSeq), [])
         }
-        for (type, key) in pending {
+        for (_, type, key) in page.changes {
             try key.withUnsafeBytes { try add(type, key: $0, since: since) }
         }
         return content

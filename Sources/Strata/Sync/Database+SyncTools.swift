@@ -183,9 +183,11 @@ extension DatabaseSync {
                     }
                 }
             }
-            for i in peers.indices { peers[i].pendingObjects = try Self.logEntries(after: peers[i].acknowledged, log) }
+            for i in peers.indices {
+                peers[i].pendingObjects = try log.changedObjectCount(after: peers[i].acknowledged)
+            }
             status.peers = peers.sorted { $0.lastContactMilliseconds > $1.lastContactMilliseconds }
-            status.pendingObjects = try peers.map(\.pendingObjects).max() ?? Self.logEntries(after: 0, log)
+            status.pendingObjects = try peers.map(\.pendingObjects).max() ?? log.changedObjectCount(after: 0)
             status.keptTypes = catalog.types.filter { $0.isKept && !$0.isEmbedded }.map(\.name).sorted()
             status.keptFields = catalog.types.filter { !$0.isKept }.flatMap { type in
                 type.keptProperties.map {
@@ -193,20 +195,6 @@ extension DatabaseSync {
                 }
             }.sorted()
             return status
-        }
-    }
-
-    /// How many objects' last change is after `seq`: the change-log
-    /// entries from `seq + 1` on.
-    private static func logEntries(after seq: UInt64, _ log: SyncLog) throws -> Int {
-        try log.lmdb.withCursor(log.handles.log) { cursor in
-            var count = 0
-            var entry = try FileLayout.counterBytes(seq &+ 1).withUnsafeBytes { try cursor.seek(atLeast: $0) }
-            while entry != nil {
-                count += 1
-                entry = try cursor.next()
-            }
-            return count
         }
     }
 

@@ -209,4 +209,41 @@ import Testing
             }
         }
     }
+
+    /// Records of random fields, compared side by side, name exactly the
+    /// fields a field-by-field comparison of their values names.
+    @Test func changedFieldsMatchAComparisonOfRandomRecords() throws {
+        let writer = ByteWriter(capacity: 64)
+        let table = try #require(
+            try Database(configuration: Fixtures.configuration(folder.path())).tables["Person"])
+        var random = SplitMix64(seed: 26)
+        let values: [Value] = [1, 2, 300_000, "a", "ab", "", true, false, .null, 3.5, .data(Data([1, 2]))]
+        func fields() -> [UInt32: Value] {
+            var fields: [UInt32: Value] = [:]
+            for id in 1 ... 9 where random.below(3) != 0 { fields[UInt32(id)] = values[random.below(values.count)] }
+            return fields
+        }
+        func record(_ fields: [UInt32: Value]) -> [UInt8] {
+            writer.removeAll()
+            RecordCodec.beginRecord(writer, schemaVersion: 1, fieldCount: fields.count)
+            for (id, value) in fields.sorted(by: { $0.key < $1.key }) {
+                RecordCodec.appendField(writer, id: PropertyID(id), value: value)
+            }
+            return writer.withUnsafeBytes { Array($0) }
+        }
+        for _ in 0 ..< 500 {
+            let (a, b) = (fields(), fields())
+            let expected = Set(a.keys).union(b.keys).filter { a[$0] != b[$0] }.sorted()
+            try record(a).withUnsafeBytes { old in
+                try record(b).withUnsafeBytes { new in
+                    try [0].withUnsafeBytes { key in
+                        let change = ChangeRecord(
+                            kind: .replaced, table: table, key: key, before: try RecordView(validating: old),
+                            after: try RecordView(validating: new))
+                        #expect(change.changedFields().map(\.rawValue) == expected, "\(a) → \(b)")
+                    }
+                }
+            }
+        }
+    }
 }
