@@ -5,9 +5,10 @@
 /// ``ByteWriter`` (a class behind a struct) retains and releases it, and
 /// those atomic operations were a tenth of a synced update's time.
 ///
-/// Holds up to ``capacity`` bytes: LMDB's largest key is 511.
+/// Holds up to ``capacity`` bytes: LMDB's largest key (511), and a change
+/// log key's 12 bytes before a record key.
 struct KeyBuffer {
-    static let capacity = 512
+    static let capacity = 528
     private let start: UnsafeMutableRawPointer
     private(set) var count = 0
 

@@ -89,6 +89,10 @@ final class SyncLog {
     private var cursorType: TypeID?
     private var cursorKey = KeyBuffer()
 
+    /// The longest record key a sync-enabled file takes: a change log
+    /// key is 12 bytes and the record key, and LMDB allows 511 in all.
+    static let maxKeySize = KeyCodec.maxKeySize - 12
+
     /// The origin index of this file's own site.
     static let localOrigin: UInt32 = 0
 
@@ -201,6 +205,9 @@ final class SyncLog {
     func store(_ row: ClockRow, previousSeq: UInt64?, _ type: TypeID, _ key: UnsafeRawBufferPointer) throws {
         guard let clocks = try clockCursor(of: type) else {
             preconditionFailure("Sync is enabled but type \(type) has no clock database")
+        }
+        guard key.count <= SyncLog.maxKeySize else {
+            throw StrataError.syncKeyTooLarge(size: key.count, limit: SyncLog.maxKeySize, path: path)
         }
         assert(storedSeq(clocks, key) == previousSeq, "The caller of SyncLog.store misread the object's row")
         row.encode(into: rowBytes)

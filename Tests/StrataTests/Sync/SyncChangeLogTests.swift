@@ -212,6 +212,31 @@ import Testing
         #expect(try logEntries(db) == 4)
     }
 
+    /// A key the change log cannot name (LMDB's 511 bytes less the log's
+    /// 12) is refused with the other keys' error, and nothing of the
+    /// transaction is written; one at the limit is taken.
+    @Test func aKeyTooLongForTheLogIsRefused() throws {
+        let db = try open()
+        defer { db.close() }
+        let longest = String(repeating: "k", count: SyncLog.maxKeySize - 1)
+        #expect(throws: StrataError.self) {
+            try db.write { tx in
+                _ = try tx.insert("Tag", ["name": .string(longest), "value": 1])
+                _ = try tx.insert("Tag", ["name": .string(longest + "kk"), "value": 2])
+            }
+        }
+        do {
+            try db.write { tx in _ = try tx.insert("Tag", ["name": .string(longest + "kk"), "value": 2]) }
+        } catch let error as StrataError {
+            #expect(error.code == .keyTooLarge)
+            #expect(error.message.contains("sync-enabled"), "\(error.message)")
+        }
+        #expect(try db.read { tx in try tx.objects("Tag").count } == 0)
+        try db.write { tx in _ = try tx.insert("Tag", ["name": .string(longest), "value": 1]) }
+        #expect(try sent(db, since: 0).count == 1)
+        #expect(try db.verify() == [])
+    }
+
     /// `verify` notices an object whose change the log lost.
     @Test func verifyFindsAnObjectMissingFromTheLog() throws {
         let db = try open()
