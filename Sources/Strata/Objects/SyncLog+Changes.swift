@@ -173,3 +173,39 @@ extension SyncLog {
         return problems
     }
 }
+
+/// A place in a file's change log: past every object whose last change
+/// has a sequence number below `seq` and, of `seq`, past the objects up to
+/// `key` (`type:u32be ‖ record key`) included, in the log's order; an
+/// empty key is past all of `seq`.
+///
+/// A sequence number gains no rows once its transaction committed (an
+/// object changed again leaves its run for a new number, above every
+/// other), so a position stays meaningful while the log changes: what is
+/// past it was walked, or moved there since.
+struct LogPosition: Comparable, Sendable {
+    var seq: UInt64
+    var key: [UInt8] = []
+
+    /// Whether the position is inside `seq`, with entries of it after it.
+    var isInsideSeq: Bool { !key.isEmpty }
+
+    /// The longest key a position holds: a type id and a record key.
+    static let maxKeyLength = 4 + KeyCodec.maxKeySize
+
+    /// Whether a key of `length` bytes can be a position's: none, or a
+    /// type id and a record key of at least one byte.
+    static func isValidKey(length: Int) -> Bool {
+        length == 0 || (5 ... maxKeyLength).contains(length)
+    }
+
+    /// Positions in the order of the log's keys: by sequence number, then
+    /// by key as LMDB orders keys (bytes, then length), all of a sequence
+    /// number past any part of it.
+    static func < (a: LogPosition, b: LogPosition) -> Bool {
+        if a.seq != b.seq { return a.seq < b.seq }
+        if a.key.isEmpty { return false }
+        if b.key.isEmpty { return true }
+        return a.key.lexicographicallyPrecedes(b.key)
+    }
+}

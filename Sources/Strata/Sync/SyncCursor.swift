@@ -56,42 +56,6 @@ public struct SyncCursor: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// A place in a file's change log, whose keys are `seq ‖ type ‖ record
-/// key`: past every entry of the sequence numbers below `seq` and, of
-/// `seq`, past the entries up to `key` (`type ‖ record key`) included; an
-/// empty key is past all of `seq`.
-///
-/// A sequence number gains no entries once its transaction committed
-/// (an object changed again moves to a new one, above every other), so a
-/// position stays meaningful while the log changes: what is past it was
-/// walked, or moved there since.
-struct LogPosition: Comparable, Sendable {
-    var seq: UInt64
-    var key: [UInt8] = []
-
-    /// Whether the position is inside `seq`, with entries of it after it.
-    var isInsideSeq: Bool { !key.isEmpty }
-
-    /// The longest key a position holds: a type id and a record key.
-    static let maxKeyLength = 4 + KeyCodec.maxKeySize
-
-    /// Whether a key of `length` bytes can be a position's: none, or a
-    /// type id and a record key of at least one byte.
-    static func isValidKey(length: Int) -> Bool {
-        length == 0 || (5 ... maxKeyLength).contains(length)
-    }
-
-    /// Positions in the order of the log's keys: by sequence number, then
-    /// by key as LMDB orders keys (bytes, then length), all of a sequence
-    /// number past any part of it.
-    static func < (a: LogPosition, b: LogPosition) -> Bool {
-        if a.seq != b.seq { return a.seq < b.seq }
-        if a.key.isEmpty { return false }
-        if b.key.isEmpty { return true }
-        return a.key.lexicographicallyPrecedes(b.key)
-    }
-}
-
 /// What a file keeps about each peer (`__strata.sync.peers`, by the
 /// peer's site id): its ``SyncCursor`` of the peer, when it was last heard
 /// from, how much of this file's changes the peer is known to have, and
