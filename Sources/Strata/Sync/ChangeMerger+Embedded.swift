@@ -180,7 +180,7 @@ extension ChangeMerger {
             // A new life: what it holds is what the changes hold.
             let present = incoming.life % 2 == 1
             guard present || target.isOptional else {
-                throw notFitting(.null, "the embedded object at \(path)")
+                throw notFitting(.null, "a required embedded \(target.typeName)")
             }
             row.removeInside(path)
             row.set(path, FieldClock(stamp: incoming.stamp, seq: seq))

@@ -34,6 +34,10 @@ struct ChangesetBuilder {
     /// Per stored field id: the property it is stored for, or nil for one
     /// not sent.
     private var propertyByID: [PropertyID: Property?] = [:]
+    /// The properties of the catalog's embedded types, declared and kept,
+    /// by id (ids are unique across the catalog): a field inside an
+    /// embedded object is named without a search per object.
+    private let embeddedProperties: [PropertyID: Property]
     private var originIndexes: [UInt32: Int] = [:]
 
     init(log: SyncLog, catalog: Catalog, tables: [TypeID: ObjectTable], writerVersion: UInt64) {
@@ -41,6 +45,11 @@ struct ChangesetBuilder {
         self.catalog = catalog
         self.tables = tables
         self.writerVersion = writerVersion
+        embeddedProperties = Dictionary(
+            catalog.types.filter(\.isEmbedded).flatMap {
+                ($0.properties + $0.keptProperties).map { ($0.id, $0.property) }
+            },
+            uniquingKeysWith: { first, _ in first })
         content = ChangesetContent(
             dataset: log.handles.identity.dataset, sender: log.handles.identity.site,
             writerSchemaVersion: writerVersion, senderTime: .zero, fromSeq: 0, toSeq: 0, hasMore: false, types: [],
@@ -181,13 +190,13 @@ struct ChangesetBuilder {
         guard !clock.stamp.isNone, let index = wireIndex(of: path, property, type, parent: parent) else { return }
         let isObject = stored?.tag == RecordCodec.Tag.object.rawValue
         var inside: [(Int, LocalStamp, Value)] = []
-        if isObject, let stored, let embedded = catalog.types.first(where: { $0.name == property.target }) {
+        if isObject, let stored {
             for (id, field) in CompositeCodec.fields(of: stored).sorted(by: { $0.key < $1.key }) {
                 let innerPath = path.appending(id)
                 let innerClock = row.clock(at: innerPath)
                 let declared = layout?.shape.position(ofField: id).map { layout!.fields[$0] }
                 guard !innerClock.stamp.isNone,
-                    let inner = (embedded.properties + embedded.keptProperties).first(where: { $0.id == id })?.property,
+                    let inner = embeddedProperties[id],
                     declared != nil || !Self.isEmbeddedList(inner)
                 else { continue }
                 if inner.type == .embedded {
