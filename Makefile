@@ -1,6 +1,6 @@
 SWIFT ?= swift
 
-.PHONY: deps build demo test format lint sanitize clean docs bench bench-check bench-thresholds bench-compare bench-observe bench-queries bench-sync bench-deps
+.PHONY: hub hub-test hub-deps deps build demo test format lint sanitize clean docs bench bench-check bench-thresholds bench-compare bench-observe bench-queries bench-sync bench-deps
 
 deps:
 	@./scripts/install-lmdb.sh
@@ -13,6 +13,18 @@ demo: deps
 
 test: deps lint
 	$(SWIFT) test
+
+# The sync hub (Hub/, docs/Hub.md) on a throw-away PostgreSQL cluster:
+# `make hub` serves one and prints its URL and a device token; `make
+# hub-test` runs the hub's tests on a cluster of their own, removed after.
+hub-deps:
+	@./scripts/install-postgresql.sh
+
+hub: deps hub-deps
+	./scripts/hub.sh
+
+hub-test: deps hub-deps
+	./scripts/hub-test.sh
 
 # swift-format (part of the toolchain) with the checked-in .swift-format:
 # `make format` rewrites the files in place, `make lint` fails on anything

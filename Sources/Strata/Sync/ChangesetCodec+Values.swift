@@ -117,3 +117,33 @@ extension ChangesetReader {
         return result
     }
 }
+
+// One value alone, for the hub (`@_spi(Hub)`), which stores each field's
+// value as these bytes and sends them back as they came.
+extension ChangesetCodec {
+    /// The bytes of `value`: its tag and payload, as a changeset holds it.
+    @_spi(Hub) public static func valueBytes(_ value: Value) -> [UInt8] {
+        let writer = ByteWriter(capacity: 16)
+        appendValue(value, to: writer)
+        return writer.bytes
+    }
+
+    /// The value of `bytes` (``valueBytes(_:)``), checked as a changeset's
+    /// values are.
+    ///
+    /// - Throws: ``StrataError/Code/invalidChangeset`` when the bytes are
+    ///   not one well-formed value.
+    @_spi(Hub) public static func value(from bytes: [UInt8]) throws -> Value {
+        try bytes.withUnsafeBytes { raw throws(StrataError) in
+            guard let base = raw.baseAddress else {
+                throw StrataError.invalidChangeset("a stored value of no bytes", offset: 0)
+            }
+            var reader = ChangesetReader(base, from: 0, to: raw.count)
+            let value = try reader.value()
+            guard reader.p == reader.end else {
+                throw reader.malformed("\(reader.end - reader.p) bytes after a value", at: reader.p)
+            }
+            return value
+        }
+    }
+}

@@ -23,7 +23,7 @@ import Foundation
 /// varint length and that many bytes (a ``LogPosition``'s key). A value is
 /// a record tag and payload (``appendValue(_:to:)``). `docs/FileFormat.md`
 /// ("Changesets (sync)") documents every part.
-enum ChangesetCodec {
+@_spi(Hub) public enum ChangesetCodec {
     /// The first four bytes of every changeset.
     static let magic: [UInt8] = Array("SCS1".utf8)
     /// The format version this code writes and reads.
@@ -38,7 +38,7 @@ enum ChangesetCodec {
     /// ``decode(_:)`` checks it (indexes in range, one entry per object,
     /// keys of primitive kinds): bytes written from any other are refused
     /// by every reader.
-    static func encode(_ content: ChangesetContent) -> Data {
+    @_spi(Hub) public static func encode(_ content: ChangesetContent) -> Data {
         let writer = ByteWriter(capacity: 256 + 24 * content.entries.count)
         writer.append(contentsOf: magic)
         writer.append(version)
@@ -118,7 +118,7 @@ enum ChangesetCodec {
     ///   a type, field, origin or object twice, a field twice in one entry,
     ///   a tombstone with fields, or a field of another type than its
     ///   entry's.
-    static func decode(_ data: Data) throws -> ChangesetContent {
+    @_spi(Hub) public static func decode(_ data: Data) throws -> ChangesetContent {
         try data.withUnsafeBytes { raw throws(StrataError) in
             var reader = try checkedReader(raw)
             var (content, tables) = try readHead(&reader)

@@ -6,42 +6,42 @@ import Foundation
 ///
 /// ``ChangesetCodec`` writes it as the bytes of a ``Changeset`` and reads
 /// it back, refusing damage.
-struct ChangesetContent: Equatable, Sendable {
+@_spi(Hub) public struct ChangesetContent: Equatable, Sendable {
     /// The dataset the changes belong to: files of one dataset exchange
     /// changes, files of two never do.
-    var dataset: SiteID
+    public var dataset: SiteID
     /// The site that sent the changeset.
-    var sender: SiteID
+    public var sender: SiteID
     /// The schema version of the sender's app.
-    var writerSchemaVersion: UInt64
+    public var writerSchemaVersion: UInt64
     /// The sender's clock when it made the changeset: a receiver refuses
     /// one too far ahead of its own.
-    var senderTime: HybridTime
+    public var senderTime: HybridTime
     /// The sender's last change sequence number when it made the
     /// changeset: how recent what it says is.
-    var senderSeq: UInt64 = 0
+    public var senderSeq: UInt64 = 0
     /// Each entry holds the fields that changed after this sequence number
     /// (at most `fromSeq`): the receiver has the others.
-    var baseline: UInt64 = 0
+    public var baseline: UInt64 = 0
     /// The sender's change log the changeset covers: the objects whose
     /// last change is past the position (`fromSeq`, `fromKey`), up to the
     /// position (`toSeq`, `toKey`) included (``LogPosition``). A key is
     /// empty unless the page starts or ends inside that sequence number.
-    var fromSeq: UInt64
-    var fromKey: [UInt8] = []
-    var toSeq: UInt64
-    var toKey: [UInt8] = []
+    public var fromSeq: UInt64
+    public var fromKey: [UInt8] = []
+    public var toSeq: UInt64
+    public var toKey: [UInt8] = []
     /// Whether the sender has more changes after the changeset's end (a
     /// page); a last page ends at a whole sequence number.
-    var hasMore: Bool
+    public var hasMore: Bool
     /// The object types the entries name.
-    var types: [WireType]
+    public var types: [WireType]
     /// The fields the entries name.
-    var fields: [WireField]
+    public var fields: [WireField]
     /// The sites the stamps name.
-    var origins: [SiteID]
+    public var origins: [SiteID]
     /// At most one per object.
-    var entries: [ChangeEntry]
+    public var entries: [ChangeEntry]
 
     /// Where the changeset starts in the sender's change log (past it).
     var from: LogPosition { LogPosition(seq: fromSeq, key: fromKey) }
@@ -50,7 +50,7 @@ struct ChangesetContent: Equatable, Sendable {
 
     /// The latest clock time the changeset holds: the sender's, or a
     /// stamp's.
-    var latestTime: HybridTime {
+    public var latestTime: HybridTime {
         entries.reduce(senderTime) { latest, entry in
             entry.fields.reduce(max(latest, entry.stamp.time)) { max($0, $1.stamp.time) }
         }
@@ -58,16 +58,22 @@ struct ChangesetContent: Equatable, Sendable {
 }
 
 /// An object type as a changeset names it.
-struct WireType: Equatable, Sendable {
-    var name: String
+@_spi(Hub) public struct WireType: Equatable, Sendable {
+    public var name: String
     /// The name of the primary key property: a receiver that learns the
     /// type names its key the same, so that the app version declaring
     /// the type later finds it as it declares it.
-    var keyName: String
+    public var keyName: String
     /// The primary key's descriptor (``FieldDescriptor``), such as `int`:
     /// two files whose types of one name have other key types cannot
     /// exchange objects of it.
-    var keyDescriptor: String
+    public var keyDescriptor: String
+
+    @_spi(Hub) public init(name: String, keyName: String, keyDescriptor: String) {
+        self.name = name
+        self.keyName = keyName
+        self.keyDescriptor = keyDescriptor
+    }
 }
 
 /// A field as a changeset names it: its type (an index into
@@ -79,14 +85,21 @@ struct WireType: Equatable, Sendable {
 /// `embedded(T)` or `embedded(T)?`) carries the object's life (an int:
 /// odd while it holds an object, even while null), and each field inside
 /// it is a field of its own whose `parent` is the holder's index.
-struct WireField: Hashable, Sendable {
-    var type: Int
+@_spi(Hub) public struct WireField: Hashable, Sendable {
+    public var type: Int
     /// The property's name (in its embedded type, for a field inside one).
-    var path: String
-    var descriptor: String
+    public var path: String
+    public var descriptor: String
     /// The index in ``ChangesetContent/fields`` of the embedded field this
     /// one is inside; nil for a field of the object itself.
-    var parent: Int? = nil
+    public var parent: Int? = nil
+
+    @_spi(Hub) public init(type: Int, path: String, descriptor: String, parent: Int? = nil) {
+        self.type = type
+        self.path = path
+        self.descriptor = descriptor
+        self.parent = parent
+    }
 }
 
 extension ChangesetContent {
@@ -97,35 +110,72 @@ extension ChangesetContent {
 }
 
 /// One object's state in a changeset.
-struct ChangeEntry: Equatable, Sendable {
+@_spi(Hub) public struct ChangeEntry: Equatable, Sendable {
     /// An index into ``ChangesetContent/types``.
-    var type: Int
+    public var type: Int
     /// The primary key.
-    var key: Value
+    public var key: Value
     /// The causal length: odd while the object lives, even once deleted.
-    var causalLength: UInt64
+    public var causalLength: UInt64
     /// The highest schema version of the apps that wrote the object.
-    var writerVersion: UInt64
+    public var writerVersion: UInt64
     /// The stamp of the object's last change; with ``causalLength``, a
     /// tombstone's stamp.
-    var stamp: WireStamp
+    public var stamp: WireStamp
     /// The fields, each at most once; none for a tombstone.
-    var fields: [FieldChange]
+    public var fields: [FieldChange]
+
+    @_spi(Hub) public init(
+        type: Int, key: Value, causalLength: UInt64, writerVersion: UInt64, stamp: WireStamp, fields: [FieldChange]
+    ) {
+        self.type = type
+        self.key = key
+        self.causalLength = causalLength
+        self.writerVersion = writerVersion
+        self.stamp = stamp
+        self.fields = fields
+    }
 }
 
 /// A stamp in a changeset: a time and an index into
 /// ``ChangesetContent/origins``.
-struct WireStamp: Equatable, Sendable {
-    var time: HybridTime
-    var origin: Int
+@_spi(Hub) public struct WireStamp: Equatable, Sendable {
+    public var time: HybridTime
+    public var origin: Int
+
+    @_spi(Hub) public init(time: HybridTime, origin: Int) {
+        self.time = time
+        self.origin = origin
+    }
 }
 
 /// One field's value and the stamp of its last write.
-struct FieldChange: Equatable, Sendable {
+@_spi(Hub) public struct FieldChange: Equatable, Sendable {
     /// An index into ``ChangesetContent/fields``.
-    var field: Int
-    var stamp: WireStamp
+    public var field: Int
+    public var stamp: WireStamp
     /// The value: a scalar, a link (`.link(key)`), a list, or an embedded
     /// object (`.object`, its fields by name).
-    var value: Value
+    public var value: Value
+
+    @_spi(Hub) public init(field: Int, stamp: WireStamp, value: Value) {
+        self.field = field
+        self.stamp = stamp
+        self.value = value
+    }
+}
+
+// Public initializers for the hub (`@_spi(Hub)`), which reads and writes
+// changesets as a peer does but merges them in PostgreSQL.
+extension ChangesetContent {
+    @_spi(Hub) public init(
+        dataset: SiteID, sender: SiteID, writerSchemaVersion: UInt64, senderTime: HybridTime, senderSeq: UInt64,
+        baseline: UInt64, fromSeq: UInt64, toSeq: UInt64, hasMore: Bool, types: [WireType], fields: [WireField],
+        origins: [SiteID], entries: [ChangeEntry]
+    ) {
+        self.init(
+            dataset: dataset, sender: sender, writerSchemaVersion: writerSchemaVersion, senderTime: senderTime,
+            senderSeq: senderSeq, baseline: baseline, fromSeq: fromSeq, fromKey: [], toSeq: toSeq, toKey: [],
+            hasMore: hasMore, types: types, fields: fields, origins: origins, entries: entries)
+    }
 }

@@ -116,17 +116,39 @@ enum PeerCursor {
     /// delivered late, would otherwise end a pull that lacks them.)
     static func advance(_ log: SyncLog, _ content: ChangesetContent) throws {
         var entry = try entry(log.lmdb, log.handles, peer: content.sender, path: log.path) ?? Entry()
-        let cursor = entry.cursor
-        if content.baseline <= cursor.since, content.from <= cursor.position {
-            if !content.hasMore, content.senderSeq >= entry.walkedAt {
-                let end = max(cursor.after, content.toSeq)
-                entry.cursor = SyncCursor(since: end, after: end)
-            } else {
-                entry.cursor = SyncCursor(since: cursor.since, position: max(cursor.position, content.to))
-            }
-            entry.walkedAt = max(entry.walkedAt, content.senderSeq)
-        }
+        var progress = PeerProgress(cursor: entry.cursor, walkedAt: entry.walkedAt)
+        progress.advance(by: content)
+        (entry.cursor, entry.walkedAt) = (progress.cursor, progress.walkedAt)
         entry.lastContact = HybridTime.wallClock()
         try store(entry, log.lmdb, log.handles, peer: content.sender)
+    }
+}
+
+/// A receiver's cursor of one sender and how recent its walk is: what
+/// ``PeerCursor`` keeps of a peer, and what the hub keeps of each device
+/// (`@_spi(Hub)`), moved by the same rule.
+@_spi(Hub) public struct PeerProgress: Sendable, Equatable {
+    /// Where the next changes from the sender start.
+    public var cursor: SyncCursor
+    /// The sender's last sequence number when it made the newest changeset
+    /// that moved the cursor.
+    public var walkedAt: UInt64
+
+    public init(cursor: SyncCursor = .start, walkedAt: UInt64 = 0) {
+        self.cursor = cursor
+        self.walkedAt = walkedAt
+    }
+
+    /// Moves the cursor past `content` when it follows what was walked
+    /// (``PeerCursor/advance(_:_:)`` says when).
+    public mutating func advance(by content: ChangesetContent) {
+        guard content.baseline <= cursor.since, content.from <= cursor.position else { return }
+        if !content.hasMore, content.senderSeq >= walkedAt {
+            let end = max(cursor.after, content.toSeq)
+            cursor = SyncCursor(since: end, after: end)
+        } else {
+            cursor = SyncCursor(since: cursor.since, position: max(cursor.position, content.to))
+        }
+        walkedAt = max(walkedAt, content.senderSeq)
     }
 }

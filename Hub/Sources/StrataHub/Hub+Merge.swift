@@ -1,0 +1,104 @@
+import Foundation
+import NIOCore
+import PostgresNIO
+
+/// The merge in SQL: the same rules as a file's (docs/Sync.md, "What a
+/// merge does"), set-based. Per object the higher causal length wins and a
+/// new life starts empty; per register the higher rank (an embedded
+/// object's life), then the later stamp (time, then origin) wins; the
+/// registers of an embedded object's older lives go.
+extension Hub {
+    /// Merges `rows` under the hub sequence number `seq`; whether anything
+    /// changed (then every changed object has `seq`).
+    func merge(_ rows: ChangeRows, seq: Int64, tenant: UUID, _ connection: PostgresConnection) async throws -> Bool {
+        let logger = self.logger
+        guard !rows.objects.isEmpty else { return false }
+        let objects = rows.objects
+        // 1. Objects: a higher causal length replaces the row (a new life,
+        //    or a delete).
+        try await connection.query(
+            """
+            INSERT INTO objects AS o (tenant_id, type_name, object_key, cl, hlc, origin, max_writer_version, seq)
+            SELECT \(tenant), u.t, u.k, u.cl, u.hlc, u.origin, u.wv, \(seq)
+            FROM unnest(\(objects.map(\.type))::text[], \(objects.map(\.key))::bytea[],
+                 \(objects.map(\.causalLength))::int8[], \(objects.map(\.time))::int8[],
+                 \(objects.map(\.origin))::uuid[], \(objects.map(\.writerVersion))::int8[]) AS u(t, k, cl, hlc, origin, wv)
+            ON CONFLICT (tenant_id, type_name, object_key) DO UPDATE
+            SET cl = excluded.cl, hlc = excluded.hlc, origin = excluded.origin, seq = excluded.seq,
+                max_writer_version = greatest(o.max_writer_version, excluded.max_writer_version)
+            WHERE excluded.cl > o.cl
+            """, logger: logger)
+        // 2. The registers of an object's earlier life go (a delete, or a
+        //    new life that starts empty).
+        try await connection.query(
+            """
+            DELETE FROM fields f USING objects o
+            WHERE o.tenant_id = \(tenant) AND o.seq = \(seq) AND f.tenant_id = \(tenant)
+              AND f.type_name = o.type_name AND f.object_key = o.object_key AND f.cl <> o.cl
+            """, logger: logger)
+        // 3. Registers, one level of embedded objects at a time: a field
+        //    inside one is written only while its holder has the life it
+        //    belongs to.
+        for level in rows.fields where !level.isEmpty {
+            let top = level[0].parent == nil
+            let parents = level.map { $0.parent?.path ?? "" }
+            let lives = level.map { $0.parent?.life ?? 0 }
+            let holderTest =
+                top
+                ? "true"
+                : """
+                EXISTS (SELECT 1 FROM fields h WHERE h.tenant_id = $1 AND h.type_name = u.t
+                    AND h.object_key = u.k AND h.path = u.pp AND h.rank = u.pl)
+                """
+            var query: PostgresQuery = """
+                INSERT INTO fields AS f (tenant_id, type_name, object_key, path, descriptor, rank, value, hlc, origin, cl, seq)
+                SELECT \(tenant), u.t, u.k, u.p, u.d, u.r, u.v, u.hlc, u.origin, u.cl, \(seq)
+                FROM unnest(\(level.map(\.type))::text[], \(level.map(\.key))::bytea[], \(level.map(\.path))::text[],
+                     \(level.map(\.descriptor))::text[], \(level.map(\.rank))::int8[], \(level.map(\.value))::bytea[],
+                     \(level.map(\.time))::int8[], \(level.map(\.origin))::uuid[], \(level.map(\.causalLength))::int8[],
+                     \(parents)::text[], \(lives)::int8[]) AS u(t, k, p, d, r, v, hlc, origin, cl, pp, pl)
+                JOIN objects o ON o.tenant_id = \(tenant) AND o.type_name = u.t AND o.object_key = u.k AND o.cl = u.cl
+                WHERE HOLDER_TEST
+                ON CONFLICT (tenant_id, type_name, object_key, path) DO UPDATE
+                SET descriptor = excluded.descriptor, rank = excluded.rank, value = excluded.value, hlc = excluded.hlc,
+                    origin = excluded.origin, seq = excluded.seq
+                WHERE (excluded.rank, excluded.hlc, excluded.origin) > (f.rank, f.hlc, f.origin)
+                """
+            query.sql = query.sql.replacingOccurrences(of: "HOLDER_TEST", with: holderTest)
+            try await connection.query(query, logger: logger)
+        }
+        // 4. The registers of an embedded object's earlier lives go.
+        if !rows.holders.isEmpty {
+            let holders = rows.holders
+            try await connection.query(
+                """
+                DELETE FROM fields f
+                USING unnest(\(holders.map(\.type))::text[], \(holders.map(\.key))::bytea[],
+                      \(holders.map(\.path))::text[]) AS u(t, k, p),
+                      fields h
+                WHERE h.tenant_id = \(tenant) AND h.type_name = u.t AND h.object_key = u.k AND h.path = u.p
+                  AND f.tenant_id = \(tenant) AND f.type_name = u.t AND f.object_key = u.k
+                  AND starts_with(f.path, u.p || '/') AND NOT starts_with(f.path, u.p || '/' || h.rank || '/')
+                """, logger: logger)
+        }
+        // 5. An object a register of changed moves to `seq`, with the
+        //    highest writer version and stamp.
+        try await connection.query(
+            """
+            UPDATE objects o SET seq = \(seq),
+                max_writer_version = greatest(o.max_writer_version, u.wv),
+                origin = CASE WHEN u.hlc > o.hlc THEN u.origin ELSE o.origin END,
+                hlc = greatest(o.hlc, u.hlc)
+            FROM unnest(\(objects.map(\.type))::text[], \(objects.map(\.key))::bytea[],
+                 \(objects.map(\.writerVersion))::int8[], \(objects.map(\.time))::int8[],
+                 \(objects.map(\.origin))::uuid[]) AS u(t, k, wv, hlc, origin)
+            WHERE o.tenant_id = \(tenant) AND o.type_name = u.t AND o.object_key = u.k AND o.seq <> \(seq)
+              AND EXISTS (SELECT 1 FROM fields f WHERE f.tenant_id = \(tenant) AND f.type_name = u.t
+                          AND f.object_key = u.k AND f.seq = \(seq))
+            """, logger: logger)
+        let changed = try await connection.query(
+            "SELECT EXISTS (SELECT 1 FROM objects WHERE tenant_id = \(tenant) AND seq = \(seq))", logger: logger)
+        for try await value in changed.decode(Bool.self) { return value }
+        return false
+    }
+}

@@ -1,0 +1,220 @@
+import Foundation
+import NIOCore
+import PostgresNIO
+@_spi(Hub) import Strata
+
+/// What the hub knows of a device's file: the session answer.
+public struct SessionAnswer: Codable, Sendable, Equatable {
+    public var tenant: UUID
+    public var device: UUID
+    public var epoch: UUID
+    public var hubSeq: Int64
+    public var hubTime: UInt64
+    public var maxBodyBytes: Int
+    public var pushCursor: CursorJSON
+}
+
+extension Hub {
+    /// The session of `device` for its file's site `site`.
+    public func session(device: Device, site: SiteID) async throws -> SessionAnswer {
+        let logger = self.logger
+        let maxBodyBytes = self.maxBodyBytes
+        return try await inTenant(device.tenant, readOnly: true) { connection in
+            let (epoch, nextSeq) = try await self.tenantState(device.tenant, connection)
+            let progress = try await self.siteProgress(site.uuid, connection)
+            _ = logger
+            return SessionAnswer(
+                tenant: device.tenant, device: device.id, epoch: epoch, hubSeq: nextSeq, hubTime: Hub.now(),
+                maxBodyBytes: maxBodyBytes, pushCursor: CursorJSON(progress.cursor))
+        }
+    }
+
+    func tenantState(_ tenant: UUID, _ connection: PostgresConnection) async throws -> (epoch: UUID, nextSeq: Int64) {
+        let rows = try await connection.query(
+            "SELECT epoch, next_seq FROM tenants WHERE id = \(tenant)", logger: logger)
+        for try await row in rows.decode((UUID, Int64).self) { return row }
+        throw HubError.unauthorized
+    }
+
+    /// The most objects a pull returns.
+    public static let maxPullLimit = 20_000
+
+    /// The tenant's merged state changed after the cursor (`since`,
+    /// `after`): at most `limit` objects, whole hub commits, as a changeset
+    /// made by the epoch's site (docs/Hub.md, "GET /v1/pull").
+    ///
+    /// - Throws: ``HubError`` `epochChanged` when `epoch` is not the
+    ///   tenant's, or the cursor is past the hub's last commit (its data was
+    ///   restored from a backup: the tenant gets a new epoch).
+    public func pull(device: Device, since: UInt64, after: UInt64, epoch: UUID?, limit: Int) async throws -> Data {
+        let limit = min(max(limit, 1), Hub.maxPullLimit)
+        let after = max(after, since)
+        let logger = self.logger
+        let tenant = device.tenant
+        let result: Data? = try await inTenant(tenant, readOnly: true) { connection in
+            let (current, nextSeq) = try await self.tenantState(tenant, connection)
+            if let epoch, epoch != current { throw HubError.epochChanged(current) }
+            // A cursor past the last commit: the data went back in time.
+            guard after <= UInt64(nextSeq) else { return nil }
+            let (upto, hasMore) = try await self.pageEnd(tenant, after: after, nextSeq: nextSeq, limit: limit, connection)
+            var builder = PullBuilder()
+            let rows = try await connection.query(
+                """
+                SELECT o.type_name, o.object_key, o.cl, o.hlc, o.origin, o.max_writer_version,
+                       f.path, f.descriptor, f.rank, f.value, f.hlc, f.origin
+                FROM objects o LEFT JOIN fields f
+                  ON f.tenant_id = o.tenant_id AND f.type_name = o.type_name AND f.object_key = o.object_key
+                 AND (f.seq > \(Int64(bitPattern: since)) OR f.rank > 0)
+                WHERE o.tenant_id = \(tenant) AND o.seq > \(Int64(bitPattern: after)) AND o.seq <= \(upto)
+                ORDER BY o.seq, o.type_name, o.object_key, f.path
+                """, logger: logger)
+            for try await row in rows.decode(
+                (
+                    String, ByteBuffer, Int64, Int64, UUID, Int64, String?, String?, Int64?, ByteBuffer?, Int64?,
+                    UUID?
+                ).self)
+            {
+                try builder.add(row)
+            }
+            let types = try await self.wireTypes(builder.typeNames, connection)
+            return ChangesetCodec.encode(
+                try builder.content(
+                    dataset: SiteID(tenant), sender: SiteID(current), types: types, senderSeq: UInt64(nextSeq),
+                    since: since, after: after, upto: UInt64(upto), hasMore: hasMore))
+        }
+        if let result { return result }
+        throw HubError.epochChanged(try await renewEpoch(tenant: tenant))
+    }
+
+    /// Where a page after `after` ends: the last hub commit whose objects,
+    /// with those of the commits before it, are at most `limit` (at least
+    /// one commit), and whether commits follow.
+    private func pageEnd(_ tenant: UUID, after: UInt64, nextSeq: Int64, limit: Int, _ connection: PostgresConnection)
+        async throws -> (upto: Int64, hasMore: Bool)
+    {
+        let after = Int64(bitPattern: after)
+        let rows = try await connection.query(
+            """
+            SELECT seq FROM objects WHERE tenant_id = \(tenant) AND seq > \(after)
+            ORDER BY seq LIMIT 1 OFFSET \(limit)
+            """, logger: logger)
+        var beyond: Int64?
+        for try await seq in rows.decode(Int64.self) { beyond = seq }
+        guard let beyond else { return (nextSeq, false) }
+        if beyond - 1 > after { return (beyond - 1, true) }
+        // One commit of more than `limit` objects: all of it.
+        let more = try await connection.query(
+            "SELECT EXISTS (SELECT 1 FROM objects WHERE tenant_id = \(tenant) AND seq > \(beyond))", logger: logger)
+        for try await exists in more.decode(Bool.self) { return (beyond, exists) }
+        return (beyond, false)
+    }
+
+    private func wireTypes(_ names: [String], _ connection: PostgresConnection) async throws -> [String: WireType] {
+        var types: [String: WireType] = [:]
+        let rows = try await connection.query(
+            "SELECT type_name, key_name, key_descriptor FROM object_types WHERE type_name = ANY(\(names)::text[])",
+            logger: logger)
+        for try await (name, keyName, keyDescriptor) in rows.decode((String, String, String).self) {
+            types[name] = WireType(name: name, keyName: keyName, keyDescriptor: keyDescriptor)
+        }
+        return types
+    }
+}
+
+/// Builds a pull's changeset from the rows of its objects and registers.
+struct PullBuilder {
+    private struct FieldKey: Hashable {
+        var type: Int
+        var path: String
+        var descriptor: String
+        var parent: Int?
+    }
+
+    private(set) var typeNames: [String] = []
+    private var typeIndexes: [String: Int] = [:]
+    private var fields: [WireField] = []
+    private var fieldIndexes: [FieldKey: Int] = [:]
+    private var origins: [SiteID] = []
+    private var originIndexes: [UUID: Int] = [:]
+    private var entries: [ChangeEntry] = []
+    private var lastObject: (type: String, key: ByteBuffer)?
+    /// The wire field of each register path of the current entry.
+    private var entryPaths: [Substring: Int] = [:]
+
+    private mutating func origin(_ uuid: UUID) -> Int {
+        if let index = originIndexes[uuid] { return index }
+        origins.append(SiteID(uuid))
+        originIndexes[uuid] = origins.count - 1
+        return origins.count - 1
+    }
+
+    mutating func add(
+        _ row: (
+            String, ByteBuffer, Int64, Int64, UUID, Int64, String?, String?, Int64?, ByteBuffer?, Int64?, UUID?
+        )
+    ) throws {
+        let (typeName, key, cl, time, objectOrigin, writerVersion, path, descriptor, _, value, fieldTime, fieldOrigin) =
+            row
+        if lastObject?.type != typeName || lastObject?.key != key {
+            let type: Int
+            if let known = typeIndexes[typeName] {
+                type = known
+            } else {
+                typeNames.append(typeName)
+                type = typeNames.count - 1
+                typeIndexes[typeName] = type
+            }
+            entries.append(
+                ChangeEntry(
+                    type: type, key: try ChangesetCodec.value(from: Array(key.readableBytesView)),
+                    causalLength: UInt64(cl), writerVersion: UInt64(writerVersion),
+                    stamp: WireStamp(time: HybridTime(rawValue: UInt64(bitPattern: time)), origin: origin(objectOrigin)),
+                    fields: []))
+            lastObject = (typeName, key)
+            entryPaths = [:]
+        }
+        guard let path, let descriptor, let value, let fieldTime, let fieldOrigin else { return }
+        let type = entries[entries.count - 1].type
+        // `home/3/street`: the name after the last holder and its life.
+        var parent: Int?
+        var name = Substring(path)
+        if let slash = path.lastIndex(of: ChangeRows.separator) {
+            let holderEnd = path[..<slash].lastIndex(of: ChangeRows.separator)!
+            guard let holder = entryPaths[path[..<holderEnd]] else { return }
+            parent = holder
+            name = path[path.index(after: slash)...]
+        }
+        let fieldKey = FieldKey(type: type, path: String(name), descriptor: descriptor, parent: parent)
+        let index: Int
+        if let known = fieldIndexes[fieldKey] {
+            index = known
+        } else {
+            fields.append(WireField(type: type, path: String(name), descriptor: descriptor, parent: parent))
+            index = fields.count - 1
+            fieldIndexes[fieldKey] = index
+        }
+        entryPaths[Substring(path)] = index
+        entries[entries.count - 1].fields.append(
+            FieldChange(
+                field: index,
+                stamp: WireStamp(time: HybridTime(rawValue: UInt64(bitPattern: fieldTime)), origin: origin(fieldOrigin)),
+                value: try ChangesetCodec.value(from: Array(value.readableBytesView))))
+    }
+
+    func content(
+        dataset: SiteID, sender: SiteID, types: [String: WireType], senderSeq: UInt64, since: UInt64, after: UInt64,
+        upto: UInt64, hasMore: Bool
+    ) throws -> ChangesetContent {
+        let wireTypes = try typeNames.map { name in
+            guard let type = types[name] else {
+                throw HubError.unavailable("The hub's registry has no key of type '\(name)'.")
+            }
+            return type
+        }
+        return ChangesetContent(
+            dataset: dataset, sender: sender, writerSchemaVersion: entries.map(\.writerVersion).max() ?? 0,
+            senderTime: HybridTime(milliseconds: Hub.now(), counter: 0), senderSeq: senderSeq, baseline: since,
+            fromSeq: after, toSeq: max(upto, after), hasMore: hasMore, types: wireTypes, fields: fields,
+            origins: origins, entries: entries)
+    }
+}

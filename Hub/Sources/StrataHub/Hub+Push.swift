@@ -1,0 +1,212 @@
+import Crypto
+import Foundation
+import NIOCore
+import PostgresNIO
+@_spi(Hub) import Strata
+
+/// A device's cursor as JSON: where the hub is in the device's changes, or
+/// the device in the hub's.
+public struct CursorJSON: Codable, Sendable, Equatable {
+    public var since: UInt64
+    public var after: UInt64
+    /// Hex digits of ``SyncCursor/afterKey``.
+    public var afterKey: String
+
+    init(_ cursor: SyncCursor) {
+        since = cursor.since
+        after = cursor.after
+        afterKey = cursor.afterKey.map { String(format: "%02x", $0) }.joined()
+    }
+}
+
+/// A field a push named with another descriptor than the tenant has.
+public struct RejectedField: Codable, Sendable, Equatable, Hashable {
+    public var type: String
+    /// The dotted path (`home.street`), or the key's name for a type whose
+    /// key differs.
+    public var path: String
+    public var descriptor: String
+    /// The descriptor the tenant has for it.
+    public var registered: String
+}
+
+/// The answer to a push: 200, or 422 `schemaConflict` listing what was
+/// dropped, the rest merged.
+public struct PushAnswer: Codable, Sendable, Equatable {
+    public var acceptedThrough: CursorJSON
+    public var hubSeq: Int64
+    public var hubTime: UInt64
+    public var error: String?
+    public var message: String?
+    public var fields: [RejectedField]?
+}
+
+extension Hub {
+    /// Merges the changeset `body` of `device` in one transaction (docs/Hub.md,
+    /// "Storage"): the status and JSON body of the answer. A body pushed
+    /// again by the same device gets its first answer back.
+    public func push(_ body: Data, device: Device) async throws -> (status: Int, answer: Data) {
+        let content: ChangesetContent
+        do {
+            content = try ChangesetCodec.decode(body)
+        } catch let error as StrataError {
+            throw HubError.invalidChangeset(error.description)
+        }
+        guard content.dataset.uuid == device.tenant else {
+            throw HubError.wrongDataset(content.dataset.uuid, tenant: device.tenant)
+        }
+        let now = Hub.now()
+        let latest = content.latestTime.milliseconds
+        if latest > now + maxClockDrift { throw HubError.clockSkew(ahead: latest - now, hubTime: now) }
+        let hash = ByteBuffer(bytes: Array(SHA256.hash(data: body)))
+        let logger = self.logger
+        let (status, answer, committed) = try await inTenant(device.tenant) { connection in
+            let tenantRows = try await connection.query(
+                "SELECT next_seq FROM tenants WHERE id = \(device.tenant) FOR UPDATE", logger: logger)
+            var nextSeq: Int64 = 0
+            for try await value in tenantRows.decode(Int64.self) { nextSeq = value }
+            let stored = try await connection.query(
+                "SELECT status, answer FROM batches WHERE device_id = \(device.id) AND body_sha256 = \(hash)",
+                logger: logger)
+            for try await (status, answer) in stored.decode((Int, String).self) {
+                return (status, Data(answer.utf8), Int64?.none)
+            }
+            let rejected = try await register(content, connection)
+            let seq = nextSeq + 1
+            let rows = try ChangeRows(
+                content,
+                refused: Set(rejected.map { ChangeRows.Refused(type: $0.type, path: $0.path, descriptor: $0.descriptor) }),
+                refusedTypes: Set(rejected.filter { $0.path.hasPrefix("#") }.map(\.type)))
+            let changed = try await merge(rows, seq: seq, tenant: device.tenant, connection)
+            if changed {
+                try await connection.query(
+                    "UPDATE tenants SET next_seq = \(seq) WHERE id = \(device.tenant)", logger: logger)
+            }
+            let cursor = try await advanceCursor(of: content, tenant: device.tenant, connection)
+            var answer = PushAnswer(
+                acceptedThrough: CursorJSON(cursor), hubSeq: changed ? seq : nextSeq, hubTime: Hub.now())
+            if !rejected.isEmpty {
+                answer.error = "schemaConflict"
+                answer.message =
+                    "\(rejected.count) field(s) name another type than the dataset has for them; they were dropped, the rest merged."
+                answer.fields = rejected.sorted { ($0.type, $0.path) < ($1.type, $1.path) }
+            }
+            let status = rejected.isEmpty ? 200 : 422
+            let json = try JSONEncoder().encode(answer)
+            let text = String(decoding: json, as: UTF8.self)
+            try await connection.query(
+                """
+                INSERT INTO batches (device_id, body_sha256, tenant_id, hub_seq, status, answer)
+                VALUES (\(device.id), \(hash), \(device.tenant), \(answer.hubSeq), \(status), \(text))
+                """, logger: logger)
+            return (status, json, changed ? seq : nil)
+        }
+        if let committed { commits.publish(device.tenant, seq: committed) }
+        return (status, answer)
+    }
+
+    /// Checks the changeset's types and fields against the tenant's schema
+    /// registry, registering the new ones: the fields (and types, path
+    /// `#key`) whose descriptor differs from the registered one.
+    private func register(_ content: ChangesetContent, _ connection: PostgresConnection) async throws
+        -> [RejectedField]
+    {
+        let logger = self.logger
+        var rejected: [RejectedField] = []
+        let typeNames = content.types.map(\.name)
+        var keys: [String: String] = [:]
+        let typeRows = try await connection.query(
+            "SELECT type_name, key_descriptor FROM object_types WHERE type_name = ANY(\(typeNames)::text[])",
+            logger: logger)
+        for try await (name, descriptor) in typeRows.decode((String, String).self) { keys[name] = descriptor }
+        var newTypes: [WireType] = []
+        for type in content.types {
+            if let registered = keys[type.name] {
+                if registered != type.keyDescriptor {
+                    rejected.append(
+                        RejectedField(
+                            type: type.name, path: "#\(type.keyName)", descriptor: type.keyDescriptor,
+                            registered: registered))
+                }
+            } else {
+                newTypes.append(type)
+            }
+        }
+        if !newTypes.isEmpty {
+            try await connection.query(
+                """
+                INSERT INTO object_types (tenant_id, type_name, key_name, key_descriptor)
+                SELECT current_setting('strata.tenant')::uuid, * FROM unnest(
+                    \(newTypes.map(\.name))::text[], \(newTypes.map(\.keyName))::text[],
+                    \(newTypes.map(\.keyDescriptor))::text[])
+                ON CONFLICT DO NOTHING
+                """, logger: logger)
+        }
+        let named = ChangeRows.registry(of: content)
+        var registered: [ChangeRows.RegistryKey: String] = [:]
+        let rows = try await connection.query(
+            "SELECT type_name, path, descriptor FROM schema_registry WHERE type_name = ANY(\(typeNames)::text[])",
+            logger: logger)
+        for try await (type, path, descriptor) in rows.decode((String, String, String).self) {
+            registered[ChangeRows.RegistryKey(type: type, path: path)] = descriptor
+        }
+        var fresh: [(ChangeRows.RegistryKey, String)] = []
+        for (key, descriptors) in named {
+            var first = registered[key]
+            for descriptor in descriptors.sorted() {
+                if let known = first {
+                    if known != descriptor {
+                        rejected.append(
+                            RejectedField(type: key.type, path: key.path, descriptor: descriptor, registered: known))
+                    }
+                } else {
+                    first = descriptor
+                    fresh.append((key, descriptor))
+                }
+            }
+        }
+        if !fresh.isEmpty {
+            try await connection.query(
+                """
+                INSERT INTO schema_registry (tenant_id, type_name, path, descriptor)
+                SELECT current_setting('strata.tenant')::uuid, * FROM unnest(
+                    \(fresh.map(\.0.type))::text[], \(fresh.map(\.0.path))::text[], \(fresh.map(\.1))::text[])
+                """, logger: logger)
+        }
+        return rejected
+    }
+
+    /// Moves the hub's cursor of the changeset's sender past it, as a file
+    /// moves its cursor of a peer (``PeerProgress``), and returns it.
+    private func advanceCursor(of content: ChangesetContent, tenant: UUID, _ connection: PostgresConnection)
+        async throws -> SyncCursor
+    {
+        let site = content.sender.uuid
+        var progress = try await siteProgress(site, connection)
+        progress.advance(by: content)
+        let cursor = progress.cursor
+        try await connection.query(
+            """
+            INSERT INTO site_cursors (tenant_id, site, since, after, after_key, walked_at)
+            VALUES (\(tenant), \(site), \(Int64(bitPattern: cursor.since)), \(Int64(bitPattern: cursor.after)),
+                    \(ByteBuffer(bytes: cursor.afterKey)), \(Int64(bitPattern: progress.walkedAt)))
+            ON CONFLICT (tenant_id, site) DO UPDATE SET since = excluded.since, after = excluded.after,
+                after_key = excluded.after_key, walked_at = excluded.walked_at
+            """, logger: logger)
+        return cursor
+    }
+
+    /// The hub's progress in the changes of `site`.
+    func siteProgress(_ site: UUID, _ connection: PostgresConnection) async throws -> PeerProgress {
+        let rows = try await connection.query(
+            "SELECT since, after, after_key, walked_at FROM site_cursors WHERE site = \(site)", logger: logger)
+        for try await (since, after, key, walkedAt) in rows.decode((Int64, Int64, ByteBuffer, Int64).self) {
+            return PeerProgress(
+                cursor: SyncCursor(
+                    since: UInt64(bitPattern: since), after: UInt64(bitPattern: after),
+                    afterKey: Data(key.readableBytesView)),
+                walkedAt: UInt64(bitPattern: walkedAt))
+        }
+        return PeerProgress()
+    }
+}

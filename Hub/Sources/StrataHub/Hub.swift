@@ -1,0 +1,142 @@
+import Crypto
+import Foundation
+import NIOConcurrencyHelpers
+import Logging
+import NIOCore
+import PostgresNIO
+@_spi(Hub) import Strata
+
+/// The hub's work, apart from HTTP: devices and their tokens, pushes
+/// merged in PostgreSQL, pulls served from it. It holds no state but the
+/// connection pool and the subscribers of each tenant's commits, so any
+/// number of hubs can serve one database.
+public final class Hub: Sendable {
+    public let client: PostgresClient
+    let logger: Logger
+    /// The largest body a push may have.
+    public let maxBodyBytes: Int
+    /// How far ahead of the hub's clock a stamp may be.
+    public let maxClockDrift: UInt64
+    /// The subscribers of each tenant's commits.
+    public let commits = CommitBroadcaster()
+
+    public init(
+        client: PostgresClient, logger: Logger, maxBodyBytes: Int = 16 << 20, maxClockDriftMilliseconds: UInt64 = 300_000
+    ) {
+        self.client = client
+        self.logger = logger
+        self.maxBodyBytes = maxBodyBytes
+        self.maxClockDrift = maxClockDriftMilliseconds
+    }
+
+    /// A device the token names: its id and tenant.
+    public struct Device: Sendable, Equatable {
+        public var id: UUID
+        public var tenant: UUID
+    }
+
+    /// Runs `body` in a transaction that sees and writes only `tenant`'s
+    /// rows: as the role `strata_tenant`, under row-level security.
+    func inTenant<T: Sendable>(
+        _ tenant: UUID, readOnly: Bool = false, _ body: (PostgresConnection) async throws -> T
+    ) async throws -> T {
+        do {
+            return try await client.withConnection { connection in
+                try await connection.withTransaction(logger: logger) { connection in
+                    if readOnly {
+                        try await connection.query(
+                            "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: logger)
+                    }
+                    try await connection.query("SET LOCAL ROLE strata_tenant", logger: logger)
+                    try await connection.query(
+                        "SELECT set_config('strata.tenant', \(tenant.uuidString), true)", logger: logger)
+                    return try await body(connection)
+                }
+            }
+        } catch let error as PostgresTransactionError {
+            throw error.closureError ?? error
+        }
+    }
+
+    // MARK: Devices
+
+    /// The device of `token`, nil when no device has it or it is revoked.
+    public func device(token: String) async throws -> Device? {
+        let hash = ByteBuffer(bytes: Array(SHA256.hash(data: Data(token.utf8))))
+        let rows = try await client.query(
+            """
+            UPDATE devices SET last_seen = now() WHERE token_sha256 = \(hash) AND revoked_at IS NULL
+            RETURNING id, tenant_id
+            """, logger: logger)
+        for try await (id, tenant) in rows.decode((UUID, UUID).self) { return Device(id: id, tenant: tenant) }
+        return nil
+    }
+
+    /// Adds a device to `tenant` (the dataset's UUID; made when new) and
+    /// returns it with its token: 256 random bits, which the hub keeps only
+    /// as a SHA-256.
+    public func addDevice(tenant: UUID, name: String) async throws -> (device: UUID, token: String) {
+        var bytes = [UInt8](repeating: 0, count: 32)
+        var generator = SystemRandomNumberGenerator()
+        for i in bytes.indices { bytes[i] = generator.next() }
+        let token = "sth1_" + Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        let hash = ByteBuffer(bytes: Array(SHA256.hash(data: Data(token.utf8))))
+        let id = UUID()
+        try await client.withTransaction(logger: logger) { connection in
+            try await connection.query(
+                "INSERT INTO tenants (id, epoch) VALUES (\(tenant), \(UUID())) ON CONFLICT DO NOTHING", logger: logger)
+            try await connection.query(
+                "INSERT INTO devices (id, tenant_id, name, token_sha256) VALUES (\(id), \(tenant), \(name), \(hash))",
+                logger: logger)
+        }
+        return (id, token)
+    }
+
+    /// Revokes the device `id`: its token is refused from now on. Returns
+    /// whether a device of that id was live.
+    @discardableResult
+    public func revokeDevice(_ id: UUID) async throws -> Bool {
+        let rows = try await client.query(
+            "UPDATE devices SET revoked_at = now() WHERE id = \(id) AND revoked_at IS NULL RETURNING id",
+            logger: logger)
+        for try await _ in rows { return true }
+        return false
+    }
+
+    /// Gives `tenant` a new epoch: for an operator who restored the hub's
+    /// database from a backup, so that devices, whose cursors are past what
+    /// the backup holds, pull everything again (docs/Hub.md).
+    public func renewEpoch(tenant: UUID) async throws -> UUID {
+        let epoch = UUID()
+        try await client.query("UPDATE tenants SET epoch = \(epoch) WHERE id = \(tenant)", logger: logger)
+        return epoch
+    }
+
+    /// The hub's clock, in milliseconds since 1970.
+    static func now() -> UInt64 { UInt64(Date().timeIntervalSince1970 * 1000) }
+}
+
+/// The subscribers of each tenant's commits: the WebSocket connections of
+/// its devices, poked with the hub sequence number after each commit.
+public final class CommitBroadcaster: Sendable {
+    private let state = NIOLockedValueBox<[UUID: [UUID: AsyncStream<Int64>.Continuation]]>([:])
+
+    public init() {}
+
+    /// A stream of `tenant`'s commits, until the caller drops it.
+    public func subscribe(_ tenant: UUID) -> AsyncStream<Int64> {
+        let id = UUID()
+        let (stream, continuation) = AsyncStream<Int64>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        state.withLockedValue { $0[tenant, default: [:]][id] = continuation }
+        continuation.onTermination = { [weak self] _ in
+            self?.state.withLockedValue { $0[tenant]?[id] = nil }
+        }
+        return stream
+    }
+
+    func publish(_ tenant: UUID, seq: Int64) {
+        let subscribers = state.withLockedValue { Array(($0[tenant] ?? [:]).values) }
+        for subscriber in subscribers { subscriber.yield(seq) }
+    }
+}

@@ -1,0 +1,118 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// A refusal the hub answers with: an HTTP status and a JSON body with a
+/// stable `error` code, a `message` for people and the code's own fields
+/// (docs/Hub.md, "The protocol").
+public struct HubError: Error, CustomStringConvertible, Sendable {
+    /// The `error` code of the answer.
+    public var code: String
+    public var status: HTTPResponse.Status
+    public var message: String
+    /// The code's own fields, as JSON values.
+    public var fields: [String: JSONValue] = [:]
+
+    public var description: String { "\(code): \(message)" }
+
+    static func invalidChangeset(_ message: String) -> HubError {
+        HubError(code: "invalidChangeset", status: .badRequest, message: message)
+    }
+
+    static func invalidRequest(_ message: String) -> HubError {
+        HubError(code: "invalidRequest", status: .badRequest, message: message)
+    }
+
+    static let unauthorized = HubError(
+        code: "unauthorized", status: .unauthorized,
+        message: "The request has no device token, or its token is unknown or revoked.")
+
+    static func wrongDataset(_ dataset: UUID, tenant: UUID) -> HubError {
+        HubError(
+            code: "wrongDataset", status: .forbidden,
+            message: "The changeset belongs to dataset \(dataset); this device's token is for dataset \(tenant).",
+            fields: ["dataset": .string(dataset.uuidString)])
+    }
+
+    static func clockSkew(ahead milliseconds: UInt64, hubTime: UInt64) -> HubError {
+        HubError(
+            code: "clockSkew", status: .conflict,
+            message:
+                "The changeset holds a change stamped \(milliseconds) ms ahead of the hub's clock, more than the allowed drift; correct the device's clock.",
+            fields: ["hubTime": .number(Double(hubTime))])
+    }
+
+    static func epochChanged(_ epoch: UUID) -> HubError {
+        HubError(
+            code: "epochChanged", status: .gone,
+            message:
+                "The hub's data was restored from a backup: pull from the start of epoch \(epoch) and push from the session's pushCursor.",
+            fields: ["epoch": .string(epoch.uuidString)])
+    }
+
+    static func bodyTooLarge(limit: Int) -> HubError {
+        HubError(
+            code: "bodyTooLarge", status: .contentTooLarge,
+            message: "The body is over the hub's limit of \(limit) bytes; push smaller pages.",
+            fields: ["limit": .number(Double(limit))])
+    }
+
+    static func unavailable(_ message: String) -> HubError {
+        HubError(code: "unavailable", status: .serviceUnavailable, message: message)
+    }
+
+    /// A database migrated by a newer hub.
+    static func schemaTooNew(_ version: Int, supported: Int) -> HubError {
+        HubError(
+            code: "schemaTooNew", status: .internalServerError,
+            message:
+                "The PostgreSQL schema is at version \(version), newer than this hub's \(supported): run the newer strata-hub.")
+    }
+
+    /// The JSON body of the answer.
+    var body: [String: JSONValue] {
+        fields.merging(["error": .string(code), "message": .string(message)]) { _, new in new }
+    }
+}
+
+/// A JSON value, for answers whose fields vary by code.
+public enum JSONValue: Sendable, Equatable, Codable {
+    case string(String)
+    case number(Double)
+    case bool(Bool)
+    case array([JSONValue])
+    case object([String: JSONValue])
+    case null
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .string(let value): try container.encode(value)
+        case .number(let value):
+            if value == value.rounded(), abs(value) < 9e15 { try container.encode(Int64(value)) } else {
+                try container.encode(value)
+            }
+        case .bool(let value): try container.encode(value)
+        case .array(let value): try container.encode(value)
+        case .object(let value): try container.encode(value)
+        case .null: try container.encodeNil()
+        }
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            self = .null
+        } else if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? container.decode(Double.self) {
+            self = .number(value)
+        } else if let value = try? container.decode(String.self) {
+            self = .string(value)
+        } else if let value = try? container.decode([JSONValue].self) {
+            self = .array(value)
+        } else {
+            self = .object(try container.decode([String: JSONValue].self))
+        }
+    }
+}

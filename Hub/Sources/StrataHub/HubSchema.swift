@@ -1,0 +1,207 @@
+import Logging
+import PostgresNIO
+
+/// The hub's PostgreSQL schema, in numbered steps: `strata-hub migrate`
+/// runs those a database has not run yet, each in a transaction of its own
+/// with its number in `strata_hub_schema`, so that a hub of any version
+/// upgrades any older database and refuses a newer one.
+public enum HubSchema {
+    /// One step: its number and its statements.
+    struct Step {
+        var version: Int
+        var statements: [String]
+    }
+
+    /// The version this hub runs on.
+    public static var currentVersion: Int { steps.last!.version }
+
+    static let steps: [Step] = [
+        Step(
+            version: 1,
+            statements: [
+                """
+                CREATE TABLE tenants (
+                    id uuid PRIMARY KEY,
+                    epoch uuid NOT NULL,
+                    next_seq bigint NOT NULL DEFAULT 0,
+                    created_at timestamptz NOT NULL DEFAULT now())
+                """,
+                """
+                CREATE TABLE devices (
+                    id uuid PRIMARY KEY,
+                    tenant_id uuid NOT NULL REFERENCES tenants,
+                    name text NOT NULL,
+                    token_sha256 bytea UNIQUE NOT NULL,
+                    created_at timestamptz NOT NULL DEFAULT now(),
+                    last_seen timestamptz,
+                    revoked_at timestamptz)
+                """,
+                // How far the hub has each site's changes (PeerProgress).
+                """
+                CREATE TABLE site_cursors (
+                    tenant_id uuid NOT NULL REFERENCES tenants,
+                    site uuid NOT NULL,
+                    since bigint NOT NULL,
+                    after bigint NOT NULL,
+                    after_key bytea NOT NULL,
+                    walked_at bigint NOT NULL,
+                    PRIMARY KEY (tenant_id, site))
+                """,
+                // Object types: their key's name and descriptor.
+                """
+                CREATE TABLE object_types (
+                    tenant_id uuid NOT NULL REFERENCES tenants,
+                    type_name text NOT NULL,
+                    key_name text NOT NULL,
+                    key_descriptor text NOT NULL,
+                    PRIMARY KEY (tenant_id, type_name))
+                """,
+                // One descriptor per field path (`home.street`) of a type:
+                // the first writer's.
+                """
+                CREATE TABLE schema_registry (
+                    tenant_id uuid NOT NULL REFERENCES tenants,
+                    type_name text NOT NULL,
+                    path text NOT NULL,
+                    descriptor text NOT NULL,
+                    first_seen timestamptz NOT NULL DEFAULT now(),
+                    PRIMARY KEY (tenant_id, type_name, path))
+                """,
+                """
+                CREATE TABLE objects (
+                    tenant_id uuid NOT NULL,
+                    type_name text NOT NULL,
+                    object_key bytea NOT NULL,
+                    cl bigint NOT NULL,
+                    hlc bigint NOT NULL,
+                    origin uuid NOT NULL,
+                    max_writer_version bigint NOT NULL,
+                    seq bigint NOT NULL,
+                    PRIMARY KEY (tenant_id, type_name, object_key))
+                """,
+                "CREATE INDEX objects_by_seq ON objects (tenant_id, seq)",
+                // A field's register. `path` names a field inside an
+                // embedded object with its holders and their lives
+                // (`home/1/street`); `rank` is a holder's life (0 for
+                // other fields); `cl` the object's life it belongs to.
+                """
+                CREATE TABLE fields (
+                    tenant_id uuid NOT NULL,
+                    type_name text NOT NULL,
+                    object_key bytea NOT NULL,
+                    path text NOT NULL,
+                    descriptor text NOT NULL,
+                    rank bigint NOT NULL,
+                    value bytea NOT NULL,
+                    hlc bigint NOT NULL,
+                    origin uuid NOT NULL,
+                    cl bigint NOT NULL,
+                    seq bigint NOT NULL,
+                    PRIMARY KEY (tenant_id, type_name, object_key, path))
+                """,
+                // Idempotent pushes: a body sent again gets its first answer.
+                """
+                CREATE TABLE batches (
+                    device_id uuid NOT NULL REFERENCES devices,
+                    body_sha256 bytea NOT NULL,
+                    tenant_id uuid NOT NULL,
+                    hub_seq bigint NOT NULL,
+                    status int NOT NULL,
+                    answer text NOT NULL,
+                    received_at timestamptz NOT NULL DEFAULT now(),
+                    PRIMARY KEY (device_id, body_sha256))
+                """,
+            ] + rowLevelSecurity(tenantTables) + tenantRole
+
+        )
+    ]
+
+    /// The tables whose rows belong to one tenant.
+    static let tenantTables = ["site_cursors", "object_types", "schema_registry", "objects", "fields", "batches"]
+
+    /// The role every tenant's transaction runs as (`SET LOCAL ROLE`): it
+    /// has no `BYPASSRLS`, so row-level security holds even when the hub
+    /// connects as a superuser, as it does on a development cluster.
+    static let tenantRole = [
+        """
+        DO $$ BEGIN
+            IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'strata_tenant') THEN
+                CREATE ROLE strata_tenant NOLOGIN;
+            END IF;
+        END $$
+        """,
+        "GRANT SELECT, INSERT, UPDATE, DELETE ON \(tenantTables.joined(separator: ", ")) TO strata_tenant",
+        "GRANT SELECT, UPDATE ON tenants TO strata_tenant",
+        "GRANT SELECT, UPDATE ON devices TO strata_tenant",
+        "GRANT strata_tenant TO CURRENT_USER",
+        "ALTER TABLE tenants ENABLE ROW LEVEL SECURITY",
+        "ALTER TABLE tenants FORCE ROW LEVEL SECURITY",
+        """
+        CREATE POLICY tenant_only ON tenants
+            USING (id = current_setting('strata.tenant', true)::uuid)
+            WITH CHECK (id = current_setting('strata.tenant', true)::uuid)
+        """,
+    ]
+
+    /// Row-level security on the tenant's tables: a statement sees and
+    /// writes only the rows of the tenant its transaction names
+    /// (`SET LOCAL strata.tenant`), whatever its `WHERE` says. Forced, so
+    /// that it holds for the tables' owner, which the hub connects as.
+    static func rowLevelSecurity(_ tables: [String]) -> [String] {
+        tables.flatMap { table in
+            [
+                "ALTER TABLE \(table) ENABLE ROW LEVEL SECURITY",
+                "ALTER TABLE \(table) FORCE ROW LEVEL SECURITY",
+                """
+                CREATE POLICY tenant_only ON \(table)
+                    USING (tenant_id = current_setting('strata.tenant', true)::uuid)
+                    WITH CHECK (tenant_id = current_setting('strata.tenant', true)::uuid)
+                """,
+            ]
+        }
+    }
+
+    /// The schema version of the database `client` reaches: 0 when the hub
+    /// never ran `migrate` on it.
+    public static func version(_ client: PostgresClient, logger: Logger) async throws -> Int {
+        let rows = try await client.query(
+            "SELECT coalesce(max(version), 0) FROM strata_hub_schema", logger: logger)
+        for try await version in rows.decode(Int.self) { return version }
+        return 0
+    }
+
+    /// Runs the steps the database has not run: nothing when it is
+    /// current. Returns the versions run.
+    ///
+    /// - Throws: ``HubError/schemaTooNew`` when the database was migrated
+    ///   by a newer hub.
+    @discardableResult
+    public static func migrate(_ client: PostgresClient, logger: Logger) async throws -> [Int] {
+        try await client.query(
+            """
+            CREATE TABLE IF NOT EXISTS strata_hub_schema (
+                version int PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())
+            """, logger: logger)
+        var ran: [Int] = []
+        for step in steps {
+            let done = try await client.withTransaction(logger: logger) { connection in
+                // One migrating hub at a time.
+                try await connection.query("LOCK TABLE strata_hub_schema IN EXCLUSIVE MODE", logger: logger)
+                let rows = try await connection.query(
+                    "SELECT coalesce(max(version), 0) FROM strata_hub_schema", logger: logger)
+                var current = 0
+                for try await version in rows.decode(Int.self) { current = version }
+                guard current <= currentVersion else { throw HubError.schemaTooNew(current, supported: currentVersion) }
+                guard current < step.version else { return false }
+                for statement in step.statements {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+                try await connection.query(
+                    "INSERT INTO strata_hub_schema (version) VALUES (\(step.version))", logger: logger)
+                return true
+            }
+            if done { ran.append(step.version) }
+        }
+        return ran
+    }
+}

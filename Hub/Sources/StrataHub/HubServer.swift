@@ -1,0 +1,181 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+import PostgresNIO
+@_spi(Hub) import Strata
+
+/// The hub's HTTP server: the routes of docs/Hub.md on a ``Hub``.
+public enum HubServer {
+    /// The router of the protocol's routes.
+    public static func router(_ hub: Hub) -> Router<BasicWebSocketRequestContext> {
+        let router = Router(context: BasicWebSocketRequestContext.self)
+        router.get("/v1/health") { _, _ in Response(status: .ok) }
+        router.get("/v1/session") { request, _ in
+            await answer(hub) {
+                let device = try await authenticate(request, hub)
+                guard let text = request.uri.queryParameters.get("site"), let site = SiteID(hex: text) else {
+                    throw HubError.invalidRequest("`site` must be the file's site id, 32 hex digits.")
+                }
+                return try json(.ok, try await hub.session(device: device, site: site))
+            }
+        }
+        router.post("/v1/push") { request, _ in
+            await answer(hub) {
+                let device = try await authenticate(request, hub)
+                if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > hub.maxBodyBytes {
+                    throw HubError.bodyTooLarge(limit: hub.maxBodyBytes)
+                }
+                var request = request
+                let body: ByteBuffer
+                do {
+                    body = try await request.collectBody(upTo: hub.maxBodyBytes)
+                } catch let error as HTTPError where error.status == .contentTooLarge {
+                    throw HubError.bodyTooLarge(limit: hub.maxBodyBytes)
+                }
+                let (status, answer) = try await hub.push(Data(body.readableBytesView), device: device)
+                return Response(
+                    status: .init(code: status), headers: [.contentType: "application/json"],
+                    body: .init(byteBuffer: ByteBuffer(bytes: answer)))
+            }
+        }
+        router.get("/v1/pull") { request, _ in
+            await answer(hub) {
+                let device = try await authenticate(request, hub)
+                let query = request.uri.queryParameters
+                func number(_ name: String, default value: UInt64? = nil) throws -> UInt64 {
+                    guard let text = query.get(name) else {
+                        guard let value else { throw HubError.invalidRequest("`\(name)` is missing.") }
+                        return value
+                    }
+                    guard let number = UInt64(text) else {
+                        throw HubError.invalidRequest("`\(name)` must be a whole number, not '\(text)'.")
+                    }
+                    return number
+                }
+                let since = try number("since")
+                let after = try number("after", default: since)
+                if let key = query.get("afterKey"), !key.isEmpty {
+                    throw HubError.invalidRequest(
+                        "`afterKey` must be empty: the hub's pages end at whole commits.")
+                }
+                var epoch: UUID?
+                if let text = query.get("epoch") {
+                    guard let value = UUID(uuidString: text) ?? SiteID(hex: text).map(\.uuid) else {
+                        throw HubError.invalidRequest("`epoch` must be a UUID, not '\(text)'.")
+                    }
+                    epoch = value
+                }
+                let limit = try number("limit", default: 5_000)
+                let data = try await hub.pull(
+                    device: device, since: since, after: after, epoch: epoch, limit: Int(min(limit, 1 << 30)))
+                return Response(
+                    status: .ok, headers: [.contentType: "application/vnd.strata.changeset"],
+                    body: .init(byteBuffer: ByteBuffer(bytes: data)))
+            }
+        }
+        router.ws("/v1/stream") { request, _ in
+            (try? await authenticate(request, hub)) == nil ? .dontUpgrade : .upgrade([:])
+        } onUpgrade: { inbound, outbound, context in
+            let device = try await authenticate(context.request, hub)
+            let commits = hub.commits.subscribe(device.tenant)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for try await _ in inbound {}
+                }
+                group.addTask {
+                    for await seq in commits { try await outbound.write(.text("{\"hubSeq\":\(seq)}")) }
+                }
+                try await group.next()
+                group.cancelAll()
+            }
+        }
+        return router
+    }
+
+    /// The application: the router on `host`:`port`, WebSocket upgrades
+    /// included, with the PostgreSQL client as a service it runs.
+    public static func application(
+        _ hub: Hub, host: String, port: Int, onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in },
+        logger: Logger
+    ) -> some ApplicationProtocol {
+        let router = router(hub)
+        var application = Application(
+            router: router, server: .http1WebSocketUpgrade(webSocketRouter: router),
+            configuration: .init(address: .hostname(host, port: port), serverName: "strata-hub"),
+            services: [hub.client], onServerRunning: onServerRunning, logger: logger)
+        // Serve only a database this hub's version migrated.
+        application.beforeServerStarts {
+            let version = try await HubSchema.version(hub.client, logger: logger)
+            guard version == HubSchema.currentVersion else {
+                throw HubError(
+                    code: "schema", status: .internalServerError,
+                    message:
+                        "The PostgreSQL schema is at version \(version), and this hub needs \(HubSchema.currentVersion): run `strata-hub migrate` first.")
+            }
+        }
+        return application
+    }
+
+    static func authenticate(_ request: Request, _ hub: Hub) async throws -> Hub.Device {
+        guard let header = request.headers[.authorization], header.hasPrefix("Bearer ") else {
+            throw HubError.unauthorized
+        }
+        let token = header.dropFirst("Bearer ".count).trimmingCharacters(in: .whitespaces)
+        guard !token.isEmpty, token.count <= 256, let device = try await hub.device(token: token) else {
+            throw HubError.unauthorized
+        }
+        return device
+    }
+
+    /// The handler's response, or the JSON refusal of what it threw.
+    static func answer(_ hub: Hub, _ body: () async throws -> Response) async -> Response {
+        do {
+            return try await body()
+        } catch let error as HubError {
+            return refusal(error)
+        } catch let error as PSQLError where error.serverInfo == nil {
+            hub.logger.error("PostgreSQL unreachable: \(String(reflecting: error))")
+            return refusal(.unavailable("The hub cannot reach its database; retry later."))
+        } catch {
+            hub.logger.error("Request failed: \(String(reflecting: error))")
+            return refusal(
+                HubError(code: "internal", status: .internalServerError, message: "The hub failed: \(error)."))
+        }
+    }
+
+    static func refusal(_ error: HubError) -> Response {
+        (try? json(error.status, error.body))
+            ?? Response(status: error.status)
+    }
+
+    static func json(_ status: HTTPResponse.Status, _ value: some Encodable) throws -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return Response(
+            status: status, headers: [.contentType: "application/json"],
+            body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
+    }
+}
+
+extension SiteID {
+    /// The site id of 32 hex digits (or a UUID string).
+    init?(hex text: String) {
+        if let uuid = UUID(uuidString: text) {
+            self.init(uuid)
+            return
+        }
+        guard text.count == 32 else { return nil }
+        var bytes: [UInt8] = []
+        var index = text.startIndex
+        while index < text.endIndex {
+            let next = text.index(index, offsetBy: 2)
+            guard let byte = UInt8(text[index ..< next], radix: 16) else { return nil }
+            bytes.append(byte)
+            index = next
+        }
+        self.init(bytes: bytes)
+    }
+}

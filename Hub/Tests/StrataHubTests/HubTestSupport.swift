@@ -1,0 +1,124 @@
+import Foundation
+import Logging
+import NIOCore
+import PostgresNIO
+@_spi(Hub) import Strata
+import StrataHub
+import Testing
+
+/// The PostgreSQL cluster `make hub-test` starts (scripts/hub-test.sh):
+/// each test makes a database of its own in it, migrated, and drops it.
+enum TestCluster {
+    static let logger = Logger(label: "strata-hub-test")
+
+    /// The cluster's folder; the tests fail with the remedy without it.
+    static var folder: String {
+        get throws {
+            guard let folder = ProcessInfo.processInfo.environment["HUB_TEST_CLUSTER"] else {
+                throw HubTestError(
+                    "No PostgreSQL cluster for the hub's tests: run them with `make hub-test`, which starts one.")
+            }
+            return folder
+        }
+    }
+
+    /// Runs `body` with a hub on a new, migrated database, dropped after.
+    static func withHub<T: Sendable>(
+        maxBodyBytes: Int = 16 << 20, _ body: @Sendable (Hub, PostgresSettings) async throws -> T
+    ) async throws -> T {
+        _ = try folder
+        let name = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        try await admin("CREATE DATABASE \(name)")
+        let settings = PostgresSettings(database: name)
+        let client = settings.client()
+        do {
+            let result = try await withThrowingTaskGroup(of: T?.self) { group in
+                group.addTask {
+                    await client.run()
+                    return nil
+                }
+                defer { group.cancelAll() }
+                try await HubSchema.migrate(client, logger: logger)
+                return try await body(Hub(client: client, logger: logger, maxBodyBytes: maxBodyBytes), settings)
+            }
+            try? await admin("DROP DATABASE \(name) WITH (FORCE)")
+            return result
+        } catch {
+            try? await admin("DROP DATABASE \(name) WITH (FORCE)")
+            throw error
+        }
+    }
+
+    /// Runs `sql` on the cluster's `postgres` database.
+    static func admin(_ sql: String) async throws {
+        try await PostgresSettings(database: "postgres").withClient(logger: logger) { client in
+            try await client.query(PostgresQuery(unsafeSQL: sql), logger: logger)
+        }
+    }
+}
+
+struct HubTestError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A Strata file of the hub tests' dataset.
+struct Device {
+    let database: Database
+    let hub: Hub
+    let device: Hub.Device
+
+    /// Pushes every change the hub lacks, then pulls every change it has:
+    /// the protocol's calls on ``Hub`` directly, without HTTP.
+    func exchange() async throws {
+        let site = try database.sync.site
+        var cursor = try await hub.session(device: device, site: site).pushCursor.syncCursor
+        while true {
+            let changeset = try database.sync.changes(from: cursor, limit: 500)
+            let (status, data) = try await hub.push(changeset.data, device: device)
+            #expect(status == 200)
+            cursor = try JSONDecoder().decode(PushAnswer.self, from: data).acceptedThrough.syncCursor
+            if !(try changeset.summary().hasMore) { break }
+        }
+        let epoch = try await hub.session(device: device, site: site).epoch
+        let epochSite = SiteID(uuid: epoch)
+        while true {
+            let position = try database.sync.cursor(of: epochSite)
+            let data = try await hub.pull(
+                device: device, since: position.since, after: position.after, epoch: epoch, limit: 500)
+            let changeset = Changeset(data: data)
+            try database.sync.apply(changeset, from: epochSite)
+            if !(try changeset.summary().hasMore) { break }
+        }
+    }
+}
+
+extension CursorJSON {
+    var syncCursor: SyncCursor {
+        var bytes: [UInt8] = []
+        var index = afterKey.startIndex
+        while index < afterKey.endIndex {
+            let next = afterKey.index(index, offsetBy: 2)
+            bytes.append(UInt8(afterKey[index ..< next], radix: 16)!)
+            index = next
+        }
+        return SyncCursor(since: since, after: after, afterKey: Data(bytes))
+    }
+}
+
+extension SiteID {
+    init(uuid: UUID) {
+        self = withUnsafeBytes(of: uuid.uuid) { SiteID(bytes: $0)! }
+    }
+}
+
+/// A temporary folder, removed by `remove()`.
+struct TemporaryFolder {
+    let path: String
+    init() throws {
+        path = NSTemporaryDirectory() + "strata-hub-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+    func file(_ name: String) -> String { "\(path)/\(name)" }
+    func remove() { try? FileManager.default.removeItem(atPath: path) }
+}
