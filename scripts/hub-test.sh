@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 dir=$(mktemp -d /tmp/strata-hub-test.XXXXXX)
-trap 'scripts/pg-cluster.sh stop "$dir"' EXIT
+trap "\"$PWD/scripts/pg-cluster.sh\" stop \"$dir\"" EXIT
 env_line=$(scripts/pg-cluster.sh start "$dir")
 export $env_line
 export HUB_TEST_CLUSTER="$dir"

@@ -138,8 +138,8 @@ public enum HubSchema {
         "ALTER TABLE tenants FORCE ROW LEVEL SECURITY",
         """
         CREATE POLICY tenant_only ON tenants
-            USING (id = current_setting('strata.tenant', true)::uuid)
-            WITH CHECK (id = current_setting('strata.tenant', true)::uuid)
+            USING (id = nullif(current_setting('strata.tenant', true), '')::uuid)
+            WITH CHECK (id = nullif(current_setting('strata.tenant', true), '')::uuid)
         """,
     ]
 
@@ -154,8 +154,8 @@ public enum HubSchema {
                 "ALTER TABLE \(table) FORCE ROW LEVEL SECURITY",
                 """
                 CREATE POLICY tenant_only ON \(table)
-                    USING (tenant_id = current_setting('strata.tenant', true)::uuid)
-                    WITH CHECK (tenant_id = current_setting('strata.tenant', true)::uuid)
+                    USING (tenant_id = nullif(current_setting('strata.tenant', true), '')::uuid)
+                    WITH CHECK (tenant_id = nullif(current_setting('strata.tenant', true), '')::uuid)
                 """,
             ]
         }

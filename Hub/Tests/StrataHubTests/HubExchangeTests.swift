@@ -36,33 +36,33 @@ struct HubExchangeTests {
                 database: phone, hub: hub, device: try await #require(await hub.device(token: phoneDevice.token)))
             let b = Device(
                 database: laptop, hub: hub, device: try await #require(await hub.device(token: laptopDevice.token)))
-            try phone.write { tx in
+            try await phone.write { tx in
                 for i in 0 ..< 1_200 { try tx.insert(Note(id: i, title: "phone \(i)")) }
             }
-            try laptop.write { tx in
+            try await laptop.write { tx in
                 try tx.insert(Note(id: 5_000, title: "laptop"))
             }
             try await a.exchange()
             try await b.exchange()
             try await a.exchange()
-            #expect(try phone.read { try $0.objects(Note.self).count() } == 1_201)
-            #expect(try laptop.read { try $0.objects(Note.self).count() } == 1_201)
+            #expect(try await phone.read { try $0.objects(Note.self).count } == 1_201)
+            #expect(try await laptop.read { try $0.objects(Note.self).count } == 1_201)
             // Concurrent edits of two fields of one note both survive.
-            try phone.write { tx in try tx.update(Note.self, key: 3) { $0.title = "edited on the phone" } }
-            try laptop.write { tx in try tx.update(Note.self, key: 3) { $0.body = "written on the laptop" } }
+            try await phone.write { tx in try tx.update("Note", key: 3, ["title": "edited on the phone"]) }
+            try await laptop.write { tx in try tx.update("Note", key: 3, ["body": "written on the laptop"]) }
             try await a.exchange()
             try await b.exchange()
             try await a.exchange()
             for db in [phone, laptop] {
-                let note = try #require(try db.read { try $0.object(Note.self, key: 3) })
+                let note = try #require(try await db.read { try $0.object(Note.self, primaryKey: 3) })
                 #expect(note.title == "edited on the phone")
                 #expect(note.body == "written on the laptop")
             }
             // A delete travels.
-            try laptop.write { tx in try tx.delete(Note.self, key: 7) }
+            try await laptop.write { tx in _ = try tx.delete(Note.self, primaryKey: 7) }
             try await b.exchange()
             try await a.exchange()
-            #expect(try phone.read { try $0.object(Note.self, key: 7) } == nil)
+            #expect(try await phone.read { try $0.object(Note.self, primaryKey: 7) } == nil)
         }
     }
 }

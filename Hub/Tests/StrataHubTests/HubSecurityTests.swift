@@ -1,0 +1,197 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOCore
+import PostgresNIO
+@_spi(Hub) import Strata
+import Testing
+
+@testable import StrataHub
+
+/// Tenants kept apart, tokens checked, bad bodies refused with nothing
+/// written, over HTTP where the check is HTTP's.
+@Suite("The hub's fences")
+struct HubSecurityTests {
+    /// A device's file of `tenant` with notes `ids` titled `title`, and its
+    /// first changeset.
+    static func changeset(tenant: UUID, folder: TemporaryFolder, name: String, notes: [(Int, String)]) throws
+        -> (Database, Changeset)
+    {
+        var config = Database.Configuration(path: folder.file(name), schemaVersion: 1, models: [Note.self])
+        config.mode = .synced
+        config.durability = .noSync
+        config.sync = .init(dataset: tenant)
+        let db = try Database(configuration: config)
+        try db.write { tx in
+            for (id, title) in notes { try tx.insert(Note(id: id, title: title)) }
+        }
+        return (db, try db.sync.changes())
+    }
+
+    static func rowCounts(_ settings: PostgresSettings) async throws -> [Int64] {
+        try await settings.withClient(logger: TestCluster.logger) { client in
+            var counts: [Int64] = []
+            for table in ["objects", "fields", "batches", "object_types", "schema_registry"] {
+                let rows = try await client.query(
+                    PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(table)"), logger: TestCluster.logger)
+                for try await count in rows.decode(Int64.self) { counts.append(count) }
+            }
+            return counts
+        }
+    }
+
+    @Test func tenantsWithCollidingKeysNeverSeeEachOther() async throws {
+        try await TestCluster.withHub { hub, _ in
+            let folder = try TemporaryFolder()
+            defer { folder.remove() }
+            let (tenantA, tenantB) = (UUID(), UUID())
+            let a = try await hub.addDevice(tenant: tenantA, name: "a")
+            let b = try await hub.addDevice(tenant: tenantB, name: "b")
+            let deviceA = try #require(try await hub.device(token: a.token))
+            let deviceB = try #require(try await hub.device(token: b.token))
+            let (dbA, fromA) = try Self.changeset(
+                tenant: tenantA, folder: folder, name: "a.strata", notes: [(1, "secret of A"), (2, "A2")])
+            let (dbB, fromB) = try Self.changeset(tenant: tenantB, folder: folder, name: "b.strata", notes: [(1, "B1")])
+            defer {
+                dbA.close()
+                dbB.close()
+            }
+            #expect(try await hub.push(fromA.data, device: deviceA).status == 200)
+            #expect(try await hub.push(fromB.data, device: deviceB).status == 200)
+            // A's changeset with B's token: refused, nothing of it written.
+            let error = await #expect(throws: HubError.self) { try await hub.push(fromA.data, device: deviceB) }
+            #expect(error?.code == "wrongDataset")
+            // Each tenant's pull holds its own note 1 and nothing of the other's.
+            let stateA = try await CanonicalState(of: hub, device: deviceA)
+            let stateB = try await CanonicalState(of: hub, device: deviceB)
+            #expect(stateA == (try CanonicalState(of: dbA)))
+            #expect(stateB == (try CanonicalState(of: dbB)))
+            #expect(!stateB.lines.contains { $0.contains(Self.hex("secret of A")) })
+            #expect(stateB.lines.filter { $0.hasPrefix("Note ") && $0.hasSuffix("cl 1") }.count == 1)
+        }
+    }
+
+    @Test func rowLevelSecurityHidesOtherTenantsFromTheTenantRole() async throws {
+        try await TestCluster.withHub { hub, settings in
+            let folder = try TemporaryFolder()
+            defer { folder.remove() }
+            let (tenantA, tenantB) = (UUID(), UUID())
+            let a = try await hub.addDevice(tenant: tenantA, name: "a")
+            _ = try await hub.addDevice(tenant: tenantB, name: "b")
+            let deviceA = try #require(try await hub.device(token: a.token))
+            let (db, changeset) = try Self.changeset(tenant: tenantA, folder: folder, name: "a.strata", notes: [(1, "x")])
+            defer { db.close() }
+            _ = try await hub.push(changeset.data, device: deviceA)
+            try await settings.withClient(logger: TestCluster.logger) { client in
+                try await client.withTransaction(logger: TestCluster.logger) { connection in
+                    try await connection.query("SET LOCAL ROLE strata_tenant", logger: TestCluster.logger)
+                    // No tenant set: no rows at all.
+                    try await connection.query(
+                        "SELECT set_config('strata.tenant', '', true)", logger: TestCluster.logger)
+                    #expect(try await Self.count("objects", connection) == 0)
+                    #expect(try await Self.count("tenants", connection) == 0)
+                    // Tenant B's setting: none of A's rows, and writing one of A's fails.
+                    try await connection.query(
+                        "SELECT set_config('strata.tenant', \(tenantB.uuidString), true)", logger: TestCluster.logger)
+                    #expect(try await Self.count("objects", connection) == 0)
+                    #expect(try await Self.count("fields", connection) == 0)
+                    #expect(try await Self.count("tenants", connection) == 1)
+                }
+                await #expect(throws: (any Error).self) {
+                    try await client.withTransaction(logger: TestCluster.logger) { connection in
+                        try await connection.query("SET LOCAL ROLE strata_tenant", logger: TestCluster.logger)
+                        try await connection.query(
+                            "SELECT set_config('strata.tenant', \(tenantB.uuidString), true)",
+                            logger: TestCluster.logger)
+                        try await connection.query(
+                            """
+                            INSERT INTO objects (tenant_id, type_name, object_key, cl, hlc, origin, max_writer_version, seq)
+                            VALUES (\(tenantA), 'Note', '\\x00'::bytea, 1, 0, \(UUID()), 1, 1)
+                            """, logger: TestCluster.logger)
+                    }
+                }
+            }
+        }
+    }
+
+    @Test func tokensAreCheckedOnEveryRoute() async throws {
+        try await TestCluster.withHub { hub, settings in
+            let tenant = UUID()
+            let added = try await hub.addDevice(tenant: tenant, name: "phone")
+            let site = SiteID.random().bytes.map { String(format: "%02x", $0) }.joined()
+            try await Self.application(hub).test(.live) { client in
+                let good: HTTPFields = [.authorization: "Bearer \(added.token)"]
+                #expect(try await client.execute(uri: "/v1/session?site=\(site)", method: .get, headers: good).status == .ok)
+                for headers: HTTPFields in [
+                    [:], [.authorization: "Bearer"], [.authorization: "Bearer sth1_forged"],
+                    [.authorization: added.token],
+                ] {
+                    let session = try await client.execute(uri: "/v1/session?site=\(site)", method: .get, headers: headers)
+                    #expect(session.status == .unauthorized)
+                    #expect(String(buffer: session.body).contains("\"error\":\"unauthorized\""))
+                    let push = try await client.execute(
+                        uri: "/v1/push", method: .post, headers: headers, body: ByteBuffer(bytes: [1, 2, 3]))
+                    #expect(push.status == .unauthorized)
+                    let pull = try await client.execute(uri: "/v1/pull?since=0", method: .get, headers: headers)
+                    #expect(pull.status == .unauthorized)
+                }
+                #expect(try await hub.revokeDevice(added.device))
+                let revoked = try await client.execute(uri: "/v1/session?site=\(site)", method: .get, headers: good)
+                #expect(revoked.status == .unauthorized)
+                #expect(try await hub.revokeDevice(added.device) == false)
+            }
+            #expect(try await Self.rowCounts(settings) == [0, 0, 0, 0, 0])
+        }
+    }
+
+    @Test func malformedAndOversizedBodiesWriteNothing() async throws {
+        try await TestCluster.withHub(maxBodyBytes: 64 << 10) { hub, settings in
+            let folder = try TemporaryFolder()
+            defer { folder.remove() }
+            let tenant = UUID()
+            let added = try await hub.addDevice(tenant: tenant, name: "phone")
+            let (db, changeset) = try Self.changeset(
+                tenant: tenant, folder: folder, name: "phone.strata",
+                notes: (0 ..< 3_000).map { ($0, String(repeating: "n", count: 40)) })
+            defer { db.close() }
+            #expect(changeset.data.count > 64 << 10)
+            let headers: HTTPFields = [.authorization: "Bearer \(added.token)"]
+            try await Self.application(hub).test(.live) { client in
+                // Malformed: random bytes, a truncated changeset, one bit flipped.
+                var flipped = Array(try Self.changeset(
+                    tenant: tenant, folder: folder, name: "small.strata", notes: [(1, "one")]).1.data)
+                flipped[flipped.count / 2] ^= 0x40
+                for body in [Array("hello".utf8), Array(changeset.data.prefix(500)), flipped] {
+                    let response = try await client.execute(
+                        uri: "/v1/push", method: .post, headers: headers, body: ByteBuffer(bytes: body))
+                    #expect(response.status == .badRequest)
+                    #expect(String(buffer: response.body).contains("\"error\":\"invalidChangeset\""))
+                }
+                // Oversized, announced by Content-Length: refused before reading.
+                let announced = try await client.execute(
+                    uri: "/v1/push", method: .post, headers: headers, body: ByteBuffer(bytes: changeset.data))
+                #expect(announced.status == .contentTooLarge)
+                #expect(String(buffer: announced.body).contains("\"limit\":65536"))
+            }
+            #expect(try await Self.rowCounts(settings) == [0, 0, 0, 0, 0])
+        }
+    }
+
+    static func application(_ hub: Hub) -> some ApplicationProtocol {
+        let router = HubServer.router(hub)
+        return Application(
+            router: router, server: .http1WebSocketUpgrade(webSocketRouter: router),
+            configuration: .init(address: .hostname("127.0.0.1", port: 0)), logger: TestCluster.logger)
+    }
+
+    static func count(_ table: String, _ connection: PostgresConnection) async throws -> Int64 {
+        let rows = try await connection.query(
+            PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(table)"), logger: TestCluster.logger)
+        for try await count in rows.decode(Int64.self) { return count }
+        return -1
+    }
+
+    static func hex(_ text: String) -> String { text.utf8.map { String(format: "%02x", $0) }.joined() }
+}
