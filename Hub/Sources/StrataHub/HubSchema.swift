@@ -128,6 +128,9 @@ public enum HubSchema {
             IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'strata_tenant') THEN
                 CREATE ROLE strata_tenant NOLOGIN;
             END IF;
+        -- Roles belong to the cluster: another database's migration may
+        -- have made it since the test.
+        EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
         END $$
         """,
         "GRANT SELECT, INSERT, UPDATE, DELETE ON \(tenantTables.joined(separator: ", ")) TO strata_tenant",
