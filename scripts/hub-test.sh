@@ -14,4 +14,5 @@ export HUB_TEST_CLUSTER="$dir"
 export HUB_CLUSTER_SCRIPT="$PWD/scripts/pg-cluster.sh"
 cd Hub
 swift build --build-tests
+export HUB_BINARY="$(swift build --show-bin-path)/strata-hub"
 swift test --skip-build "$@"

@@ -7,14 +7,16 @@
 #                                      variables that reach it
 #   scripts/pg-cluster.sh stop DIR     stop it and remove DIR
 #   scripts/pg-cluster.sh restart DIR  stop and start it again (data kept)
+#   scripts/pg-cluster.sh pause DIR    stop it, keeping DIR (an outage)
+#   scripts/pg-cluster.sh resume DIR   start it again after a pause
 #
 # initdb refuses to run as root, so where the shell is root the server runs
 # as `nobody` (DIR is made mode 777 for it). fsync stays on (the default):
 # what the hub measures is what a real server does.
 set -euo pipefail
 
-command=${1:?usage: pg-cluster.sh start|stop|restart DIR}
-dir=${2:?usage: pg-cluster.sh start|stop|restart DIR}
+command=${1:?usage: pg-cluster.sh start|stop|restart|pause|resume DIR}
+dir=${2:?usage: pg-cluster.sh start|stop|restart|pause|resume DIR}
 
 bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1 || true)
 if [[ -z "$bin" || ! -x "$bin/initdb" ]]; then
@@ -57,8 +59,14 @@ case "$command" in
     as_owner "$bin/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null
     start_server
     ;;
+  pause)
+    as_owner "$bin/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null
+    ;;
+  resume)
+    start_server
+    ;;
   *)
-    echo "usage: pg-cluster.sh start|stop|restart DIR" >&2
+    echo "usage: pg-cluster.sh start|stop|restart|pause|resume DIR" >&2
     exit 2
     ;;
 esac

@@ -17,12 +17,18 @@ public final class Hub: Sendable {
     public let maxBodyBytes: Int
     /// How far ahead of the hub's clock a stamp may be.
     public let maxClockDrift: UInt64
+    /// How long a request may wait for PostgreSQL before the hub answers
+    /// 503 `unavailable` (a database that is down queues requests, it does
+    /// not fail them).
+    public let requestTimeout: Duration
     /// The subscribers of each tenant's commits.
     public let commits = CommitBroadcaster()
 
     public init(
-        client: PostgresClient, logger: Logger, maxBodyBytes: Int = 16 << 20, maxClockDriftMilliseconds: UInt64 = 300_000
+        client: PostgresClient, logger: Logger, maxBodyBytes: Int = 16 << 20, maxClockDriftMilliseconds: UInt64 = 300_000,
+        requestTimeout: Duration = .seconds(30)
     ) {
+        self.requestTimeout = requestTimeout
         self.client = client
         self.logger = logger
         self.maxBodyBytes = maxBodyBytes

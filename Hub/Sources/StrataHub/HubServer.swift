@@ -131,9 +131,18 @@ public enum HubServer {
     }
 
     /// The handler's response, or the JSON refusal of what it threw.
-    static func answer(_ hub: Hub, _ body: () async throws -> Response) async -> Response {
+    static func answer(_ hub: Hub, _ body: @escaping @Sendable () async throws -> Response) async -> Response {
         do {
-            return try await body()
+            return try await withThrowingTaskGroup(of: Response.self) { group in
+                group.addTask { try await body() }
+                group.addTask {
+                    try await Task.sleep(for: hub.requestTimeout)
+                    throw HubError.unavailable(
+                        "The hub's database did not answer within \(hub.requestTimeout); retry later.")
+                }
+                defer { group.cancelAll() }
+                return try await group.next()!
+            }
         } catch let error as HubError {
             return refusal(error)
         } catch let error as PSQLError where error.serverInfo == nil {

@@ -35,10 +35,14 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The address to listen on.") var host = "127.0.0.1"
     @Option(help: "The port to listen on (0: any free port, printed).") var port = 8080
     @Option(help: "The most connections to PostgreSQL.") var connections = 20
+    @Option(help: "Seconds a request may wait for PostgreSQL before the answer is 503 unavailable.")
+    var requestTimeout = 30
 
     func run() async throws {
         let logger = Logger(label: "strata-hub")
-        let hub = Hub(client: database.settings.client(maximumConnections: connections), logger: logger)
+        let hub = Hub(
+            client: database.settings.client(maximumConnections: connections), logger: logger,
+            requestTimeout: .seconds(requestTimeout))
         let app = HubServer.application(hub, host: host, port: port, onServerRunning: { channel in
             let port = channel.localAddress?.port ?? 0
             // Unbuffered: a script waiting for this line reads it at once.
