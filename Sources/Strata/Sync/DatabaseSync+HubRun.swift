@@ -18,7 +18,7 @@ extension DatabaseSync {
     ///   once; another process's commit within
     ///   ``Database/Configuration/externalChangeCheckInterval``. A hub's
     ///   commit wakes it when the hub tells (``SyncHub/commits()``; the
-    ///   stream is opened again after each exchange once it finished).
+    ///   stream is opened again before the next exchange once it finished).
     ///   Without either, it exchanges every poll interval.
     /// - An error that may pass (the hub unavailable, a network failure, a
     ///   clock skew, a page this file refused) is reported to
@@ -120,6 +120,8 @@ struct HubRunLoop<Hub: SyncHub> {
         let events = options.events
         while !Task.isCancelled {
             let skewNoted = SkewNote()
+            // Listening before the exchange misses no hub commit after it.
+            wakeup.listen(to: hub)
             do {
                 let report = try await sync.exchange(with: hub, pageSize: options.pageSize) { event in
                     if case .clockSkew = event { skewNoted.set() }
@@ -127,7 +129,6 @@ struct HubRunLoop<Hub: SyncHub> {
                 }
                 note(report)
                 backoff = options.initialBackoff
-                wakeup.listen(to: hub)
                 let seq = try sync.lastSequenceNumber()
                 guard await waiter.wait(options.pollInterval, localAfter: seq, hubAfter: report.hubSeq, sync: sync)
                 else { return }
