@@ -164,3 +164,87 @@ import FoundationNetworking
         #expect(!HubRunLoop<HTTPHub>.isRetryable(StrataError(.closed, "closed")))
     }
 }
+
+/// ``HTTPHub`` sending its requests through `URLSession`, answered by a
+/// stub protocol in the process instead of a server.
+@Suite struct HTTPHubTransportTests {
+    @Test func requestsGoOutWithTheTokenAndErrorsComeBackMapped() async throws {
+        let host = "stub-\(UUID().uuidString.lowercased()).example"
+        StubProtocol.answer(host) { request in
+            guard request.value(forHTTPHeaderField: "Authorization") == "Bearer tok" else {
+                return (401, #"{"error": "unauthorized", "message": "no token"}"#)
+            }
+            switch request.url?.path {
+            case "/v1/session":
+                return (
+                    200,
+                    """
+                    {"tenant": "6f1b0c2e-1d7a-4b54-9e0c-2b8e5d0a7f11", "device": "0d7a3c59-2b4e-4f61-8a1d-3e5c7b9f0a12",
+                     "epoch": "00112233-4455-6677-8899-aabbccddeeff", "hubSeq": 1, "hubTime": 5, "maxBodyBytes": 100,
+                     "pushCursor": {"since": 0, "after": 0, "afterKey": ""}}
+                    """
+                )
+            case "/v1/pull": return (503, #"{"error": "unavailable", "message": "PostgreSQL is down"}"#)
+            default: return nil
+            }
+        }
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.protocolClasses = [StubProtocol.self]
+        let session = URLSession(configuration: configuration)
+        let url = URL(string: "https://\(host)")!
+        let hub = HTTPHub(url: url, token: "tok", session: session)
+        let answer = try await hub.session(site: SiteID(high: 1, low: 2))
+        #expect(answer.hubSeq == 1)
+        #expect(answer.maxBodyBytes == 100)
+        let unavailable = await #expect(throws: StrataError.self) {
+            try await hub.pull(from: .start, epoch: answer.epoch, limit: 10)
+        }
+        #expect(unavailable?.code == .hubUnavailable)
+        let refused = await #expect(throws: StrataError.self) {
+            try await HTTPHub(url: url, token: "wrong", session: session).session(site: SiteID(high: 1, low: 2))
+        }
+        #expect(refused?.hubRefusal?.code == .unauthorized)
+        #expect(refused?.message.contains("wrong") == false)
+        let offline = await #expect(throws: StrataError.self) {
+            try await hub.push(Changeset(data: Data([1, 2, 3])))
+        }
+        #expect(offline?.code == .hubUnavailable)
+        #expect(offline?.cause is URLError)
+    }
+}
+
+// @unchecked: the stub keeps no state of its own; `handlers` is read and
+// written only while holding `lock`.
+/// Answers requests to the hosts a test registered, in the process.
+final class StubProtocol: URLProtocol, @unchecked Sendable {
+    typealias Handler = @Sendable (URLRequest) -> (Int, String)?
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var handlers: [String: Handler] = [:]
+
+    /// Answers the requests to `host` with `handler`'s status and body;
+    /// nil fails them as a lost connection.
+    static func answer(_ host: String, _ handler: @escaping Handler) {
+        lock.withLock { handlers[host] = handler }
+    }
+
+    override class func canInit(with request: URLRequest) -> Bool {
+        lock.withLock { handlers[request.url?.host ?? ""] != nil }
+    }
+
+    override class func canonicalRequest(for request: URLRequest) -> URLRequest { request }
+
+    override func startLoading() {
+        let handler = Self.lock.withLock { Self.handlers[request.url?.host ?? ""] }
+        guard let (status, body) = handler?(request), let url = request.url,
+            let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: nil)
+        else {
+            client?.urlProtocol(self, didFailWithError: URLError(.networkConnectionLost))
+            return
+        }
+        client?.urlProtocol(self, didReceive: response, cacheStoragePolicy: .notAllowed)
+        client?.urlProtocol(self, didLoad: Data(body.utf8))
+        client?.urlProtocolDidFinishLoading(self)
+    }
+
+    override func stopLoading() {}
+}
