@@ -28,7 +28,8 @@ extension DatabaseSync {
     /// the round still pulls, then throws that error: the hub's changes
     /// arrive whatever the clock, and the push waits for a clock set right.
     ///
-    /// The file's reads and writes run on the calling task.
+    /// The file's reads and writes run on a thread of their own, as an
+    /// async `write` does, never holding a thread of the cooperative pool.
     ///
     /// - Parameters:
     ///   - hub: The hub.
@@ -166,7 +167,7 @@ struct HubRound<Hub: SyncHub> {
     private func push(from session: HubSession, pageSize: inout Int, into report: inout SyncHubReport) async throws {
         var cursor = session.pushCursor
         while true {
-            let changeset = try sync.changes(from: cursor, limit: pageSize)
+            let changeset = try await off { [cursor, pageSize] in try $0.changes(from: cursor, limit: pageSize) }
             let summary = try changeset.summary()
             guard summary.entryCount > 0 else { return }
             if changeset.data.count > session.maxBodyBytes, pageSize > 1 {
@@ -198,14 +199,24 @@ struct HubRound<Hub: SyncHub> {
 
     private func pull(epoch: UUID, into report: inout SyncHubReport) async throws {
         let site = SiteID(epoch: epoch)
+        var cursor = try await off { try $0.cursor(of: site) }
         while true {
-            let cursor = try sync.cursor(of: site)
             let changeset = try await hub.pull(from: cursor, epoch: epoch, limit: pageSize)
             let summary = try changeset.summary()
-            report.received.add(try sync.apply(changeset, from: site))
+            let (applied, next) = try await off { sync in
+                (try sync.apply(changeset, from: site), try sync.cursor(of: site))
+            }
+            report.received.add(applied)
             report.pulledObjects += summary.entryCount
             report.pulledPages += 1
-            guard summary.hasMore, try sync.cursor(of: site) != cursor else { return }
+            guard summary.hasMore, next != cursor else { return }
+            cursor = next
         }
+    }
+
+    /// Runs `work` with the file's sync off the cooperative pool.
+    private func off<T: Sendable>(_ work: @escaping @Sendable (DatabaseSync) throws -> T) async throws -> T {
+        let sync = self.sync
+        return try await sync.database.onOwnThread { try work(sync) }
     }
 }

@@ -159,8 +159,9 @@ final class SyncEventLog: @unchecked Sendable {
         all.compactMap { if case .exchanged(let report) = $0 { report } else { nil } }
     }
 
-    /// Waits up to `seconds` for `condition`; whether it held.
-    func wait(seconds: Double = 10, until condition: ([SyncEvent]) -> Bool) async -> Bool {
+    /// Waits up to `seconds` for `condition`; whether it held. Long: a
+    /// loaded machine runs the whole suite's tasks on two threads.
+    func wait(seconds: Double = 60, until condition: ([SyncEvent]) -> Bool) async -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             if condition(all) { return true }
