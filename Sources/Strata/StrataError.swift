@@ -206,6 +206,8 @@ extension StrataError {
             case unknownEnumValue
             case changesetRefused
             case invalidChangeset
+            case hubRefused
+            case hubUnavailable
         }
 
         private let kind: Kind
@@ -290,6 +292,15 @@ extension StrataError {
         /// what Strata writes): the message says which part is wrong and
         /// ``StrataError/offset`` at which byte. Nothing of it is applied.
         public static let invalidChangeset = Code(.invalidChangeset)
+        /// A sync hub answered a request with an error: an unknown token,
+        /// another dataset, a clock too far ahead, a body too large, a new
+        /// epoch. ``StrataError/hubRefusal`` holds the hub's code, HTTP
+        /// status, message and the fields that come with the code.
+        public static let hubRefused = Code(.hubRefused)
+        /// A sync hub could not be reached, or failed (HTTP 500, 503, a
+        /// network error, an answer that does not decode): try again later.
+        /// ``StrataError/cause`` keeps the error behind it.
+        public static let hubUnavailable = Code(.hubUnavailable)
 
         /// The code's name, e.g. `duplicatePrimaryKey`.
         public var description: String { kind.rawValue }

@@ -250,7 +250,9 @@ public final class Database: Sendable {
         try await onOwnThread { try self.write(body) }
     }
 
-    private func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    /// Runs `work` on a thread of its own, off the cooperative pool that
+    /// a blocking LMDB call would hold.
+    func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async { continuation.resume(with: Result { try work() }) }
         }

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Strata
+@_spi(Hub) @testable import Strata
 
 /// Random changeset contents, seeded: types of every key kind, fields of
 /// every descriptor, values of every kind (nested lists and embedded

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Strata
+@_spi(Hub) @testable import Strata
 
 /// Damage at every place: a changeset cut anywhere, a byte changed
 /// anywhere, and bytes changed with the checksum made right again (the

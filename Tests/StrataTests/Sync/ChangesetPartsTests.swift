@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Strata
+@_spi(Hub) @testable import Strata
 
 /// The parts a changeset is made of: its checksum and its field
 /// descriptors.

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Strata
+@_spi(Hub) @testable import Strata
 
 /// A changeset that must be refused, and how: a fragment of the message
 /// and, when it is known, the byte offset the error names.

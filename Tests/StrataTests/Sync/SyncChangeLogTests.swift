@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Strata
+@_spi(Hub) @testable import Strata
 
 /// The change log (``SyncChangeLog``): runs of neighbouring clock rows,
 /// each object in the run of its last change. What a peer is sent and

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Strata
+@_spi(Hub) @testable import Strata
 
 /// The seeded convergence fuzz (issue 26): five files of one dataset at
 /// app versions {1, 1, 2, 3, 3} make random writes through their own app

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Strata
+@_spi(Hub) @testable import Strata
 
 /// Embedded objects merge per path: each field inside one is a register,
 /// and an optional one's life (set, null, set again) decides as an

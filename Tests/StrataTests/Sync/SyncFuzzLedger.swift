@@ -1,6 +1,6 @@
 import Foundation
 
-@testable import Strata
+@_spi(Hub) @testable import Strata
 
 /// One register of the fuzz's dataset: a field of an object.
 struct SyncFuzzRegister: Hashable, CustomStringConvertible {

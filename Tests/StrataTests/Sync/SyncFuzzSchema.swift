@@ -1,6 +1,6 @@
 import Foundation
 
-@testable import Strata
+@_spi(Hub) @testable import Strata
 
 /// The three app versions of the convergence fuzz's dataset, written as
 /// schemas so that each file's app is what its version declares and no

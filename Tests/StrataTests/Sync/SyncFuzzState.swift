@@ -1,6 +1,6 @@
 import Foundation
 
-@testable import Strata
+@_spi(Hub) @testable import Strata
 
 /// What sync must make identical in every file of a dataset, read through
 /// the file's own catalog and records rather than an app's schema: for

@@ -1,6 +1,6 @@
 import Foundation
 
-@testable import Strata
+@_spi(Hub) @testable import Strata
 
 /// Five files of one dataset at app versions {1, 1, 2, 3, 3}, written at
 /// random through each one's own app version (the dynamic API with the

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Strata
+@_spi(Hub) @testable import Strata
 
 @Model(name: "Owner") struct SyncOwner: Equatable {
     @PrimaryKey var id: Int

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Strata
+@_spi(Hub) @testable import Strata
 
 /// Pages hold at most `limit` objects, even when one transaction changed
 /// more: a page then ends inside the transaction's sequence number, the

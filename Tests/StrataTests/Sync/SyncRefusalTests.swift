@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Strata
+@_spi(Hub) @testable import Strata
 
 @Model(name: "Note") struct NoteKeyedByName {
     @PrimaryKey var id: String

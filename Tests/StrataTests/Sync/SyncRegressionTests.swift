@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Strata
+@_spi(Hub) @testable import Strata
 
 /// Bugs the convergence fuzz found, each shrunk to the few writes and
 /// exchanges that show it, between files of the fuzz's dataset
