@@ -29,6 +29,11 @@ extension Hub {
         }
     }
 
+    /// The tenant's last commit's sequence number.
+    public func hubSeq(tenant: UUID) async throws -> Int64 {
+        try await inTenant(tenant, readOnly: true) { connection in try await self.tenantState(tenant, connection).nextSeq }
+    }
+
     func tenantState(_ tenant: UUID, _ connection: PostgresConnection) async throws -> (epoch: UUID, nextSeq: Int64) {
         let rows = try await connection.query(
             "SELECT epoch, next_seq FROM tenants WHERE id = \(tenant)", logger: logger)

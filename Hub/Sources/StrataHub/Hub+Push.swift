@@ -22,9 +22,9 @@ public struct CursorJSON: Codable, Sendable, Equatable {
 /// A field a push named with another descriptor than the tenant has.
 public struct RejectedField: Codable, Sendable, Equatable, Hashable {
     public var type: String
-    /// The dotted path (`home.street`), or the key's name for a type whose
-    /// key differs.
-    public var path: String
+    /// The field's dotted path (`home.street`), or `#` and the key's name
+    /// for a type whose primary key differs.
+    public var field: String
     public var descriptor: String
     /// The descriptor the tenant has for it.
     public var registered: String
@@ -75,8 +75,8 @@ extension Hub {
             let seq = nextSeq + 1
             let rows = try ChangeRows(
                 content,
-                refused: Set(rejected.map { ChangeRows.Refused(type: $0.type, path: $0.path, descriptor: $0.descriptor) }),
-                refusedTypes: Set(rejected.filter { $0.path.hasPrefix("#") }.map(\.type)))
+                refused: Set(rejected.map { ChangeRows.Refused(type: $0.type, path: $0.field, descriptor: $0.descriptor) }),
+                refusedTypes: Set(rejected.filter { $0.field.hasPrefix("#") }.map(\.type)))
             let changed = try await merge(rows, seq: seq, tenant: device.tenant, connection)
             if changed {
                 try await connection.query(
@@ -89,7 +89,7 @@ extension Hub {
                 answer.error = "schemaConflict"
                 answer.message =
                     "\(rejected.count) field(s) name another type than the dataset has for them; they were dropped, the rest merged."
-                answer.fields = rejected.sorted { ($0.type, $0.path) < ($1.type, $1.path) }
+                answer.fields = rejected.sorted { ($0.type, $0.field) < ($1.type, $1.field) }
             }
             let status = rejected.isEmpty ? 200 : 422
             let json = try JSONEncoder().encode(answer)
@@ -125,7 +125,7 @@ extension Hub {
                 if registered != type.keyDescriptor {
                     rejected.append(
                         RejectedField(
-                            type: type.name, path: "#\(type.keyName)", descriptor: type.keyDescriptor,
+                            type: type.name, field: "#\(type.keyName)", descriptor: type.keyDescriptor,
                             registered: registered))
                 }
             } else {
@@ -157,7 +157,7 @@ extension Hub {
                 if let known = first {
                     if known != descriptor {
                         rejected.append(
-                            RejectedField(type: key.type, path: key.path, descriptor: descriptor, registered: known))
+                            RejectedField(type: key.type, field: key.path, descriptor: descriptor, registered: known))
                     }
                 } else {
                     first = descriptor

@@ -76,6 +76,34 @@ public enum HubServer {
                     body: .init(byteBuffer: ByteBuffer(bytes: data)))
             }
         }
+        router.get("/v1/wait") { request, _ in
+            // A long poll, for clients without WebSockets: answers at once
+            // when the tenant's last commit is past `after`, else at its
+            // next commit or after `timeout` seconds (at most 60).
+            let query = request.uri.queryParameters
+            let after = query.get("after").flatMap { Int64($0) } ?? 0
+            let timeout = min(max(query.get("timeout").flatMap { Int($0) } ?? 25, 1), 60)
+            return await answer(hub, deadline: .seconds(timeout) + hub.requestTimeout) {
+                let device = try await authenticate(request, hub)
+                // Subscribed before reading: no commit falls between.
+                let commits = hub.commits.subscribe(device.tenant)
+                let current = try await hub.hubSeq(tenant: device.tenant)
+                guard current <= after else { return try json(.ok, ["hubSeq": current]) }
+                let next = await withTaskGroup(of: Int64?.self) { group in
+                    group.addTask {
+                        for await seq in commits where seq > after { return seq }
+                        return nil
+                    }
+                    group.addTask {
+                        try? await Task.sleep(for: .seconds(timeout))
+                        return nil
+                    }
+                    defer { group.cancelAll() }
+                    return await group.next() ?? nil
+                }
+                return try json(.ok, ["hubSeq": next ?? current])
+            }
+        }
         router.ws("/v1/stream") { request, _ in
             (try? await authenticate(request, hub)) == nil ? .dontUpgrade : .upgrade([:])
         } onUpgrade: { inbound, outbound, context in
@@ -131,14 +159,16 @@ public enum HubServer {
     }
 
     /// The handler's response, or the JSON refusal of what it threw.
-    static func answer(_ hub: Hub, _ body: @escaping @Sendable () async throws -> Response) async -> Response {
+    static func answer(
+        _ hub: Hub, deadline: Duration? = nil, _ body: @escaping @Sendable () async throws -> Response
+    ) async -> Response {
+        let deadline = deadline ?? hub.requestTimeout
         do {
             return try await withThrowingTaskGroup(of: Response.self) { group in
                 group.addTask { try await body() }
                 group.addTask {
-                    try await Task.sleep(for: hub.requestTimeout)
-                    throw HubError.unavailable(
-                        "The hub's database did not answer within \(hub.requestTimeout); retry later.")
+                    try await Task.sleep(for: deadline)
+                    throw HubError.unavailable("The hub's database did not answer within \(deadline); retry later.")
                 }
                 defer { group.cancelAll() }
                 return try await group.next()!

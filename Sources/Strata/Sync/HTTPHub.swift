@@ -70,23 +70,35 @@ public struct HTTPHub: SyncHub, CustomStringConvertible, CustomDebugStringConver
         return Changeset(data: body)
     }
 
-    /// `GET /v1/stream`, a WebSocket: the hub's sequence number after each
-    /// commit of the dataset. The stream finishes when the connection
-    /// fails or closes (the run loop then polls, and connects again after
-    /// its next exchange).
+    /// The hub's sequence number after each commit of the dataset, by
+    /// long polls of `GET /v1/wait` (each answered at the next commit, or
+    /// after 25 seconds with the last one). Not the hub's WebSocket
+    /// (`/v1/stream`): URLSession on Linux has no WebSockets (its libcurl
+    /// lacks them), and one transport everywhere is one that is tested.
+    /// The stream finishes at the first failed poll; the run loop then
+    /// polls the hub itself and opens the stream again after its next
+    /// exchange.
     public func commits() -> AsyncStream<UInt64> {
-        guard var request = try? request("GET", "stream") else { return AsyncStream { $0.finish() } }
-        guard var components = request.url.flatMap({ URLComponents(url: $0, resolvingAgainstBaseURL: false) })
-        else { return AsyncStream { $0.finish() } }
-        components.scheme = components.scheme == "https" ? "wss" : "ws"
-        guard let streamURL = components.url else { return AsyncStream { $0.finish() } }
-        request.url = streamURL
-        let socket = session.webSocketTask(with: request)
-        return AsyncStream { continuation in
-            let receiver = WebSocketReceiver(socket: socket, continuation: continuation)
-            continuation.onTermination = { _ in socket.cancel(with: .goingAway, reason: nil) }
-            socket.resume()
-            receiver.receive()
+        AsyncStream { continuation in
+            let polling = Task {
+                var last: UInt64 = 0
+                while !Task.isCancelled {
+                    guard
+                        var request = try? request(
+                            "GET", "wait", query: [("after", String(last)), ("timeout", "25")])
+                    else { break }
+                    request.timeoutInterval = 60
+                    guard let (status, body) = try? await send(request), status == 200,
+                        let seq = Self.commitSequence(body)
+                    else { break }
+                    if seq > last {
+                        continuation.yield(seq)
+                        last = seq
+                    }
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in polling.cancel() }
         }
     }
 
@@ -161,36 +173,5 @@ private final class TaskBox: @unchecked Sendable {
             return self.task
         }
         task?.cancel()
-    }
-}
-
-// @unchecked: the socket task is thread-safe; the continuation is Sendable.
-/// Receives the hub's WebSocket messages one after another, each
-/// `{"hubSeq": N}`, and yields the numbers.
-private final class WebSocketReceiver: @unchecked Sendable {
-    let socket: URLSessionWebSocketTask
-    let continuation: AsyncStream<UInt64>.Continuation
-
-    init(socket: URLSessionWebSocketTask, continuation: AsyncStream<UInt64>.Continuation) {
-        self.socket = socket
-        self.continuation = continuation
-    }
-
-    func receive() {
-        socket.receive { [self] result in
-            switch result {
-            case .success(let message):
-                let data: Data? =
-                    switch message {
-                    case .string(let text): Data(text.utf8)
-                    case .data(let bytes): bytes
-                    @unknown default: nil
-                    }
-                if let data, let seq = HTTPHub.commitSequence(data) { continuation.yield(seq) }
-                receive()
-            case .failure:
-                continuation.finish()
-            }
-        }
     }
 }

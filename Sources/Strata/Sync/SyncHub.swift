@@ -172,16 +172,32 @@ public struct HubRefusedField: Sendable, Hashable, Codable, CustomStringConverti
     public var field: String
     /// The field's type as the changeset described it.
     public var descriptor: String
+    /// The field's type in the dataset, which the hub keeps (empty when
+    /// the hub did not say).
+    public var registered: String
 
     /// A refused field from its parts.
-    public init(type: String, field: String, descriptor: String) {
+    public init(type: String, field: String, descriptor: String, registered: String = "") {
         self.type = type
         self.field = field
         self.descriptor = descriptor
+        self.registered = registered
     }
 
-    /// `Note.score: String`.
-    public var description: String { "\(type).\(field): \(descriptor)" }
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        type = try container.decode(String.self, forKey: .type)
+        field = try container.decode(String.self, forKey: .field)
+        descriptor = try container.decode(String.self, forKey: .descriptor)
+        registered = try container.decodeIfPresent(String.self, forKey: .registered) ?? ""
+    }
+
+    private enum CodingKeys: String, CodingKey { case type, field, descriptor, registered }
+
+    /// `Note.score: string (the dataset has int)`.
+    public var description: String {
+        "\(type).\(field): \(descriptor)" + (registered.isEmpty ? "" : " (the dataset has \(registered))")
+    }
 }
 
 /// A ``SyncCursor`` as the hub's JSON writes it: `afterKey` in hexadecimal.
