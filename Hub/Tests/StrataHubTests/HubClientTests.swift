@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import HummingbirdWSClient
 import NIOConcurrencyHelpers
 @_spi(Hub) import Strata
 import Testing
@@ -83,6 +84,54 @@ struct HubClientTests {
                 running.cancel()
                 try await running.value
                 #expect(events.failures == 0, "\(events.all)")
+            }
+        }
+    }
+
+    /// The WebSocket pokes a device after each commit of its tenant, and
+    /// only of its tenant; a socket without a token is not upgraded.
+    @Test func theStreamPokesAfterEachCommitOfTheTenant() async throws {
+        try await TestCluster.withHub { hub, _ in
+            let folder = try TemporaryFolder()
+            defer { folder.remove() }
+            let (tenant, other) = (UUID(), UUID())
+            let added = try await hub.addDevice(tenant: tenant, name: "phone")
+            let stranger = try await hub.addDevice(tenant: other, name: "stranger")
+            let phone = try Self.open(folder, "phone.strata", tenant: tenant)
+            let alien = try Self.open(folder, "alien.strata", tenant: other)
+            defer {
+                phone.close()
+                alien.close()
+            }
+            try await Self.serving(hub) { url in
+                let socket = "ws://127.0.0.1:\(url.port!)/v1/stream"
+                await #expect(throws: (any Error).self) {
+                    try await WebSocketClient.connect(url: socket, logger: TestCluster.logger) { _, _, _ in }
+                }
+                let received = EventLog()
+                let connected = AsyncStream<Void>.makeStream()
+                let listening = Task {
+                    try await WebSocketClient.connect(
+                        url: socket,
+                        configuration: .init(additionalHeaders: [.authorization: "Bearer \(added.token)"]),
+                        logger: TestCluster.logger
+                    ) { inbound, _, _ in
+                        connected.continuation.yield()
+                        for try await message in inbound.messages(maxSize: 1 << 10) {
+                            if case .text(let text) = message { received.append(text) }
+                        }
+                    }
+                }
+                for await _ in connected.stream { break }
+                try await Task.sleep(for: .milliseconds(200))
+                // Another tenant's commit pokes no one here.
+                try await alien.write { tx in try tx.insert(Note(id: 1, title: "elsewhere")) }
+                try await alien.sync.exchange(with: HTTPHub(url: url, token: stranger.token))
+                try await phone.write { tx in try tx.insert(Note(id: 1, title: "here")) }
+                try await phone.sync.exchange(with: HTTPHub(url: url, token: added.token))
+                try await Self.waitUntil("the socket got a poke") { !received.texts.isEmpty }
+                #expect(received.texts == ["{\"hubSeq\":1}"])
+                listening.cancel()
             }
         }
     }
@@ -185,10 +234,13 @@ struct HubClientTests {
     }
 }
 
-/// The events a run reported, from any thread.
+/// The events a run reported (or texts a socket got), from any thread.
 final class EventLog: Sendable {
     private let events = NIOLockedValueBox<[SyncEvent]>([])
+    private let textLog = NIOLockedValueBox<[String]>([])
     func append(_ event: SyncEvent) { events.withLockedValue { $0.append(event) } }
+    func append(_ text: String) { textLog.withLockedValue { $0.append(text) } }
+    var texts: [String] { textLog.withLockedValue { $0 } }
     var all: [SyncEvent] { events.withLockedValue { $0 } }
     var exchanges: Int { all.filter { if case .exchanged = $0 { true } else { false } }.count }
     var failures: Int { all.filter { if case .failed = $0 { true } else { false } }.count }
