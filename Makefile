@@ -1,6 +1,6 @@
 SWIFT ?= swift
 
-.PHONY: hub hub-test hub-deps deps build demo test format lint sanitize clean docs bench bench-check bench-thresholds bench-compare bench-observe bench-queries bench-sync bench-deps
+.PHONY: hub hub-test hub-bench hub-deps deps build demo test format lint sanitize clean docs bench bench-check bench-thresholds bench-compare bench-observe bench-queries bench-sync bench-deps
 
 deps:
 	@./scripts/install-lmdb.sh
@@ -26,11 +26,16 @@ hub: deps hub-deps
 hub-test: deps hub-deps
 	./scripts/hub-test.sh
 
+# The hub's benchmarks (docs/Benchmarks.md, "Hub"), release builds on a
+# cluster of their own; HUB_BENCH_ARGS="--seconds 10" shortens the load test.
+hub-bench: deps hub-deps
+	./scripts/hub-bench.sh
+
 # swift-format (part of the toolchain) with the checked-in .swift-format:
 # `make format` rewrites the files in place, `make lint` fails on anything
 # it would change or any rule broken, then checks the layer rule of
 # DESIGN.md §1 (scripts/check-layers.sh). Neither needs the network.
-FORMAT_PATHS = Sources Tests Benchmarks/Sources Benchmarks/Benchmarks Package.swift Benchmarks/Package.swift
+FORMAT_PATHS = Sources Tests Benchmarks/Sources Benchmarks/Benchmarks Package.swift Benchmarks/Package.swift Hub/Sources Hub/Tests Hub/Package.swift
 format:
 	$(SWIFT) format format --in-place --recursive --parallel $(FORMAT_PATHS)
 

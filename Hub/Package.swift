@@ -41,6 +41,15 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // The hub's benchmarks (docs/Benchmarks.md, "Hub"): scripts/hub-bench.sh.
+        .executableTarget(
+            name: "strata-hub-bench",
+            dependencies: [
+                "StrataHub",
+                .product(name: "Strata", package: "Strata"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
         .testTarget(
             name: "StrataHubTests",
             dependencies: [

@@ -108,7 +108,8 @@ struct ChangeRows {
             for change in entry.fields where isHolder[change.field] {
                 guard case .int(let life) = change.value, life >= 0 else {
                     throw HubError.invalidChangeset(
-                        "The embedded field '\(dotted[change.field])' of a '\(typeName)' holds \(change.value), not its life.")
+                        "The embedded field '\(dotted[change.field])' of a '\(typeName)' holds \(change.value), not its life."
+                    )
                 }
                 lives[change.field] = life
             }

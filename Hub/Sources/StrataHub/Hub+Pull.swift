@@ -31,7 +31,9 @@ extension Hub {
 
     /// The tenant's last commit's sequence number.
     public func hubSeq(tenant: UUID) async throws -> Int64 {
-        try await inTenant(tenant, readOnly: true) { connection in try await self.tenantState(tenant, connection).nextSeq }
+        try await inTenant(tenant, readOnly: true) { connection in
+            try await self.tenantState(tenant, connection).nextSeq
+        }
     }
 
     func tenantState(_ tenant: UUID, _ connection: PostgresConnection) async throws -> (epoch: UUID, nextSeq: Int64) {
@@ -61,7 +63,8 @@ extension Hub {
             if let epoch, epoch != current { throw HubError.epochChanged(current) }
             // A cursor past the last commit: the data went back in time.
             guard after <= UInt64(nextSeq) else { return nil }
-            let (upto, hasMore) = try await self.pageEnd(tenant, after: after, nextSeq: nextSeq, limit: limit, connection)
+            let (upto, hasMore) = try await self.pageEnd(
+                tenant, after: after, nextSeq: nextSeq, limit: limit, connection)
             var builder = PullBuilder()
             let rows = try await connection.query(
                 """
@@ -173,7 +176,8 @@ struct PullBuilder {
                 ChangeEntry(
                     type: type, key: try ChangesetCodec.value(from: Array(key.readableBytesView)),
                     causalLength: UInt64(cl), writerVersion: UInt64(writerVersion),
-                    stamp: WireStamp(time: HybridTime(rawValue: UInt64(bitPattern: time)), origin: origin(objectOrigin)),
+                    stamp: WireStamp(
+                        time: HybridTime(rawValue: UInt64(bitPattern: time)), origin: origin(objectOrigin)),
                     fields: []))
             lastObject = (typeName, key)
             entryPaths = [:]
@@ -202,7 +206,8 @@ struct PullBuilder {
         entries[entries.count - 1].fields.append(
             FieldChange(
                 field: index,
-                stamp: WireStamp(time: HybridTime(rawValue: UInt64(bitPattern: fieldTime)), origin: origin(fieldOrigin)),
+                stamp: WireStamp(
+                    time: HybridTime(rawValue: UInt64(bitPattern: fieldTime)), origin: origin(fieldOrigin)),
                 value: try ChangesetCodec.value(from: Array(value.readableBytesView))))
     }
 

@@ -75,7 +75,8 @@ extension Hub {
             let seq = nextSeq + 1
             let rows = try ChangeRows(
                 content,
-                refused: Set(rejected.map { ChangeRows.Refused(type: $0.type, path: $0.field, descriptor: $0.descriptor) }),
+                refused: Set(
+                    rejected.map { ChangeRows.Refused(type: $0.type, path: $0.field, descriptor: $0.descriptor) }),
                 refusedTypes: Set(rejected.filter { $0.field.hasPrefix("#") }.map(\.type)))
             let changed = try await merge(rows, seq: seq, tenant: device.tenant, connection)
             if changed {

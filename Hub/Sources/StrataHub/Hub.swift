@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
-import NIOConcurrencyHelpers
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import PostgresNIO
 @_spi(Hub) import Strata
@@ -25,7 +25,8 @@ public final class Hub: Sendable {
     public let commits = CommitBroadcaster()
 
     public init(
-        client: PostgresClient, logger: Logger, maxBodyBytes: Int = 16 << 20, maxClockDriftMilliseconds: UInt64 = 300_000,
+        client: PostgresClient, logger: Logger, maxBodyBytes: Int = 16 << 20,
+        maxClockDriftMilliseconds: UInt64 = 300_000,
         requestTimeout: Duration = .seconds(30)
     ) {
         self.requestTimeout = requestTimeout
@@ -85,7 +86,9 @@ public final class Hub: Sendable {
         var bytes = [UInt8](repeating: 0, count: 32)
         var generator = SystemRandomNumberGenerator()
         for i in bytes.indices { bytes[i] = generator.next() }
-        let token = "sth1_" + Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+        let token =
+            "sth1_"
+            + Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
             .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
         let hash = ByteBuffer(bytes: Array(SHA256.hash(data: Data(token.utf8))))
         let id = UUID()

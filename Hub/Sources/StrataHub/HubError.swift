@@ -66,7 +66,8 @@ public struct HubError: Error, CustomStringConvertible, Sendable {
         HubError(
             code: "schemaTooNew", status: .internalServerError,
             message:
-                "The PostgreSQL schema is at version \(version), newer than this hub's \(supported): run the newer strata-hub.")
+                "The PostgreSQL schema is at version \(version), newer than this hub's \(supported): run the newer strata-hub."
+        )
     }
 
     /// The JSON body of the answer.
@@ -89,7 +90,9 @@ public enum JSONValue: Sendable, Equatable, Codable {
         switch self {
         case .string(let value): try container.encode(value)
         case .number(let value):
-            if value == value.rounded(), abs(value) < 9e15 { try container.encode(Int64(value)) } else {
+            if value == value.rounded(), abs(value) < 9e15 {
+                try container.encode(Int64(value))
+            } else {
                 try container.encode(value)
             }
         case .bool(let value): try container.encode(value)

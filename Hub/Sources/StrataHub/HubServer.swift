@@ -126,7 +126,8 @@ public enum HubServer {
     /// The application: the router on `host`:`port`, WebSocket upgrades
     /// included, with the PostgreSQL client as a service it runs.
     public static func application(
-        _ hub: Hub, host: String, port: Int, onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in },
+        _ hub: Hub, host: String, port: Int,
+        onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in },
         logger: Logger
     ) -> some ApplicationProtocol {
         let router = router(hub)
@@ -141,7 +142,8 @@ public enum HubServer {
                 throw HubError(
                     code: "schema", status: .internalServerError,
                     message:
-                        "The PostgreSQL schema is at version \(version), and this hub needs \(HubSchema.currentVersion): run `strata-hub migrate` first.")
+                        "The PostgreSQL schema is at version \(version), and this hub needs \(HubSchema.currentVersion): run `strata-hub migrate` first."
+                )
             }
         }
         return application

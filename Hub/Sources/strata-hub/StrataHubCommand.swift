@@ -43,11 +43,13 @@ struct Serve: AsyncParsableCommand {
         let hub = Hub(
             client: database.settings.client(maximumConnections: connections), logger: logger,
             requestTimeout: .seconds(requestTimeout))
-        let app = HubServer.application(hub, host: host, port: port, onServerRunning: { channel in
-            let port = channel.localAddress?.port ?? 0
-            // Unbuffered: a script waiting for this line reads it at once.
-            FileHandle.standardOutput.write(Data("strata-hub listening on http://\(host):\(port)\n".utf8))
-        }, logger: logger)
+        let app = HubServer.application(
+            hub, host: host, port: port,
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? 0
+                // Unbuffered: a script waiting for this line reads it at once.
+                FileHandle.standardOutput.write(Data("strata-hub listening on http://\(host):\(port)\n".utf8))
+            }, logger: logger)
         try await app.runService()
     }
 }
@@ -65,7 +67,8 @@ struct Migrate: AsyncParsableCommand {
         print(
             ran.isEmpty
                 ? "The schema is current (version \(HubSchema.currentVersion))."
-                : "Migrated to version \(HubSchema.currentVersion) (ran \(ran.map(String.init).joined(separator: ", "))).")
+                : "Migrated to version \(HubSchema.currentVersion) (ran \(ran.map(String.init).joined(separator: ", ")))."
+        )
     }
 }
 
@@ -116,7 +119,8 @@ struct DeviceCommand: AsyncParsableCommand {
 struct EpochCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "epoch",
-        abstract: "After restoring the hub's database from a backup: give a tenant a new epoch, so devices re-baseline.")
+        abstract: "After restoring the hub's database from a backup: give a tenant a new epoch, so devices re-baseline."
+    )
     @OptionGroup var database: DatabaseOptions
     @Option(help: "The tenant's UUID.") var tenant: String
 

@@ -68,7 +68,9 @@ struct HubClientTests {
                 // Only the hub's stream or a local commit can wake the phone.
                 let events = EventLog()
                 let options = SyncRunOptions(pollInterval: .seconds(3_600), events: { events.append($0) })
-                let running = Task { try await phone.sync.run(with: HTTPHub(url: url, token: phoneToken), options: options) }
+                let running = Task {
+                    try await phone.sync.run(with: HTTPHub(url: url, token: phoneToken), options: options)
+                }
                 let laptopHub = HTTPHub(url: url, token: laptopToken)
                 try await Self.waitUntil("the phone's first round") { events.exchanges > 0 }
                 try await laptop.write { tx in try tx.insert(Note(id: 1, title: "from the laptop")) }

@@ -2,12 +2,12 @@ import Foundation
 import StrataHub
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+import Darwin
 #endif
 #if canImport(FoundationNetworking)
-    import FoundationNetworking
+import FoundationNetworking
 #endif
 
 /// A child process spawned and reaped with POSIX calls: Foundation's

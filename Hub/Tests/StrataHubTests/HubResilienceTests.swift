@@ -44,7 +44,9 @@ struct HubResilienceTests {
             defer { db.close() }
             let changeset = try db.sync.changes(limit: 30_000)
             let server = try await HubProcess(settings: settings)
-            let push = Task { try? await server.request("v1/push", method: "POST", token: added.token, body: changeset.data) }
+            let push = Task {
+                try? await server.request("v1/push", method: "POST", token: added.token, body: changeset.data)
+            }
             // Kill it once the push's transaction has written: it holds a
             // transaction id.
             let writing = """

@@ -81,7 +81,8 @@ struct HubSecurityTests {
             let a = try await hub.addDevice(tenant: tenantA, name: "a")
             _ = try await hub.addDevice(tenant: tenantB, name: "b")
             let deviceA = try #require(try await hub.device(token: a.token))
-            let (db, changeset) = try Self.changeset(tenant: tenantA, folder: folder, name: "a.strata", notes: [(1, "x")])
+            let (db, changeset) = try Self.changeset(
+                tenant: tenantA, folder: folder, name: "a.strata", notes: [(1, "x")])
             defer { db.close() }
             _ = try await hub.push(changeset.data, device: deviceA)
             try await settings.withClient(logger: TestCluster.logger) { client in
@@ -123,12 +124,15 @@ struct HubSecurityTests {
             let site = SiteID.random().bytes.map { String(format: "%02x", $0) }.joined()
             try await Self.application(hub).test(.live) { client in
                 let good: HTTPFields = [.authorization: "Bearer \(added.token)"]
-                #expect(try await client.execute(uri: "/v1/session?site=\(site)", method: .get, headers: good).status == .ok)
+                #expect(
+                    try await client.execute(uri: "/v1/session?site=\(site)", method: .get, headers: good).status == .ok
+                )
                 for headers: HTTPFields in [
                     [:], [.authorization: "Bearer"], [.authorization: "Bearer sth1_forged"],
                     [.authorization: added.token],
                 ] {
-                    let session = try await client.execute(uri: "/v1/session?site=\(site)", method: .get, headers: headers)
+                    let session = try await client.execute(
+                        uri: "/v1/session?site=\(site)", method: .get, headers: headers)
                     #expect(session.status == .unauthorized)
                     #expect(String(buffer: session.body).contains("\"error\":\"unauthorized\""))
                     let push = try await client.execute(
@@ -160,8 +164,10 @@ struct HubSecurityTests {
             let headers: HTTPFields = [.authorization: "Bearer \(added.token)"]
             try await Self.application(hub).test(.live) { client in
                 // Malformed: random bytes, a truncated changeset, one bit flipped.
-                var flipped = Array(try Self.changeset(
-                    tenant: tenant, folder: folder, name: "small.strata", notes: [(1, "one")]).1.data)
+                var flipped = Array(
+                    try Self.changeset(
+                        tenant: tenant, folder: folder, name: "small.strata", notes: [(1, "one")]
+                    ).1.data)
                 flipped[flipped.count / 2] ^= 0x40
                 for body in [Array("hello".utf8), Array(changeset.data.prefix(500)), flipped] {
                     let response = try await client.execute(

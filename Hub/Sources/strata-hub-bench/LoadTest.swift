@@ -1,0 +1,129 @@
+import Foundation
+import NIOConcurrencyHelpers
+import Strata
+import StrataHub
+
+/// `devices` devices spread over `tenants` tenants, each writing a few
+/// notes (of a hundred per tenant, so that they conflict) and exchanging
+/// with the hub, again and again for `seconds`; then every device
+/// exchanges twice more and the devices of each tenant must hold the
+/// same notes.
+struct LoadTest {
+    let bench: Bench
+    let devices: Int
+    let tenants: Int
+    let seconds: Int
+
+    struct Member: Sendable {
+        let db: Database
+        let hub: HTTPHub
+        let tenant: Int
+    }
+
+    /// What the devices saw, from any task.
+    final class Tally: Sendable {
+        private let state = NIOLockedValueBox<(latencies: [Double], errors: [String], writes: Int)>(([], [], 0))
+        func exchanged(_ seconds: Double) { state.withLockedValue { $0.latencies.append(seconds) } }
+        func failed(_ error: any Error) { state.withLockedValue { $0.errors.append("\(error)") } }
+        func wrote(_ count: Int) { state.withLockedValue { $0.writes += count } }
+        var snapshot: (latencies: [Double], errors: [String], writes: Int) { state.withLockedValue { $0 } }
+    }
+
+    static let schema = Schema([
+        ObjectSchema("Note", primaryKey: "id") {
+            Property("id", .int)
+            Property("title", .string, default: .string(""))
+            Property("count", .int, default: .int(0))
+        }
+    ])
+
+    func run() async throws {
+        var members: [Member] = []
+        let tenantIDs = (0 ..< tenants).map { _ in UUID() }
+        for index in 0 ..< devices {
+            let tenant = index % tenants
+            let token = try await bench.hub.addDevice(tenant: tenantIDs[tenant], name: "load \(index)").token
+            let db = try bench.open("load-\(index).strata", tenant: tenantIDs[tenant], schema: Self.schema)
+            members.append(Member(db: db, hub: HTTPHub(url: bench.url, token: token), tenant: tenant))
+        }
+        defer { for member in members { member.db.close() } }
+        let tally = Tally()
+        let end = ContinuousClock.now + .seconds(seconds)
+        await withTaskGroup(of: Void.self) { group in
+            for (index, member) in members.enumerated() {
+                group.addTask {
+                    var random = SystemRandomNumberGenerator()
+                    var round = 0
+                    while ContinuousClock.now < end {
+                        round += 1
+                        do {
+                            let count = Int.random(in: 1 ... 3, using: &random)
+                            try await member.db.write { tx in
+                                for _ in 0 ..< count {
+                                    let id = Int64.random(in: 0 ..< 100, using: &random)
+                                    _ = try tx.upsert(
+                                        "Note",
+                                        [
+                                            "id": .int(id), "title": .string("device \(index) round \(round)"),
+                                            "count": .int(Int64(round)),
+                                        ])
+                                }
+                            }
+                            tally.wrote(count)
+                            let start = ContinuousClock.now
+                            try await member.db.sync.exchange(with: member.hub)
+                            tally.exchanged((ContinuousClock.now - start).seconds)
+                        } catch {
+                            tally.failed(error)
+                        }
+                        try? await Task.sleep(for: .milliseconds(Int.random(in: 200 ... 1_000, using: &random)))
+                    }
+                }
+            }
+        }
+        // Quiet: every device exchanges twice round, then each tenant's
+        // devices must agree.
+        for _ in 0 ..< 2 {
+            for member in members { try await member.db.sync.exchange(with: member.hub) }
+        }
+        var converged = 0
+        for tenant in 0 ..< tenants {
+            let states = try await members.filter { $0.tenant == tenant }.asyncMap { member in
+                try await member.db.read { tx in
+                    try tx.objects("Note").array().map { "\($0["id"]) \($0["title"]) \($0["count"])" }.sorted()
+                }
+            }
+            if Set(states).count == 1, !(states.first?.isEmpty ?? true) { converged += 1 }
+        }
+        let (latencies, errors, writes) = tally.snapshot
+        let sorted = latencies.sorted()
+        func percentile(_ p: Double) -> String {
+            sorted.isEmpty
+                ? "-" : String(format: "%.0f ms", sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] * 1_000)
+        }
+        print("")
+        print("| load test | value |")
+        print("|---|---:|")
+        print("| devices, tenants | \(devices), \(tenants) |")
+        print("| seconds | \(seconds) |")
+        print("| exchanges (push + pull rounds) | \(latencies.count.formatted()) |")
+        print("| notes written | \(writes.formatted()) |")
+        print("| exchange latency p50, p99 | \(percentile(0.5)), \(percentile(0.99)) |")
+        print("| errors | **\(errors.count)** |")
+        print("| tenants converged | **\(converged) of \(tenants)** |")
+        for error in Set(errors).prefix(5) { print("error: \(error)") }
+        if !errors.isEmpty || converged != tenants { throw LoadTestFailure() }
+    }
+}
+
+struct LoadTestFailure: Error, CustomStringConvertible {
+    var description: String { "The load test saw errors or a tenant whose devices did not converge." }
+}
+
+extension Array where Element: Sendable {
+    func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
+        var result: [T] = []
+        for element in self { result.append(try await transform(element)) }
+        return result
+    }
+}
