@@ -65,4 +65,36 @@ struct HubExchangeTests {
             #expect(try await phone.read { try $0.object(Note.self, primaryKey: 7) } == nil)
         }
     }
+
+    /// A push sent again (its answer was lost) gets the first answer back,
+    /// byte for byte, even after other commits, and changes nothing.
+    @Test func aRetriedPushGetsItsFirstAnswer() async throws {
+        try await TestCluster.withHub { hub, settings in
+            let folder = try TemporaryFolder()
+            defer { folder.remove() }
+            let dataset = UUID()
+            let phone = try Self.open(folder.file("phone.strata"), dataset: dataset)
+            let laptop = try Self.open(folder.file("laptop.strata"), dataset: dataset)
+            defer {
+                phone.close()
+                laptop.close()
+            }
+            let phoneDevice = try #require(
+                try await hub.device(token: try await hub.addDevice(tenant: dataset, name: "phone").token))
+            let laptopDevice = try #require(
+                try await hub.device(token: try await hub.addDevice(tenant: dataset, name: "laptop").token))
+            try await phone.write { tx in try tx.insert(Note(id: 1, title: "once")) }
+            let body = try phone.sync.changes().data
+            let first = try await hub.push(body, device: phoneDevice)
+            #expect(first.status == 200)
+            try await laptop.write { tx in try tx.insert(Note(id: 2, title: "later")) }
+            #expect(try await hub.push(try laptop.sync.changes().data, device: laptopDevice).status == 200)
+            let retry = try await hub.push(body, device: phoneDevice)
+            #expect(retry.status == first.status)
+            #expect(retry.answer == first.answer)
+            #expect(try JSONDecoder().decode(PushAnswer.self, from: retry.answer).hubSeq == 1)
+            #expect(try await hub.hubSeq(tenant: dataset) == 2)
+            #expect(try await HubSecurityTests.rowCounts(settings)[2] == 2)
+        }
+    }
 }

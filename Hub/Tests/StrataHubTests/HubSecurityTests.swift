@@ -10,6 +10,10 @@ import Testing
 
 @testable import StrataHub
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// Tenants kept apart, tokens checked, bad bodies refused with nothing
 /// written, over HTTP where the check is HTTP's.
 @Suite("The hub's fences")
@@ -180,6 +184,15 @@ struct HubSecurityTests {
                     uri: "/v1/push", method: .post, headers: headers, body: ByteBuffer(bytes: changeset.data))
                 #expect(announced.status == .contentTooLarge)
                 #expect(String(buffer: announced.body).contains("\"limit\":65536"))
+                // Oversized and streamed without a length (chunked): refused
+                // at the limit.
+                var request = URLRequest(url: URL(string: "http://127.0.0.1:\(client.port!)/v1/push")!)
+                request.httpMethod = "POST"
+                request.setValue("Bearer \(added.token)", forHTTPHeaderField: "Authorization")
+                request.httpBodyStream = InputStream(data: changeset.data)
+                let (body, response) = try await URLSession.shared.data(for: request)
+                #expect((response as? HTTPURLResponse)?.statusCode == 413)
+                #expect(String(decoding: body, as: UTF8.self).contains("\"error\":\"bodyTooLarge\""))
             }
             #expect(try await Self.rowCounts(settings) == [0, 0, 0, 0, 0])
         }

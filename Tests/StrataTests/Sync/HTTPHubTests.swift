@@ -213,10 +213,10 @@ import FoundationNetworking
     }
 }
 
-// @unchecked: the stub keeps no state of its own; `handlers` is read and
-// written only while holding `lock`.
-/// Answers requests to the hosts a test registered, in the process.
-final class StubProtocol: URLProtocol, @unchecked Sendable {
+/// Answers requests to the hosts a test registered, in the process. It
+/// keeps no state of its own; `handlers` is read and written only while
+/// holding `lock`.
+final class StubProtocol: URLProtocol {
     typealias Handler = @Sendable (URLRequest) -> (Int, String)?
     private static let lock = NSLock()
     nonisolated(unsafe) private static var handlers: [String: Handler] = [:]
