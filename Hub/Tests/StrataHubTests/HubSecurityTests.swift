@@ -198,6 +198,34 @@ struct HubSecurityTests {
         }
     }
 
+    /// A well-formed changeset that names an object, or one of its fields,
+    /// twice (no Strata file makes one) is refused whole.
+    @Test func aChangesetNamingAnObjectTwiceIsRefusedWhole() async throws {
+        try await TestCluster.withHub { hub, settings in
+            let folder = try TemporaryFolder()
+            defer { folder.remove() }
+            let tenant = UUID()
+            let device = try #require(
+                try await hub.device(token: try await hub.addDevice(tenant: tenant, name: "odd").token))
+            let (db, changeset) = try Self.changeset(
+                tenant: tenant, folder: folder, name: "odd.strata", notes: [(1, "one"), (2, "two")])
+            defer { db.close() }
+            let content = try ChangesetCodec.decode(changeset.data)
+            var twice = content
+            twice.entries.append(content.entries[0])
+            var fieldTwice = content
+            fieldTwice.entries[0].fields.append(content.entries[0].fields[0])
+            for odd in [twice, fieldTwice] {
+                let error = await #expect(throws: HubError.self) {
+                    try await hub.push(ChangesetCodec.encode(odd), device: device)
+                }
+                #expect(error?.code == "invalidChangeset")
+                #expect(error?.message.contains("twice") == true)
+            }
+            #expect(try await Self.rowCounts(settings) == [0, 0, 0, 0, 0])
+        }
+    }
+
     static func application(_ hub: Hub) -> some ApplicationProtocol {
         let router = HubServer.router(hub)
         return Application(

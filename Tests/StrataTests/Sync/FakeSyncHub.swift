@@ -159,9 +159,12 @@ final class SyncEventLog: @unchecked Sendable {
         all.compactMap { if case .exchanged(let report) = $0 { report } else { nil } }
     }
 
-    /// Waits up to `seconds` for `condition`; whether it held. Long: a
-    /// loaded machine runs the whole suite's tasks on two threads.
-    func wait(seconds: Double = 60, until condition: ([SyncEvent]) -> Bool) async -> Bool {
+    /// Waits up to `seconds` for `condition`; whether it held. Long, and
+    /// only ever waited out by a failing test: `make test` runs the whole
+    /// suite's tests on the cooperative pool's two threads here, and other
+    /// suites' long synchronous work can hold both for a minute or more
+    /// before the run loop's task is scheduled at all.
+    func wait(seconds: Double = 600, until condition: ([SyncEvent]) -> Bool) async -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             if condition(all) { return true }
