@@ -57,10 +57,12 @@ struct LoadTest {
                     while ContinuousClock.now < end {
                         round += 1
                         do {
-                            let count = Int.random(in: 1 ... 3, using: &random)
+                            let ids = (0 ..< Int.random(in: 1 ... 3, using: &random)).map { _ in
+                                Int64.random(in: 0 ..< 100, using: &random)
+                            }
+                            let round = round
                             try await member.db.write { tx in
-                                for _ in 0 ..< count {
-                                    let id = Int64.random(in: 0 ..< 100, using: &random)
+                                for id in ids {
                                     _ = try tx.upsert(
                                         "Note",
                                         [
@@ -69,7 +71,7 @@ struct LoadTest {
                                         ])
                                 }
                             }
-                            tally.wrote(count)
+                            tally.wrote(ids.count)
                             let start = ContinuousClock.now
                             try await member.db.sync.exchange(with: member.hub)
                             tally.exchanged((ContinuousClock.now - start).seconds)
