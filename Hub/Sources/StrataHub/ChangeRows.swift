@@ -48,11 +48,6 @@ struct ChangeRows {
     /// Field changes in all.
     var fieldCount: Int { fields.reduce(0) { $0 + $1.count } }
 
-    struct ObjectID: Hashable {
-        var type: String
-        var key: ByteBuffer
-    }
-
     struct RegistryKey: Hashable {
         var type: String
         var path: String
@@ -99,16 +94,13 @@ struct ChangeRows {
             dotted.append(field.parent.map { "\(dotted[$0]).\(field.path)" } ?? field.path)
         }
         let isHolder = content.fields.map { $0.descriptor.hasPrefix("embedded(") }
-        // PostgreSQL's upsert takes each row once: a changeset naming an
-        // object or a register twice is not one Strata makes.
-        var seen: Set<ObjectID> = []
         for entry in content.entries {
             let typeName = content.types[entry.type].name
             guard !refusedTypes.contains(typeName) else { continue }
             let key = ByteBuffer(bytes: ChangesetCodec.valueBytes(entry.key))
-            guard seen.insert(ObjectID(type: typeName, key: key)).inserted else {
-                throw HubError.invalidChangeset("The changeset names the '\(typeName)' \(entry.key) twice.")
-            }
+            // PostgreSQL's upsert takes each row once: a changeset naming a
+            // register twice is not one Strata makes (the codec refuses an
+            // object named twice).
             var registers: Set<String> = []
             let cl = Int64(clamping: entry.causalLength)
             objects.append(

@@ -34,6 +34,9 @@ public enum HubServer {
                     body = try await request.collectBody(upTo: hub.maxBodyBytes)
                 } catch let error as HTTPError where error.status == .contentTooLarge {
                     throw HubError.bodyTooLarge(limit: hub.maxBodyBytes)
+                } catch is NIOTooManyBytesError {
+                    // A body without a length (chunked) past the limit.
+                    throw HubError.bodyTooLarge(limit: hub.maxBodyBytes)
                 }
                 let (status, answer) = try await hub.push(Data(body.readableBytesView), device: device)
                 return Response(

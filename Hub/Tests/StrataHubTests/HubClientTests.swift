@@ -26,16 +26,6 @@ struct WordyNote {
 /// the real hub over HTTP and its WebSocket.
 @Suite("The client against the hub")
 struct HubClientTests {
-    static func open(_ folder: TemporaryFolder, _ name: String, tenant: UUID, models: [any Model.Type] = [Note.self])
-        throws -> Database
-    {
-        var config = Database.Configuration(path: folder.file(name), schemaVersion: 1, models: models)
-        config.mode = .synced
-        config.durability = .noSync
-        config.sync = .init(dataset: tenant)
-        return try Database(configuration: config)
-    }
-
     /// Runs `body` with the hub served on a free port: its URL.
     static func serving(_ hub: Hub, _ body: @Sendable @escaping (URL) async throws -> Void) async throws {
         try await HubSecurityTests.application(hub).test(.live) { client in
@@ -55,15 +45,10 @@ struct HubClientTests {
         try await TestCluster.withHub { hub, _ in
             let folder = try TemporaryFolder()
             defer { folder.remove() }
-            let tenant = UUID()
-            let phone = try Self.open(folder, "phone.strata", tenant: tenant)
-            let laptop = try Self.open(folder, "laptop.strata", tenant: tenant)
-            defer {
-                phone.close()
-                laptop.close()
-            }
-            let phoneToken = try await hub.addDevice(tenant: tenant, name: "phone").token
-            let laptopToken = try await hub.addDevice(tenant: tenant, name: "laptop").token
+            let devices = try await TwoDevices(hub, in: folder)
+            defer { devices.close() }
+            let (phone, laptop) = (devices.phone, devices.laptop)
+            let (phoneToken, laptopToken) = (devices.phoneToken, devices.laptopToken)
             try await Self.serving(hub) { url in
                 // Only the hub's stream or a local commit can wake the phone.
                 let events = EventLog()
@@ -99,8 +84,8 @@ struct HubClientTests {
             let (tenant, other) = (UUID(), UUID())
             let added = try await hub.addDevice(tenant: tenant, name: "phone")
             let stranger = try await hub.addDevice(tenant: other, name: "stranger")
-            let phone = try Self.open(folder, "phone.strata", tenant: tenant)
-            let alien = try Self.open(folder, "alien.strata", tenant: other)
+            let phone = try folder.open("phone.strata", tenant: tenant)
+            let alien = try folder.open("alien.strata", tenant: other)
             defer {
                 phone.close()
                 alien.close()
@@ -143,8 +128,8 @@ struct HubClientTests {
             let folder = try TemporaryFolder()
             defer { folder.remove() }
             let tenant = UUID()
-            let rated = try Self.open(folder, "rated.strata", tenant: tenant, models: [RatedNote.self])
-            let wordy = try Self.open(folder, "wordy.strata", tenant: tenant, models: [WordyNote.self])
+            let rated = try folder.open("rated.strata", tenant: tenant, models: [RatedNote.self])
+            let wordy = try folder.open("wordy.strata", tenant: tenant, models: [WordyNote.self])
             defer {
                 rated.close()
                 wordy.close()
@@ -171,15 +156,10 @@ struct HubClientTests {
         try await TestCluster.withHub { hub, _ in
             let folder = try TemporaryFolder()
             defer { folder.remove() }
-            let tenant = UUID()
-            let phone = try Self.open(folder, "phone.strata", tenant: tenant)
-            let laptop = try Self.open(folder, "laptop.strata", tenant: tenant)
-            defer {
-                phone.close()
-                laptop.close()
-            }
-            let phoneToken = try await hub.addDevice(tenant: tenant, name: "phone").token
-            let laptopToken = try await hub.addDevice(tenant: tenant, name: "laptop").token
+            let devices = try await TwoDevices(hub, in: folder)
+            defer { devices.close() }
+            let (phone, laptop, tenant) = (devices.phone, devices.laptop, devices.tenant)
+            let (phoneToken, laptopToken) = (devices.phoneToken, devices.laptopToken)
             try await Self.serving(hub) { url in
                 let phoneHub = HTTPHub(url: url, token: phoneToken)
                 let laptopHub = HTTPHub(url: url, token: laptopToken)
@@ -210,7 +190,7 @@ struct HubClientTests {
             let tenant = UUID()
             let added = try await hub.addDevice(tenant: tenant, name: "phone")
             let device = try #require(try await hub.device(token: added.token))
-            let phone = try Self.open(folder, "phone.strata", tenant: tenant)
+            let phone = try folder.open("phone.strata", tenant: tenant)
             defer { phone.close() }
             try await phone.write { tx in try tx.insert(Note(id: 1, title: "from tomorrow")) }
             var content = try ChangesetCodec.decode(try phone.sync.changes().data)

@@ -12,30 +12,15 @@ struct Note {
 
 @Suite("Devices exchanging through the hub")
 struct HubExchangeTests {
-    static func open(_ path: String, dataset: UUID) throws -> Database {
-        var config = Database.Configuration(path: path, schemaVersion: 1, models: [Note.self])
-        config.mode = .synced
-        config.sync = .init(dataset: dataset)
-        return try Database(configuration: config)
-    }
-
     @Test func twoDevicesConvergeThroughTheHub() async throws {
         try await TestCluster.withHub { hub, _ in
             let folder = try TemporaryFolder()
             defer { folder.remove() }
-            let dataset = UUID()
-            let phone = try Self.open(folder.file("phone.strata"), dataset: dataset)
-            let laptop = try Self.open(folder.file("laptop.strata"), dataset: dataset)
-            defer {
-                phone.close()
-                laptop.close()
-            }
-            let phoneDevice = try await hub.addDevice(tenant: dataset, name: "phone")
-            let laptopDevice = try await hub.addDevice(tenant: dataset, name: "laptop")
-            let a = Device(
-                database: phone, hub: hub, device: try await #require(await hub.device(token: phoneDevice.token)))
-            let b = Device(
-                database: laptop, hub: hub, device: try await #require(await hub.device(token: laptopDevice.token)))
+            let devices = try await TwoDevices(hub, in: folder)
+            defer { devices.close() }
+            let (phone, laptop) = (devices.phone, devices.laptop)
+            let a = Device(database: phone, hub: hub, device: devices.phoneDevice)
+            let b = Device(database: laptop, hub: hub, device: devices.laptopDevice)
             try await phone.write { tx in
                 for i in 0 ..< 1_200 { try tx.insert(Note(id: i, title: "phone \(i)")) }
             }
@@ -72,17 +57,10 @@ struct HubExchangeTests {
         try await TestCluster.withHub { hub, settings in
             let folder = try TemporaryFolder()
             defer { folder.remove() }
-            let dataset = UUID()
-            let phone = try Self.open(folder.file("phone.strata"), dataset: dataset)
-            let laptop = try Self.open(folder.file("laptop.strata"), dataset: dataset)
-            defer {
-                phone.close()
-                laptop.close()
-            }
-            let phoneDevice = try #require(
-                try await hub.device(token: try await hub.addDevice(tenant: dataset, name: "phone").token))
-            let laptopDevice = try #require(
-                try await hub.device(token: try await hub.addDevice(tenant: dataset, name: "laptop").token))
+            let devices = try await TwoDevices(hub, in: folder)
+            defer { devices.close() }
+            let (phone, laptop, dataset) = (devices.phone, devices.laptop, devices.tenant)
+            let (phoneDevice, laptopDevice) = (devices.phoneDevice, devices.laptopDevice)
             try await phone.write { tx in try tx.insert(Note(id: 1, title: "once")) }
             let body = try phone.sync.changes().data
             let first = try await hub.push(body, device: phoneDevice)

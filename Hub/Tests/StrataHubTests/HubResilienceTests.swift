@@ -11,11 +11,7 @@ import Testing
 @Suite("The hub under failure")
 struct HubResilienceTests {
     static func notes(_ folder: TemporaryFolder, _ name: String, tenant: UUID, count: Int) throws -> Database {
-        var config = Database.Configuration(path: folder.file(name), schemaVersion: 1, models: [Note.self])
-        config.mode = .synced
-        config.durability = .noSync
-        config.sync = .init(dataset: tenant)
-        let db = try Database(configuration: config)
+        let db = try folder.open(name, tenant: tenant)
         try db.write { tx in
             for id in 0 ..< count { try tx.insert(Note(id: id, title: "note \(id)", body: "of a large push")) }
         }

@@ -112,6 +112,47 @@ extension SiteID {
     }
 }
 
+extension TemporaryFolder {
+    /// A synced-mode file `name` of the dataset `tenant` in the folder.
+    func open(_ name: String, tenant: UUID, models: [any Model.Type] = [Note.self]) throws -> Database {
+        var config = Database.Configuration(path: file(name), schemaVersion: 1, models: models)
+        config.mode = .synced
+        config.durability = .noSync
+        config.sync = .init(dataset: tenant)
+        return try Database(configuration: config)
+    }
+}
+
+/// Two files of a new tenant, a phone and a laptop, each a device of the
+/// hub with a token of its own.
+struct TwoDevices {
+    let tenant: UUID
+    let phone: Database
+    let laptop: Database
+    let phoneToken: String
+    let laptopToken: String
+    let phoneDevice: Hub.Device
+    let laptopDevice: Hub.Device
+
+    init(_ hub: Hub, in folder: TemporaryFolder) async throws {
+        tenant = UUID()
+        phone = try folder.open("phone.strata", tenant: tenant)
+        laptop = try folder.open("laptop.strata", tenant: tenant)
+        phoneToken = try await hub.addDevice(tenant: tenant, name: "phone").token
+        laptopToken = try await hub.addDevice(tenant: tenant, name: "laptop").token
+        guard let phoneDevice = try await hub.device(token: phoneToken),
+            let laptopDevice = try await hub.device(token: laptopToken)
+        else { throw HubTestError("the hub does not know the tokens it made") }
+        self.phoneDevice = phoneDevice
+        self.laptopDevice = laptopDevice
+    }
+
+    func close() {
+        phone.close()
+        laptop.close()
+    }
+}
+
 /// A temporary folder, removed by `remove()`.
 struct TemporaryFolder {
     let path: String
