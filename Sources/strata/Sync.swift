@@ -56,7 +56,7 @@ extension StrataCommand {
                 if !learned.isEmpty {
                     lines.append(indent + "\(file) learned \(learned.joined(separator: ", ")) (kept, sent on)")
                 }
-                var skipped = applied.skippedFields.sorted()
+                let skipped = applied.skippedFields.sorted()
                 if !skipped.isEmpty {
                     lines.append(indent + "\(file) did not store \(skipped.joined(separator: ", "))")
                 }

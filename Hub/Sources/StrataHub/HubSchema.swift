@@ -136,7 +136,13 @@ public enum HubSchema {
         "GRANT SELECT, INSERT, UPDATE, DELETE ON \(tenantTables.joined(separator: ", ")) TO strata_tenant",
         "GRANT SELECT, UPDATE ON tenants TO strata_tenant",
         "GRANT SELECT, UPDATE ON devices TO strata_tenant",
-        "GRANT strata_tenant TO CURRENT_USER",
+        // Membership belongs to the cluster too.
+        """
+        DO $$ BEGIN
+            GRANT strata_tenant TO CURRENT_USER;
+        EXCEPTION WHEN unique_violation THEN NULL;
+        END $$
+        """,
         "ALTER TABLE tenants ENABLE ROW LEVEL SECURITY",
         "ALTER TABLE tenants FORCE ROW LEVEL SECURITY",
         """
