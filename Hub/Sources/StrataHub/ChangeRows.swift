@@ -102,7 +102,12 @@ struct ChangeRows {
             // register twice is not one Strata makes (the codec refuses an
             // object named twice).
             var registers: Set<String> = []
-            let cl = Int64(clamping: entry.causalLength)
+            // Clamping would turn an even (deleted) length odd (alive).
+            guard let cl = Int64(exactly: entry.causalLength) else {
+                throw HubError.invalidChangeset(
+                    "The '\(typeName)' \(entry.key) has the causal length \(entry.causalLength), past what the hub stores."
+                )
+            }
             objects.append(
                 Object(
                     type: typeName, key: key, causalLength: cl, time: Int64(bitPattern: entry.stamp.time.rawValue),

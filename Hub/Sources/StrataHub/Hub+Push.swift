@@ -71,6 +71,14 @@ extension Hub {
             for try await (status, answer) in stored.decode((Int, String).self) {
                 return (status, Data(answer.utf8), Int64?.none)
             }
+            // A site is one file: the first device that pushed its changes
+            // owns it (a copied file, or a token used for another
+            // device's file, would move that file's cursor).
+            let owners = try await connection.query(
+                "SELECT device_id FROM site_cursors WHERE site = \(content.sender.uuid)", logger: logger)
+            for try await owner in owners.decode(UUID.self) where owner != device.id {
+                throw HubError.siteOfAnotherDevice(content.sender.uuid)
+            }
             let rejected = try await register(content, connection)
             let seq = nextSeq + 1
             let rows = try ChangeRows(
@@ -83,7 +91,7 @@ extension Hub {
                 try await connection.query(
                     "UPDATE tenants SET next_seq = \(seq) WHERE id = \(device.tenant)", logger: logger)
             }
-            let cursor = try await advanceCursor(of: content, tenant: device.tenant, connection)
+            let cursor = try await advanceCursor(of: content, device: device, connection)
             var answer = PushAnswer(
                 acceptedThrough: CursorJSON(cursor), hubSeq: changed ? seq : nextSeq, hubTime: Hub.now())
             if !rejected.isEmpty {
@@ -179,7 +187,7 @@ extension Hub {
 
     /// Moves the hub's cursor of the changeset's sender past it, as a file
     /// moves its cursor of a peer (``PeerProgress``), and returns it.
-    private func advanceCursor(of content: ChangesetContent, tenant: UUID, _ connection: PostgresConnection)
+    private func advanceCursor(of content: ChangesetContent, device: Device, _ connection: PostgresConnection)
         async throws -> SyncCursor
     {
         let site = content.sender.uuid
@@ -188,9 +196,9 @@ extension Hub {
         let cursor = progress.cursor
         try await connection.query(
             """
-            INSERT INTO site_cursors (tenant_id, site, since, after, after_key, walked_at)
-            VALUES (\(tenant), \(site), \(Int64(bitPattern: cursor.since)), \(Int64(bitPattern: cursor.after)),
-                    \(ByteBuffer(bytes: cursor.afterKey)), \(Int64(bitPattern: progress.walkedAt)))
+            INSERT INTO site_cursors (tenant_id, site, since, after, after_key, walked_at, device_id)
+            VALUES (\(device.tenant), \(site), \(Int64(bitPattern: cursor.since)), \(Int64(bitPattern: cursor.after)),
+                    \(ByteBuffer(bytes: cursor.afterKey)), \(Int64(bitPattern: progress.walkedAt)), \(device.id))
             ON CONFLICT (tenant_id, site) DO UPDATE SET since = excluded.since, after = excluded.after,
                 after_key = excluded.after_key, walked_at = excluded.walked_at
             """, logger: logger)

@@ -55,6 +55,10 @@ public final class Hub: Sendable {
                             "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: logger)
                     }
                     try await connection.query("SET LOCAL ROLE strata_tenant", logger: logger)
+                    // A cancelled task does not stop a running query: the
+                    // server does, past the request's deadline.
+                    try await connection.query(
+                        "SELECT set_config('statement_timeout', \(statementTimeout), true)", logger: logger)
                     try await connection.query(
                         "SELECT set_config('strata.tenant', \(tenant.uuidString), true)", logger: logger)
                     return try await body(connection)
@@ -66,6 +70,12 @@ public final class Hub: Sendable {
     }
 
     // MARK: Devices
+
+    /// `requestTimeout` in milliseconds, as PostgreSQL's `statement_timeout`.
+    var statementTimeout: String {
+        let (seconds, attoseconds) = requestTimeout.components
+        return String(max(1, seconds * 1_000 + attoseconds / 1_000_000_000_000_000))
+    }
 
     /// The device of `token`, nil when no device has it or it is revoked.
     /// Marks it seen, at most once a minute: a write per request would
@@ -101,7 +111,7 @@ public final class Hub: Sendable {
             .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
         let hash = ByteBuffer(bytes: Array(SHA256.hash(data: Data(token.utf8))))
         let id = UUID()
-        try await client.withTransaction(logger: logger) { connection in
+        try await asOwner(of: tenant) { connection in
             try await connection.query(
                 "INSERT INTO tenants (id, epoch) VALUES (\(tenant), \(UUID())) ON CONFLICT DO NOTHING", logger: logger)
             try await connection.query(
@@ -125,10 +135,37 @@ public final class Hub: Sendable {
     /// Gives `tenant` a new epoch: for an operator who restored the hub's
     /// database from a backup, so that devices, whose cursors are past what
     /// the backup holds, pull everything again (docs/Hub.md).
+    ///
+    /// - Throws: ``HubError`` `unknownTenant` when no device was ever added
+    ///   to `tenant`.
     public func renewEpoch(tenant: UUID) async throws -> UUID {
         let epoch = UUID()
-        try await client.query("UPDATE tenants SET epoch = \(epoch) WHERE id = \(tenant)", logger: logger)
+        let renewed = try await asOwner(of: tenant) { connection in
+            let rows = try await connection.query(
+                "UPDATE tenants SET epoch = \(epoch) WHERE id = \(tenant) RETURNING id", logger: self.logger)
+            for try await _ in rows { return true }
+            return false
+        }
+        guard renewed else { throw HubError.unknownTenant(tenant) }
         return epoch
+    }
+
+    /// Runs `body` in a transaction with the hub's own rights (not the
+    /// tenant role's), with `tenant` set: row-level security is forced on
+    /// `tenants`, for the tables' owner too, and lets through only the
+    /// rows of the tenant set.
+    func asOwner<T: Sendable>(of tenant: UUID, _ body: (PostgresConnection) async throws -> T) async throws -> T {
+        do {
+            return try await client.withConnection { connection in
+                try await connection.withTransaction(logger: logger) { connection in
+                    try await connection.query(
+                        "SELECT set_config('strata.tenant', \(tenant.uuidString), true)", logger: logger)
+                    return try await body(connection)
+                }
+            }
+        } catch let error as PostgresTransactionError {
+            throw error.closureError ?? error
+        }
     }
 
     /// The hub's clock, in milliseconds since 1970.

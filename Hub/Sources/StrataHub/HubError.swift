@@ -42,6 +42,20 @@ public struct HubError: Error, CustomStringConvertible, Sendable {
             fields: ["hubTime": .number(Double(hubTime))])
     }
 
+    static func siteOfAnotherDevice(_ site: UUID) -> HubError {
+        HubError(
+            code: "siteOfAnotherDevice", status: .forbidden,
+            message:
+                "The changeset's file (site \(site.uuidString)) syncs as another device of this tenant: a copy of that device's file? Give the copy an identity of its own (Database.resetSyncIdentity(at:)), or use that device's token.",
+            fields: ["site": .string(site.uuidString)])
+    }
+
+    static func unknownTenant(_ tenant: UUID) -> HubError {
+        HubError(
+            code: "unknownTenant", status: .notFound,
+            message: "No tenant \(tenant.uuidString) on this hub: add a device to it first (strata-hub device add).")
+    }
+
     static func epochChanged(_ epoch: UUID) -> HubError {
         HubError(
             code: "epochChanged", status: .gone,

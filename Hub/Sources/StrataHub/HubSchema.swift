@@ -45,6 +45,9 @@ public enum HubSchema {
                     after bigint NOT NULL,
                     after_key bytea NOT NULL,
                     walked_at bigint NOT NULL,
+                    -- The device whose pushes made the site's changes:
+                    -- another device's pushes of them are refused.
+                    device_id uuid NOT NULL,
                     PRIMARY KEY (tenant_id, site))
                 """,
                 // Object types: their key's name and descriptor.
@@ -135,7 +138,6 @@ public enum HubSchema {
         """,
         "GRANT SELECT, INSERT, UPDATE, DELETE ON \(tenantTables.joined(separator: ", ")) TO strata_tenant",
         "GRANT SELECT, UPDATE ON tenants TO strata_tenant",
-        "GRANT SELECT, UPDATE ON devices TO strata_tenant",
         // Membership belongs to the cluster too.
         """
         DO $$ BEGIN

@@ -84,10 +84,16 @@ public enum HubServer {
             // when the tenant's last commit is past `after`, else at its
             // next commit or after `timeout` seconds (at most 60).
             let query = request.uri.queryParameters
-            let after = query.get("after").flatMap { Int64($0) } ?? 0
-            let timeout = min(max(query.get("timeout").flatMap { Int($0) } ?? 25, 1), 60)
+            let afterText = query.get("after") ?? "0"
+            let timeoutText = query.get("timeout") ?? "25"
+            let after = Int64(afterText) ?? -1
+            let timeout = min(max(Int(timeoutText) ?? 25, 1), 60)
             return await answer(hub, deadline: .seconds(timeout) + hub.requestTimeout) {
                 let device = try await authenticate(request, hub)
+                guard after >= 0, Int(timeoutText) != nil else {
+                    throw HubError.invalidRequest(
+                        "`after` and `timeout` must be whole numbers, not '\(afterText)' and '\(timeoutText)'.")
+                }
                 // Subscribed before reading: no commit falls between.
                 let commits = hub.commits.subscribe(device.tenant)
                 let current = try await hub.hubSeq(tenant: device.tenant)
@@ -180,7 +186,9 @@ public enum HubServer {
             }
         } catch let error as HubError {
             return refusal(error)
-        } catch let error as PSQLError where error.serverInfo == nil {
+        } catch let error as PSQLError
+            where error.serverInfo == nil || Self.timedOut.contains(error.serverInfo?[.sqlState] ?? "")
+        {
             hub.logger.error("PostgreSQL unreachable: \(String(reflecting: error))")
             return refusal(.unavailable("The hub cannot reach its database; retry later."))
         } catch {
@@ -189,6 +197,10 @@ public enum HubServer {
                 HubError(code: "internal", status: .internalServerError, message: "The hub failed: \(error)."))
         }
     }
+
+    /// PostgreSQL's codes for a statement it cancelled (the request's
+    /// deadline, as `statement_timeout`) and a lock it could not take.
+    static let timedOut: Set<String> = ["57014", "55P03"]
 
     static func refusal(_ error: HubError) -> Response {
         (try? json(error.status, error.body))

@@ -224,6 +224,70 @@ struct HubSecurityTests {
         }
     }
 
+    /// A file's changes pushed with another device's token (a copied
+    /// file, a token moved between devices) are refused: they would move
+    /// the owner's cursor.
+    @Test func aFileSyncsAsTheDeviceThatFirstPushedIt() async throws {
+        try await TestCluster.withHub { hub, settings in
+            let folder = try TemporaryFolder()
+            defer { folder.remove() }
+            let devices = try await TwoDevices(hub, in: folder)
+            defer { devices.close() }
+            try await devices.phone.write { tx in try tx.insert(Note(id: 1, title: "phone's")) }
+            let changeset = try devices.phone.sync.changes()
+            #expect(try await hub.push(changeset.data, device: devices.phoneDevice).status == 200)
+            try await devices.phone.write { tx in try tx.insert(Note(id: 2, title: "phone's too")) }
+            let more = try devices.phone.sync.changes()
+            let before = try await Self.rowCounts(settings)
+            let error = await #expect(throws: HubError.self) {
+                try await hub.push(more.data, device: devices.laptopDevice)
+            }
+            #expect(error?.code == "siteOfAnotherDevice")
+            #expect(error?.status == .forbidden)
+            #expect(try await Self.rowCounts(settings) == before)
+            #expect(try await hub.push(more.data, device: devices.phoneDevice).status == 200)
+        }
+    }
+
+    /// The hub connected as a role that is no superuser, owning its
+    /// database (as on a managed PostgreSQL): row-level security then
+    /// binds the hub's own statements too, and every one still works.
+    @Test func aHubThatIsNoSuperuserWorks() async throws {
+        _ = try TestCluster.folder
+        let suffix = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(12)
+        let (role, database) = ("hub_owner_\(suffix)", "t_owned_\(suffix)")
+        try await TestCluster.admin("CREATE ROLE \(role) LOGIN CREATEROLE")
+        try await TestCluster.admin("CREATE DATABASE \(database) OWNER \(role)")
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let settings = PostgresSettings(user: role, database: database)
+        let outcome: Result<Void, any Error> = await Result { try await Self.useOwnedHub(settings, folder) }
+        try? await TestCluster.admin("DROP DATABASE \(database) WITH (FORCE)")
+        try? await TestCluster.admin("DROP ROLE \(role)")
+        try outcome.get()
+    }
+
+    static func useOwnedHub(_ settings: PostgresSettings, _ folder: TemporaryFolder) async throws {
+        try await settings.withClient(logger: TestCluster.logger) { client in
+            try await HubSchema.migrate(client, logger: TestCluster.logger)
+            let hub = Hub(client: client, logger: TestCluster.logger)
+            let tenant = UUID()
+            let added = try await hub.addDevice(tenant: tenant, name: "phone")
+            let device = try #require(try await hub.device(token: added.token))
+            let (db, changeset) = try Self.changeset(
+                tenant: tenant, folder: folder, name: "phone.strata", notes: [(1, "one"), (2, "two")])
+            defer { db.close() }
+            #expect(try await hub.push(changeset.data, device: device).status == 200)
+            #expect(try await CanonicalState(of: hub, device: device) == (try CanonicalState(of: db)))
+            let epoch = try await hub.renewEpoch(tenant: tenant)
+            #expect(try await hub.session(device: device, site: db.sync.site).epoch == epoch)
+            let unknown = await #expect(throws: HubError.self) { try await hub.renewEpoch(tenant: UUID()) }
+            #expect(unknown?.code == "unknownTenant")
+            #expect(try await hub.revokeDevice(added.device))
+            #expect(try await hub.device(token: added.token) == nil)
+        }
+    }
+
     static func application(_ hub: Hub) -> some ApplicationProtocol {
         let router = HubServer.router(hub)
         return Application(

@@ -163,3 +163,14 @@ struct TemporaryFolder {
     func file(_ name: String) -> String { "\(path)/\(name)" }
     func remove() { try? FileManager.default.removeItem(atPath: path) }
 }
+
+extension Result where Failure == any Error {
+    /// The value `body` returns, or the error it throws.
+    init(_ body: () async throws -> Success) async {
+        do {
+            self = .success(try await body())
+        } catch {
+            self = .failure(error)
+        }
+    }
+}

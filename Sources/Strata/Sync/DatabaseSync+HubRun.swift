@@ -123,14 +123,19 @@ struct HubRunLoop<Hub: SyncHub> {
             // Listening before the exchange misses no hub commit after it.
             wakeup.listen(to: hub)
             do {
+                // A write made while the exchange runs may have missed its
+                // push: only what the file held before the exchange is
+                // surely on the hub. After a round that pulled, this costs
+                // one more round, which pushes back what was pulled (once,
+                // as it would later) and pulls nothing.
+                let before = try sync.lastSequenceNumber()
                 let report = try await sync.exchange(with: hub, pageSize: options.pageSize) { event in
                     if case .clockSkew = event { skewNoted.set() }
                     events?(event)
                 }
                 note(report)
                 backoff = options.initialBackoff
-                let seq = try sync.lastSequenceNumber()
-                guard await waiter.wait(options.pollInterval, localAfter: seq, hubAfter: report.hubSeq, sync: sync)
+                guard await waiter.wait(options.pollInterval, localAfter: before, hubAfter: report.hubSeq, sync: sync)
                 else { return }
             } catch {
                 if Task.isCancelled || error is CancellationError { return }

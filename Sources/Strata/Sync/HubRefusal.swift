@@ -78,6 +78,10 @@ public struct HubRefusal: Error, Sendable, Hashable {
         public static let unauthorized = Code(rawValue: "unauthorized")
         /// 403: the changeset belongs to another dataset than the token's.
         public static let wrongDataset = Code(rawValue: "wrongDataset")
+        /// 403: the file first synced as another device of the dataset (a
+        /// copied file: give it an identity of its own with
+        /// ``Database/resetSyncIdentity(at:)``).
+        public static let siteOfAnotherDevice = Code(rawValue: "siteOfAnotherDevice")
         /// 409: a stamp is more than 5 minutes ahead of the hub's clock
         /// (``HubRefusal/hubTime``).
         public static let clockSkew = Code(rawValue: "clockSkew")

@@ -24,6 +24,8 @@ actor FakeSyncHub: SyncHub {
     var restoreOnNextPull = false
     /// Reported as refused by the next push (422 schemaConflict).
     var conflictingFields: [HubRefusedField] = []
+    /// Runs during the next pull, before it answers.
+    var onNextPull: (@Sendable () throws -> Void)?
     /// The entry counts of the pushes the hub merged.
     private(set) var acceptedPages: [Int] = []
     /// The pushes refused as too large.
@@ -56,6 +58,7 @@ actor FakeSyncHub: SyncHub {
     }
 
     func set(restoreOnNextPull: Bool) { self.restoreOnNextPull = restoreOnNextPull }
+    func set(onNextPull: @escaping @Sendable () throws -> Void) { self.onNextPull = onNextPull }
     func set(conflictingFields: [HubRefusedField]) { self.conflictingFields = conflictingFields }
 
     /// Copies the hub's state to a file of another site: the backup that
@@ -111,6 +114,10 @@ actor FakeSyncHub: SyncHub {
         }
         let now = try self.epoch
         guard epoch == now else { throw refuse(.epochChanged, 410, epoch: now) }
+        if let hook = onNextPull {
+            onNextPull = nil
+            try hook()
+        }
         return try current.sync.changes(from: cursor, limit: limit)
     }
 

@@ -190,6 +190,19 @@ import Testing
         #expect(try notes(b) == [5: "5"])
     }
 
+    /// A write made while an exchange pulls missed that exchange's push:
+    /// the run goes round again at once, not after the poll interval (an
+    /// hour here).
+    @Test func aWriteDuringAnExchangeIsPushedWithoutWaitingForThePoll() async throws {
+        let (a, hub) = (try device("a.strata"), try hub())
+        await hub.set(onNextPull: { try a.write { tx in try tx.insert(HubNote(id: 9, title: "during")) } })
+        let log = SyncEventLog()
+        let run = Task { try await a.sync.run(with: hub, options: options(log)) }
+        defer { run.cancel() }
+        #expect(await log.wait { _ in log.reports.contains { $0.pushedObjects == 1 } })
+        #expect(await hub.acceptedPages.reduce(0, +) >= 1)
+    }
+
     @Test func aHubCommitWakesTheRun() async throws {
         let (a, b, hub) = (try device("a.strata"), try device("b.strata"), try hub(streamsCommits: true))
         let log = SyncEventLog()
