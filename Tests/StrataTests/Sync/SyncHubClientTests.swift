@@ -195,7 +195,10 @@ import Testing
     /// hour here).
     @Test func aWriteDuringAnExchangeIsPushedWithoutWaitingForThePoll() async throws {
         let (a, hub) = (try device("a.strata"), try hub())
-        await hub.set(onNextPull: { try a.write { tx in try tx.insert(HubNote(id: 9, title: "during")) } })
+        let note = HubNote(id: 9, title: "during")
+        await hub.set(onNextPull: { @Sendable () throws -> Void in
+            try a.write { (tx: WriteTransaction) -> Void in _ = try tx.insert(note) }
+        })
         let log = SyncEventLog()
         let run = Task { try await a.sync.run(with: hub, options: options(log)) }
         defer { run.cancel() }
