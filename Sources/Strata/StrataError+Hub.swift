@@ -49,6 +49,8 @@ extension StrataError {
         switch refusal.code {
         case .unauthorized: "Check the device's token; a revoked token needs a new one (strata-hub device add)."
         case .wrongDataset: "The token belongs to another dataset than the file; use a token of the file's dataset."
+        case .siteOfAnotherDevice:
+            "This file first synced as another device: a copy of its file? Give it an identity of its own (Database.resetSyncIdentity(at:)), or use that device's token."
         case .clockSkew: "Set this device's clock right; the exchange is retried."
         case .epochChanged: "Pull from the new epoch; the exchange does it by itself."
         case .bodyTooLarge: "Push smaller pages."

@@ -169,19 +169,3 @@ struct ChangeRows {
         }
     }
 }
-
-extension SiteID {
-    /// The site id as a UUID of the same 16 bytes.
-    var uuid: UUID {
-        let b = bytes
-        return UUID(
-            uuid: (
-                b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]
-            ))
-    }
-
-    /// The site id of the UUID's 16 bytes.
-    init(_ uuid: UUID) {
-        self = withUnsafeBytes(of: uuid.uuid) { SiteID(bytes: $0)! }
-    }
-}

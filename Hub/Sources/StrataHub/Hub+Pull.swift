@@ -3,29 +3,17 @@ import NIOCore
 import PostgresNIO
 @_spi(Hub) import Strata
 
-/// What the hub knows of a device's file: the session answer.
-public struct SessionAnswer: Codable, Sendable, Equatable {
-    public var tenant: UUID
-    public var device: UUID
-    public var epoch: UUID
-    public var hubSeq: Int64
-    public var hubTime: UInt64
-    public var maxBodyBytes: Int
-    public var pushCursor: CursorJSON
-}
-
 extension Hub {
-    /// The session of `device` for its file's site `site`.
-    public func session(device: Device, site: SiteID) async throws -> SessionAnswer {
-        let logger = self.logger
+    /// The session of `device` for its file's site `site`: the answer of
+    /// `GET /v1/session`, as the library's client reads it.
+    public func session(device: Device, site: SiteID) async throws -> HubSession {
         let maxBodyBytes = self.maxBodyBytes
         return try await inTenant(device.tenant, readOnly: true) { connection in
             let (epoch, nextSeq) = try await self.tenantState(device.tenant, connection)
             let progress = try await self.siteProgress(site.uuid, connection)
-            _ = logger
-            return SessionAnswer(
-                tenant: device.tenant, device: device.id, epoch: epoch, hubSeq: nextSeq, hubTime: Hub.now(),
-                maxBodyBytes: maxBodyBytes, pushCursor: CursorJSON(progress.cursor))
+            return HubSession(
+                tenant: device.tenant, device: device.id, epoch: epoch, hubSeq: UInt64(nextSeq),
+                hubTimeMilliseconds: Hub.now(), maxBodyBytes: maxBodyBytes, pushCursor: progress.cursor)
         }
     }
 
@@ -87,7 +75,8 @@ extension Hub {
             let types = try await self.wireTypes(builder.typeNames, connection)
             return ChangesetCodec.encode(
                 try builder.content(
-                    dataset: SiteID(tenant), sender: SiteID(current), types: types, senderSeq: UInt64(nextSeq),
+                    dataset: SiteID(uuid: tenant), sender: SiteID(uuid: current), types: types,
+                    senderSeq: UInt64(nextSeq),
                     since: since, after: after, upto: UInt64(upto), hasMore: hasMore))
         }
         if let result { return result }
@@ -151,7 +140,7 @@ struct PullBuilder {
 
     private mutating func origin(_ uuid: UUID) -> Int {
         if let index = originIndexes[uuid] { return index }
-        origins.append(SiteID(uuid))
+        origins.append(SiteID(uuid: uuid))
         originIndexes[uuid] = origins.count - 1
         return origins.count - 1
     }

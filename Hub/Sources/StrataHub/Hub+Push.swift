@@ -4,41 +4,21 @@ import NIOCore
 import PostgresNIO
 @_spi(Hub) import Strata
 
-/// A device's cursor as JSON: where the hub is in the device's changes, or
-/// the device in the hub's.
-public struct CursorJSON: Codable, Sendable, Equatable {
-    public var since: UInt64
-    public var after: UInt64
-    /// Hex digits of ``SyncCursor/afterKey``.
-    public var afterKey: String
+/// The body of a 422: the push's answer, with the refusal's `error` and
+/// `message` (docs/Hub.md).
+private struct ConflictAnswer: Encodable {
+    var answer: HubPushAnswer
 
-    init(_ cursor: SyncCursor) {
-        since = cursor.since
-        after = cursor.after
-        afterKey = cursor.afterKey.map { String(format: "%02x", $0) }.joined()
+    private enum Keys: String, CodingKey { case error, message }
+
+    func encode(to encoder: any Encoder) throws {
+        try answer.encode(to: encoder)
+        var container = encoder.container(keyedBy: Keys.self)
+        try container.encode("schemaConflict", forKey: .error)
+        try container.encode(
+            "\(answer.refusedFields.count) field(s) name another type than the dataset has for them; they were dropped, the rest merged. Give a field of another type a new name.",
+            forKey: .message)
     }
-}
-
-/// A field a push named with another descriptor than the tenant has.
-public struct RejectedField: Codable, Sendable, Equatable, Hashable {
-    public var type: String
-    /// The field's dotted path (`home.street`), or `#` and the key's name
-    /// for a type whose primary key differs.
-    public var field: String
-    public var descriptor: String
-    /// The descriptor the tenant has for it.
-    public var registered: String
-}
-
-/// The answer to a push: 200, or 422 `schemaConflict` listing what was
-/// dropped, the rest merged.
-public struct PushAnswer: Codable, Sendable, Equatable {
-    public var acceptedThrough: CursorJSON
-    public var hubSeq: Int64
-    public var hubTime: UInt64
-    public var error: String?
-    public var message: String?
-    public var fields: [RejectedField]?
 }
 
 extension Hub {
@@ -92,21 +72,18 @@ extension Hub {
                     "UPDATE tenants SET next_seq = \(seq) WHERE id = \(device.tenant)", logger: logger)
             }
             let cursor = try await advanceCursor(of: content, device: device, connection)
-            var answer = PushAnswer(
-                acceptedThrough: CursorJSON(cursor), hubSeq: changed ? seq : nextSeq, hubTime: Hub.now())
-            if !rejected.isEmpty {
-                answer.error = "schemaConflict"
-                answer.message =
-                    "\(rejected.count) field(s) name another type than the dataset has for them; they were dropped, the rest merged."
-                answer.fields = rejected.sorted { ($0.type, $0.field) < ($1.type, $1.field) }
-            }
+            let answer = HubPushAnswer(
+                acceptedThrough: cursor, hubSeq: UInt64(changed ? seq : nextSeq), hubTimeMilliseconds: Hub.now(),
+                refusedFields: rejected.sorted { ($0.type, $0.field) < ($1.type, $1.field) })
             let status = rejected.isEmpty ? 200 : 422
-            let json = try JSONEncoder().encode(answer)
+            let json =
+                try rejected.isEmpty
+                ? JSONEncoder().encode(answer) : JSONEncoder().encode(ConflictAnswer(answer: answer))
             let text = String(decoding: json, as: UTF8.self)
             try await connection.query(
                 """
                 INSERT INTO batches (device_id, body_sha256, tenant_id, hub_seq, status, answer)
-                VALUES (\(device.id), \(hash), \(device.tenant), \(answer.hubSeq), \(status), \(text))
+                VALUES (\(device.id), \(hash), \(device.tenant), \(Int64(answer.hubSeq)), \(status), \(text))
                 """, logger: logger)
             return (status, json, changed ? seq : nil)
         }
@@ -118,10 +95,10 @@ extension Hub {
     /// registry, registering the new ones: the fields (and types, path
     /// `#key`) whose descriptor differs from the registered one.
     private func register(_ content: ChangesetContent, _ connection: PostgresConnection) async throws
-        -> [RejectedField]
+        -> [HubRefusedField]
     {
         let logger = self.logger
-        var rejected: [RejectedField] = []
+        var rejected: [HubRefusedField] = []
         let typeNames = content.types.map(\.name)
         var keys: [String: String] = [:]
         let typeRows = try await connection.query(
@@ -133,7 +110,7 @@ extension Hub {
             if let registered = keys[type.name] {
                 if registered != type.keyDescriptor {
                     rejected.append(
-                        RejectedField(
+                        HubRefusedField(
                             type: type.name, field: "#\(type.keyName)", descriptor: type.keyDescriptor,
                             registered: registered))
                 }
@@ -166,7 +143,7 @@ extension Hub {
                 if let known = first {
                     if known != descriptor {
                         rejected.append(
-                            RejectedField(type: key.type, field: key.path, descriptor: descriptor, registered: known))
+                            HubRefusedField(type: key.type, field: key.path, descriptor: descriptor, registered: known))
                     }
                 } else {
                     first = descriptor

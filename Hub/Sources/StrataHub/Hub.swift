@@ -11,6 +11,8 @@ import PostgresNIO
 /// connection pool and the subscribers of each tenant's commits, so any
 /// number of hubs can serve one database.
 public final class Hub: Sendable {
+    /// The pool of connections to the hub's database; the application
+    /// runs it as a service.
     public let client: PostgresClient
     let logger: Logger
     /// The largest body a push may have.
@@ -24,6 +26,7 @@ public final class Hub: Sendable {
     /// The subscribers of each tenant's commits.
     public let commits = CommitBroadcaster()
 
+    /// A hub on `client`'s database (migrated: ``HubSchema/migrate(_:logger:)``).
     public init(
         client: PostgresClient, logger: Logger, maxBodyBytes: Int = 16 << 20,
         maxClockDriftMilliseconds: UInt64 = 300_000,
@@ -38,7 +41,9 @@ public final class Hub: Sendable {
 
     /// A device the token names: its id and tenant.
     public struct Device: Sendable, Equatable {
+        /// The device's id, as `strata-hub device add` printed it.
         public var id: UUID
+        /// The tenant (dataset) the device's token belongs to.
         public var tenant: UUID
     }
 
@@ -177,6 +182,7 @@ public final class Hub: Sendable {
 public final class CommitBroadcaster: Sendable {
     private let state = NIOLockedValueBox<[UUID: [UUID: AsyncStream<Int64>.Continuation]]>([:])
 
+    /// No subscribers yet.
     public init() {}
 
     /// A stream of `tenant`'s commits, until the caller drops it.

@@ -8,11 +8,14 @@ import Hummingbird
 public struct HubError: Error, CustomStringConvertible, Sendable {
     /// The `error` code of the answer.
     public var code: String
+    /// The HTTP status of the answer.
     public var status: HTTPResponse.Status
+    /// What went wrong and what to do, for people.
     public var message: String
     /// The code's own fields, as JSON values.
     public var fields: [String: JSONValue] = [:]
 
+    /// `code: message`.
     public var description: String { "\(code): \(message)" }
 
     static func invalidChangeset(_ message: String) -> HubError {
@@ -90,14 +93,12 @@ public struct HubError: Error, CustomStringConvertible, Sendable {
     }
 }
 
-/// A JSON value, for answers whose fields vary by code.
-public enum JSONValue: Sendable, Equatable, Codable {
+/// A JSON value of a refusal's own fields (`hubTime`, `epoch`, ...).
+public enum JSONValue: Sendable, Equatable, Encodable {
+    /// A string.
     case string(String)
+    /// A number; a whole one is written without a fraction.
     case number(Double)
-    case bool(Bool)
-    case array([JSONValue])
-    case object([String: JSONValue])
-    case null
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
@@ -109,27 +110,6 @@ public enum JSONValue: Sendable, Equatable, Codable {
             } else {
                 try container.encode(value)
             }
-        case .bool(let value): try container.encode(value)
-        case .array(let value): try container.encode(value)
-        case .object(let value): try container.encode(value)
-        case .null: try container.encodeNil()
-        }
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() {
-            self = .null
-        } else if let value = try? container.decode(Bool.self) {
-            self = .bool(value)
-        } else if let value = try? container.decode(Double.self) {
-            self = .number(value)
-        } else if let value = try? container.decode(String.self) {
-            self = .string(value)
-        } else if let value = try? container.decode([JSONValue].self) {
-            self = .array(value)
-        } else {
-            self = .object(try container.decode([String: JSONValue].self))
         }
     }
 }

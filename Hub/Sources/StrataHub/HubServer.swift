@@ -215,23 +215,3 @@ public enum HubServer {
             body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
     }
 }
-
-extension SiteID {
-    /// The site id of 32 hex digits (or a UUID string).
-    init?(hex text: String) {
-        if let uuid = UUID(uuidString: text) {
-            self.init(uuid)
-            return
-        }
-        guard text.count == 32 else { return nil }
-        var bytes: [UInt8] = []
-        var index = text.startIndex
-        while index < text.endIndex {
-            let next = text.index(index, offsetBy: 2)
-            guard let byte = UInt8(text[index ..< next], radix: 16) else { return nil }
-            bytes.append(byte)
-            index = next
-        }
-        self.init(bytes: bytes)
-    }
-}

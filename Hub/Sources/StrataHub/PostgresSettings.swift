@@ -7,12 +7,18 @@ import PostgresNIO
 /// a `host` that starts with `/` is the folder of a Unix socket, as for
 /// `psql`.
 public struct PostgresSettings: Sendable {
+    /// A host name, or the folder of a Unix socket (starting with `/`).
     public var host: String
+    /// The port (with a socket folder, the socket's number).
     public var port: Int
+    /// The user the hub connects as: its database's owner (docs/Hub.md).
     public var user: String
+    /// The password, if the server asks for one.
     public var password: String?
+    /// The hub's database.
     public var database: String
 
+    /// Settings from the arguments, each missing one from its variable.
     public init(
         host: String? = nil, port: Int? = nil, user: String? = nil, password: String? = nil, database: String? = nil
     ) {

@@ -70,7 +70,7 @@ struct HubExchangeTests {
             let retry = try await hub.push(body, device: phoneDevice)
             #expect(retry.status == first.status)
             #expect(retry.answer == first.answer)
-            #expect(try JSONDecoder().decode(PushAnswer.self, from: retry.answer).hubSeq == 1)
+            #expect(try JSONDecoder().decode(HubPushAnswer.self, from: retry.answer).hubSeq == 1)
             #expect(try await hub.hubSeq(tenant: dataset) == 2)
             #expect(try await HubSecurityTests.rowCounts(settings)[2] == 2)
         }

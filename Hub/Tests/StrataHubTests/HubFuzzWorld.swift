@@ -89,7 +89,7 @@ final class HubFuzzWorld {
     /// twice.
     private func sendPushes(from index: Int) async throws {
         let member = members[index]
-        var cursor = try await hub.session(device: member.device, site: member.site).pushCursor.syncCursor
+        var cursor = try await hub.session(device: member.device, site: member.site).pushCursor
         if Int.random(in: 0 ..< 8, using: &rng) == 0 { cursor = .start }
         let limit = Int.random(in: 1 ... 12, using: &rng)
         for _ in 0 ..< 20 {
@@ -129,13 +129,13 @@ final class HubFuzzWorld {
     /// Every change of the member the hub lacks, page after page.
     private func pushAll(from index: Int) async throws {
         let member = members[index]
-        var cursor = try await hub.session(device: member.device, site: member.site).pushCursor.syncCursor
+        var cursor = try await hub.session(device: member.device, site: member.site).pushCursor
         while true {
             let changeset = try member.db.sync.changes(from: cursor, limit: 50)
             let (status, data) = try await hub.push(changeset.data, device: member.device)
             guard status == 200 else { throw HubTestError("push answered \(status)") }
             try reference.database.sync.apply(changeset)
-            cursor = try JSONDecoder().decode(PushAnswer.self, from: data).acceptedThrough.syncCursor
+            cursor = try JSONDecoder().decode(HubPushAnswer.self, from: data).acceptedThrough
             if !(try changeset.summary().hasMore) { break }
         }
     }

@@ -72,12 +72,12 @@ struct Device {
     /// the protocol's calls on ``Hub`` directly, without HTTP.
     func exchange() async throws {
         let site = try database.sync.site
-        var cursor = try await hub.session(device: device, site: site).pushCursor.syncCursor
+        var cursor = try await hub.session(device: device, site: site).pushCursor
         while true {
             let changeset = try database.sync.changes(from: cursor, limit: 500)
             let (status, data) = try await hub.push(changeset.data, device: device)
             #expect(status == 200)
-            cursor = try JSONDecoder().decode(PushAnswer.self, from: data).acceptedThrough.syncCursor
+            cursor = try JSONDecoder().decode(HubPushAnswer.self, from: data).acceptedThrough
             if !(try changeset.summary().hasMore) { break }
         }
         let epoch = try await hub.session(device: device, site: site).epoch
@@ -90,25 +90,6 @@ struct Device {
             try database.sync.apply(changeset, from: epochSite)
             if !(try changeset.summary().hasMore) { break }
         }
-    }
-}
-
-extension CursorJSON {
-    var syncCursor: SyncCursor {
-        var bytes: [UInt8] = []
-        var index = afterKey.startIndex
-        while index < afterKey.endIndex {
-            let next = afterKey.index(index, offsetBy: 2)
-            bytes.append(UInt8(afterKey[index ..< next], radix: 16)!)
-            index = next
-        }
-        return SyncCursor(since: since, after: after, afterKey: Data(bytes))
-    }
-}
-
-extension SiteID {
-    init(uuid: UUID) {
-        self = withUnsafeBytes(of: uuid.uuid) { SiteID(bytes: $0)! }
     }
 }
 

@@ -157,13 +157,6 @@ extension Database {
     }
 }
 
-extension SiteID {
-    /// The 16 bytes of a UUID as a site (or dataset) id.
-    init(uuid: UUID) {
-        self = withUnsafeBytes(of: uuid.uuid) { SiteID(bytes: $0)! }
-    }
-}
-
 extension Database {
     /// Gives a copied sync-enabled file a site of its own.
     ///

@@ -40,6 +40,20 @@ public struct SiteID: Hashable, Comparable, Sendable, CustomStringConvertible {
             + (0 ..< 8).map { UInt8(truncatingIfNeeded: low >> (56 - 8 * UInt64($0))) }
     }
 
+    /// The site id of a UUID's 16 bytes, in order: a dataset's id, or a
+    /// hub's epoch (``HubSession/epochSite``).
+    public init(uuid: UUID) {
+        self = withUnsafeBytes(of: uuid.uuid) { SiteID(bytes: $0)! }
+    }
+
+    /// The 16 bytes as a UUID (``init(uuid:)``).
+    public var uuid: UUID {
+        let b = bytes
+        return UUID(
+            uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15])
+        )
+    }
+
     /// 32 hexadecimal digits.
     public var description: String {
         String(format: "%016llx%016llx", high, low)

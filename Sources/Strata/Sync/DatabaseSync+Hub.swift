@@ -51,8 +51,7 @@ extension DatabaseSync {
         with hub: some SyncHub, pageSize: Int, events: (@Sendable (SyncEvent) -> Void)?
     ) async throws -> SyncHubReport {
         precondition(pageSize >= 1, "A page holds at least one object")
-        var round = HubRound(sync: self, hub: hub, pageSize: pageSize, events: events)
-        return try await round.run()
+        return try await HubRound(sync: self, hub: hub, pageSize: pageSize, events: events).run()
     }
 
     /// The most this file's clock may differ from a peer's: a changeset
@@ -125,7 +124,7 @@ struct HubRound<Hub: SyncHub> {
     /// gives up (the hub would have to be restored again and again).
     static var epochAttempts: Int { 3 }
 
-    mutating func run() async throws -> SyncHubReport {
+    func run() async throws -> SyncHubReport {
         let site = try sync.site
         var session = try await hub.session(site: site)
         var report = SyncHubReport(session: session, pageSize: pageSize)
@@ -198,7 +197,7 @@ struct HubRound<Hub: SyncHub> {
     }
 
     private func pull(epoch: UUID, into report: inout SyncHubReport) async throws {
-        let site = SiteID(epoch: epoch)
+        let site = SiteID(uuid: epoch)
         var cursor = try await off { try $0.cursor(of: site) }
         while true {
             let changeset = try await hub.pull(from: cursor, epoch: epoch, limit: pageSize)

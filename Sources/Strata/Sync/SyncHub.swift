@@ -82,7 +82,7 @@ public struct HubSession: Sendable, Hashable, Codable {
 
     /// The site that makes the changesets the hub sends: the epoch's 16
     /// bytes.
-    public var epochSite: SiteID { SiteID(epoch: epoch) }
+    public var epochSite: SiteID { SiteID(uuid: epoch) }
 
     private enum CodingKeys: String, CodingKey {
         case tenant, device, epoch, hubSeq, maxBodyBytes, pushCursor
@@ -225,15 +225,6 @@ struct HubCursor: Codable {
 
     var cursor: SyncCursor {
         SyncCursor(since: since, after: after, afterKey: Data(hex: afterKey) ?? Data())
-    }
-}
-
-extension SiteID {
-    /// The site of a hub's epoch: the UUID's 16 bytes, in order.
-    public init(epoch: UUID) {
-        let uuid = epoch.uuid
-        let bytes = withUnsafeBytes(of: uuid) { [UInt8]($0) }
-        self.init(bytes: bytes)!
     }
 }
 

@@ -49,7 +49,7 @@ actor FakeSyncHub: SyncHub {
     /// The hub's file of the current epoch.
     var database: Database { current }
 
-    var epoch: UUID { get throws { UUID(site: try current.sync.site) } }
+    var epoch: UUID { get throws { try current.sync.site.uuid } }
 
     func set(tooLargeAbove: Int? = nil, clockSkews: Int = 0, revoked: Bool = false) {
         self.tooLargeAbove = tooLargeAbove
@@ -178,15 +178,5 @@ final class SyncEventLog: @unchecked Sendable {
             try? await Task.sleep(for: .milliseconds(10))
         }
         return condition(all)
-    }
-}
-
-extension UUID {
-    /// The UUID of a site's 16 bytes: a hub's epoch.
-    init(site: SiteID) {
-        let b = site.bytes
-        self.init(
-            uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15])
-        )
     }
 }

@@ -104,7 +104,7 @@ import Testing
         #expect(report.epoch == newEpoch)
         try await b.sync.exchange(with: hub)
         #expect(try notes(b) == [1: "1", 2: "2", 3: "3"])
-        #expect(try a.sync.cursor(of: SiteID(epoch: newEpoch)) != .start)
+        #expect(try a.sync.cursor(of: SiteID(uuid: newEpoch)) != .start)
     }
 
     @Test func aClockSkewStillPullsThenThrows() async throws {
