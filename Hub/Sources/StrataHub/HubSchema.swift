@@ -127,13 +127,22 @@ public enum HubSchema {
     /// connects as a superuser, as it does on a development cluster.
     static let tenantRole = [
         """
+        -- Roles belong to the cluster: another database's migration may be
+        -- making it at the same time. Each pass reads the committed roles
+        -- again, until the role is there (made by this pass or another's).
         DO $$ BEGIN
+            FOR attempt IN 1 .. 200 LOOP
+                EXIT WHEN EXISTS (SELECT FROM pg_roles WHERE rolname = 'strata_tenant');
+                BEGIN
+                    CREATE ROLE strata_tenant NOLOGIN;
+                    EXIT;
+                EXCEPTION WHEN duplicate_object OR unique_violation THEN
+                    PERFORM pg_sleep(0.05);
+                END;
+            END LOOP;
             IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'strata_tenant') THEN
-                CREATE ROLE strata_tenant NOLOGIN;
+                RAISE EXCEPTION 'The role strata_tenant could not be made: create it (CREATE ROLE strata_tenant NOLOGIN) and run migrate again.';
             END IF;
-        -- Roles belong to the cluster: another database's migration may
-        -- have made it since the test.
-        EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
         END $$
         """,
         "GRANT SELECT, INSERT, UPDATE, DELETE ON \(tenantTables.joined(separator: ", ")) TO strata_tenant",
