@@ -44,17 +44,13 @@ extension ObjectContext {
     }
 
     /// Puts back, in the values that `binding` last encoded, each stored
-    /// raw value that an enum property read as its
-    /// ``PersistableEnum/unknownCase`` and that still holds what it read:
-    /// a newer app's case survives an older app's write of the object,
-    /// unless that app set the property to another value.
+    /// raw value that an enum read as its ``PersistableEnum/unknownCase``
+    /// and that this app did not change: a newer app's case survives an
+    /// older app's write of the object, field by field, at every depth
+    /// (``ModelBinding/keeping(stored:written:as:depth:)``).
     ///
-    /// The stored value stays when writing it back through the property's
-    /// type gives the value written (the fallback case, a list of which
-    /// only unknown elements read as it, an embedded object whose enums
-    /// did) and differs from it. Setting the property to the fallback case
-    /// itself cannot be told from not touching it: the stored value stays
-    /// then too.
+    /// Setting a property to the fallback case itself cannot be told from
+    /// not touching it: the stored value stays then too.
     func keepUnknownValues(_ binding: ModelBinding) throws {
         guard let keyPosition = binding.primaryKeyPosition else { return }
         let table = binding.table
@@ -65,26 +61,9 @@ extension ObjectContext {
             let record = try table.validatedView(key: keyBytes, record: bytes)
             for (position, type) in binding.fallbackPositions {
                 guard let stored = binding.storedValue(at: position, in: record) else { continue }
-                let written = binding.slots[position]
-                if stored != written, writtenBack(stored, as: type) == written { binding.slots[position] = stored }
+                binding.slots[position] = ModelBinding.keeping(
+                    stored: stored, written: binding.slots[position], as: type)
             }
-        }
-    }
-
-    /// What the stored `value` of a property holding `type` (itself,
-    /// optional or in a list) reads as and is written back as.
-    private func writtenBack(_ value: Value, as type: any PropertyValue.Type) -> Value? {
-        switch value {
-        case .null: return .null
-        case .list(let elements):
-            var result: [Value] = []
-            result.reserveCapacity(elements.count)
-            for element in elements {
-                guard let back = type.writtenBack(element) else { return nil }
-                result.append(back)
-            }
-            return .list(result)
-        default: return type.writtenBack(value)
         }
     }
 

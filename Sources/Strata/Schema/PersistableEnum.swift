@@ -27,8 +27,9 @@
 /// - with an ``unknownCase``, the property reads as that case, and writing
 ///   the object back (`update`, `upsert`) keeps the stored raw value as
 ///   long as the property still holds that case: an older app that changes
-///   another property does not erase the newer app's value. Setting any
-///   other case writes it.
+///   another property, another field of an embedded object that holds the
+///   enum, or other elements of a list does not erase the newer app's
+///   value. Setting any other case writes it.
 /// - without one (the default), reading the object throws ``StrataError``
 ///   with code ``StrataError/Code/unknownEnumValue``, naming the type, the
 ///   property, the object's key and the raw value.

@@ -60,7 +60,8 @@ import Testing
             two.status = .done
             two.previous = nil
             try tx.update(two)
-            // 3: the list changes: the new list is written.
+            // 3: an element is appended: the new one is written, the
+            // elements left in place keep their raw values.
             var three = read[2]
             three.history.append(.done)
             try tx.upsert(three)
@@ -84,7 +85,7 @@ import Testing
         #expect(objects[2]?["previous"] == .null)
         #expect(objects[2]?["history"] == ["archived", "done"])
         #expect(objects[3]?["status"] == "archived")
-        #expect(objects[3]?["history"] == ["open", "done", "done"])
+        #expect(objects[3]?["history"] == ["archived", "done", "done"])
         #expect(objects[6]?["status"] == "open")
         // The index follows the stored values, not the fallback.
         #expect(try older.read { tx in try tx.objects("Task").where("status", equals: "archived").count } == 4)
