@@ -250,7 +250,7 @@ final class Environment: @unchecked Sendable {
     func copyCompacted(to copy: String, syncing: Bool) throws {
         let context = LMDBCallContext.writingCopy(copy: copy)
         let descriptor = try FileCalls.create(copy, permissionsOf: resolvedPath, for: path, context: context)
-        var open: Int32? = descriptor
+        var unclosed: Int32? = descriptor
         do {
             try withReadTransaction { _ in
                 try check(
@@ -258,10 +258,10 @@ final class Environment: @unchecked Sendable {
                     context: context)
             }
             if syncing { try FileCalls.flush(descriptor, for: path, context: context) }
-            open = nil
+            unclosed = nil
             try FileCalls.closeFile(descriptor, for: path, context: context)
         } catch {
-            FileCalls.discard(open, copy)
+            FileCalls.discard(unclosed, copy)
             throw error
         }
     }

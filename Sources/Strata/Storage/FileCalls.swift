@@ -19,7 +19,7 @@ enum FileCalls {
         throws -> Int32
     {
         var model = stat()
-        let permissions = stat(modelPath, &model) == 0 ? model.st_mode & 0o7777 : 0o644
+        let permissions = stat(modelPath, &model) == 0 ? model.st_mode & 0o777 : 0o644
         return try checkSystemCall(
             open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, permissions), "open", path: file, context: context)
     }
