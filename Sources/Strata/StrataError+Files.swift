@@ -135,6 +135,41 @@ extension StrataError {
             code, summary: "\(call) failed on \(path): \(lmdbCode).", remedy: remedy, path: path, lmdbCode: lmdbCode)
     }
 
+    /// The compacted copy of the file at `path` could not be written to
+    /// `copy` or flushed to disk: `call` failed with `lmdbCode`. The copy
+    /// is removed and the file left as it was.
+    static func copyNotWritten(path: String, copy: String, call: String, lmdbCode: LMDBResultCode) -> StrataError {
+        StrataError(
+            .fileSystem,
+            summary: "Could not write the compacted copy of \(path) to \(copy): \(call) failed: \(lmdbCode).",
+            remedy:
+                "\(path) is as it was and the copy is removed; check the disk's free space and health, then compact again.",
+            path: path, lmdbCode: lmdbCode)
+    }
+
+    /// The compacted copy at `copy` could not be renamed over the file at
+    /// `path`: `call` failed with `lmdbCode`. The copy is removed and the
+    /// file left as it was.
+    static func fileNotReplaced(path: String, copy: String, call: String, lmdbCode: LMDBResultCode) -> StrataError {
+        StrataError(
+            .fileSystem,
+            summary: "Could not replace \(path) with its compacted copy \(copy): \(call) failed: \(lmdbCode).",
+            remedy: "\(path) is as it was and the copy is removed.", path: path, lmdbCode: lmdbCode)
+    }
+
+    /// The compacted copy took the place of the file at `path`, but the
+    /// folder that records it could not be flushed to disk: `call` failed
+    /// with `lmdbCode`.
+    static func folderNotSynced(path: String, folder: String, call: String, lmdbCode: LMDBResultCode) -> StrataError {
+        StrataError(
+            .fileSystem,
+            summary:
+                "\(path) now holds its compacted copy, with the same objects, but its folder \(folder) could not be flushed to disk: \(call) failed: \(lmdbCode).",
+            remedy:
+                "Check the disk. Until the system writes the folder, a power loss can bring back the file as it was before compact, without the writes made since.",
+            path: path, lmdbCode: lmdbCode)
+    }
+
     /// The file was written by a newer Strata, with a format this one
     /// cannot read.
     static func unsupportedFormat(path: String, format: UInt32, supported: UInt32) -> StrataError {

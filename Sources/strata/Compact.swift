@@ -9,8 +9,10 @@ extension StrataCommand {
             discussion: """
                 Rewrites every record that still holds values of removed properties (each \
                 object keeps its effective schema version), then replaces the file with a copy \
-                without free pages (LMDB's copy with compaction). No other process may have the \
-                file open meanwhile. If anything fails, the file is left as it was.
+                without free pages (LMDB's copy with compaction). The copy is flushed to disk \
+                before it replaces the file, and the folder after, so that a power loss leaves \
+                the file whole, as it was or compacted. No other process may have the file open \
+                meanwhile. If anything fails, the file is left as it was.
                 """
         )
 

@@ -51,16 +51,27 @@ extension Database {
     /// - Throws: ``StrataError`` when the file does not exist, is not a
     ///   Strata database or is damaged.
     public convenience init(inspecting path: String, readOnly: Bool = true) throws {
+        try self.init(inspecting: path, readOnly: readOnly, durability: nil)
+    }
+
+    /// Opens an existing file as ``init(inspecting:readOnly:)`` does, with
+    /// `durability`; nil: the durability of another `Database` of this
+    /// process that has the file open, which every `Database` of one file
+    /// shares, or ``Durability/full``.
+    convenience init(inspecting path: String, readOnly: Bool, durability: Durability?) throws {
         guard FileManager.default.fileExists(atPath: path) else {
             throw StrataError.fileMissing(path: path)
         }
-        // Another Database of this process may have the file open: share its
-        // durability, which every Database of one file must.
         let open = Environment.optionsOfOpenEnvironment(atPath: path)
         var options = EnvironmentOptions()
         options.readOnly = true
-        options.noSync = open?.noSync ?? false
-        options.noMetaSync = open?.noMetaSync ?? false
+        if let durability {
+            options.noSync = durability == .noSync
+            options.noMetaSync = durability == .noMetaSync
+        } else {
+            options.noSync = open?.noSync ?? false
+            options.noMetaSync = open?.noMetaSync ?? false
+        }
         let environment = try Environment.open(path: path, options: options)
         let existing: Existing?
         do {
@@ -259,36 +270,65 @@ extension Database {
     /// was killed before other processes could see it (see
     /// docs/Reliability.md, "Latent commits").
     ///
-    /// - Parameter path: The database file.
+    /// With ``Durability/full`` or
+    /// ``Durability/noMetaSync``, the copy is flushed to disk
+    /// before it is renamed over the file, and the folder after: a power
+    /// loss leaves the file as it was or compacted, whole, and once
+    /// `compact` returns, compacted. With ``Durability/noSync``
+    /// nothing is flushed: a crash of the process loses nothing, but a
+    /// power loss can leave a file that does not open (see
+    /// docs/Reliability.md, "Compact").
+    ///
+    /// ```swift
+    /// let sizes = try Database.compact(path: "people.strata")
+    /// print("\(sizes.before) bytes before, \(sizes.after) after")
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - path: The database file.
+    ///   - durability: How much the rewrite, the copy and the rename wait
+    ///     for the disk. Default: ``Durability/full``.
     /// - Returns: The file's size before and after, in bytes.
-    /// - Throws: ``StrataError`` when the file cannot be opened or written;
-    ///   the original is then left as it was.
+    /// - Throws: ``StrataError`` when the file cannot be opened, or the copy
+    ///   written, flushed or renamed; the original is then left as it was
+    ///   and the copy removed. When only the flush of the folder fails, the
+    ///   error says that the file is compacted but its new name may not
+    ///   survive a power loss.
     @discardableResult
-    public static func compact(path: String) throws -> (before: Int, after: Int) {
+    public static func compact(path: String, durability: Durability = .full) throws -> (
+        before: Int, after: Int
+    ) {
         let before = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
-        let copy = path + ".compacting"
+        let syncing = durability != .noSync
+        // Checked before opening: an environment open in this process has
+        // a durability of its own, which the open below would conflict with.
+        if Environment.optionsOfOpenEnvironment(atPath: path) != nil {
+            throw compactRefusedWhileOpen(path)
+        }
+        let copy: String
         do {
             try adoptNewestCommit(path)
-            let db = try Database(inspecting: path, readOnly: false)
+            let db = try Database(inspecting: path, readOnly: false, durability: durability)
             defer { db.close() }
-            guard db.environment.isExclusive else {
-                throw StrataError.fileInUse(
-                    .fileSystem, path: path, "is open elsewhere in this process",
-                    remedy: "Close every Database for it before compacting.")
-            }
+            guard db.environment.isExclusive else { throw compactRefusedWhileOpen(path) }
             try db.repack()
+            // Beside the real file, not a symbolic link to it: a rename
+            // stays within one file system and replaces the file itself.
+            copy = db.environment.resolvedPath + ".compacting"
             try? FileManager.default.removeItem(atPath: copy)
-            try db.environment.copyCompacted(to: copy)
+            try db.environment.copyCompacted(to: copy, syncing: syncing)
         }
-        guard rename(copy, path) == 0 else {
-            let reason = String(cString: strerror(errno))
-            try? FileManager.default.removeItem(atPath: copy)
-            throw StrataError.fileSystem(
-                path: path, "Could not replace \(path) with its compacted copy: \(reason).",
-                remedy: "The file is unchanged.")
-        }
+        // Once every environment of the old file is closed: nothing writes
+        // into it after the rename.
+        try Environment.replaceFile(atPath: path, with: copy, syncing: syncing)
         let after = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
         return (before, after)
+    }
+
+    private static func compactRefusedWhileOpen(_ path: String) -> StrataError {
+        StrataError.fileInUse(
+            .fileSystem, path: path, "is open elsewhere in this process",
+            remedy: "Close every Database for it before compacting.")
     }
 
     /// Publishes a commit whose writer died before publishing it, so that

@@ -57,6 +57,14 @@ final class Environment: @unchecked Sendable {
         try EnvironmentRegistry.shared.deleteFiles(atPath: path)
     }
 
+    /// Puts the file at `copy` in the place of the data file at `path`,
+    /// refusing while any `Database` in this process has the file open;
+    /// when `syncing`, the new name is flushed to disk before this returns.
+    /// See ``EnvironmentRegistry/replaceFile(atPath:with:syncing:)``.
+    static func replaceFile(atPath path: String, with copy: String, syncing: Bool) throws {
+        try EnvironmentRegistry.shared.replaceFile(atPath: path, with: copy, syncing: syncing)
+    }
+
     /// The options of the environment already open in this process for the
     /// file at `path`, if there is one.
     static func optionsOfOpenEnvironment(atPath path: String) -> EnvironmentOptions? {
@@ -230,12 +238,31 @@ final class Environment: @unchecked Sendable {
         return (fileSize, (info.me_last_pgno + 1) * Int(pages.ms_psize))
     }
 
-    /// Writes a compacted copy of the environment's data file to `path`:
-    /// free pages left out, pages renumbered in order (`mdb_env_copy2` with
-    /// `MDB_CP_COMPACT`). Runs its own read transaction.
-    func copyCompacted(to path: String) throws {
-        try withReadTransaction { _ in
-            try check(mdb_env_copy2(handle, path, UInt32(MDB_CP_COMPACT)), "mdb_env_copy2", path: self.path)
+    /// Writes a compacted copy of the environment's data file to a new file
+    /// at `copy`, with the data file's permissions: free pages left out,
+    /// pages renumbered in order (`mdb_env_copyfd2` with `MDB_CP_COMPACT`).
+    /// Runs its own read transaction. On failure the copy is removed.
+    ///
+    /// When `syncing`, the copy is flushed to disk before this returns.
+    /// LMDB's copy never flushes, and a copy renamed over the data file
+    /// before its pages reach the disk can leave, after a power loss, a
+    /// file that is empty or cut short under the file's name.
+    func copyCompacted(to copy: String, syncing: Bool) throws {
+        let context = LMDBCallContext.writingCopy(copy: copy)
+        let descriptor = try FileCalls.create(copy, permissionsOf: resolvedPath, for: path, context: context)
+        var unclosed: Int32? = descriptor
+        do {
+            try withReadTransaction { _ in
+                try check(
+                    mdb_env_copyfd2(handle, descriptor, UInt32(MDB_CP_COMPACT)), "mdb_env_copyfd2", path: path,
+                    context: context)
+            }
+            if syncing { try FileCalls.flush(descriptor, for: path, context: context) }
+            unclosed = nil
+            try FileCalls.closeFile(descriptor, for: path, context: context)
+        } catch {
+            FileCalls.discard(unclosed, copy)
+            throw error
         }
     }
 

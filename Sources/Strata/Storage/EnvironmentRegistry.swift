@@ -122,6 +122,27 @@ final class EnvironmentRegistry: @unchecked Sendable {
         }
     }
 
+    /// Puts the file at `copy` in the place of the database file at `path`
+    /// (one `rename`), refusing while any `Database` in this process has
+    /// the file open; when `syncing`, then flushes their folder to disk, so
+    /// that the new name survives a power loss. Under the registry lock: no
+    /// environment opens the old file between the check and the rename, to
+    /// go on writing into a file that no name reaches any more. On failure
+    /// before the rename, `copy` is removed and the file is as it was.
+    func replaceFile(atPath path: String, with copy: String, syncing: Bool) throws {
+        lock.lock()
+        defer { lock.unlock() }
+        let resolved = EnvironmentRegistry.resolvedPath(path)
+        if let id = FileID(path: resolved), entries[id] != nil {
+            unlink(copy)
+            throw StrataError.fileInUse(
+                .fileSystem, path: path, "was opened elsewhere in this process while it was being compacted",
+                remedy: "Close every Database for it before compacting; the file is as it was.")
+        }
+        try FileCalls.move(copy, over: resolved, for: path)
+        if syncing { try FileCalls.flushFolder(of: resolved, for: path) }
+    }
+
     /// The path LMDB opens: an existing file's real path, with every
     /// symbolic link resolved, so that every spelling of one file uses one
     /// lock file; for a new file, the real path of its folder.

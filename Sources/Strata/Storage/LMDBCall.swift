@@ -28,6 +28,23 @@ func check(
     throw lmdbError(rc, call, path: path(), context: context())
 }
 
+/// Throws a ``StrataError`` that names the system call that failed and the
+/// file it failed on, unless `result` is other than -1; the code is the
+/// call's `errno`, read before anything else can change it. Every system
+/// call of `Storage` whose failure is an error goes through here, and on
+/// to ``lmdbError(_:_:path:context:)``, since LMDB's codes are `errno`
+/// values too.
+@inline(__always)
+@discardableResult
+func checkSystemCall<Result: BinaryInteger>(
+    _ result: Result, _ call: StaticString, path: @autoclosure () -> String,
+    context: @autoclosure () -> LMDBCallContext? = nil
+) throws -> Result {
+    guard result == -1 else { return result }
+    let code = errno
+    throw lmdbError(code, call, path: path(), context: context())
+}
+
 /// What Strata was doing when an LMDB call failed, where that changes what
 /// the failure means to the user.
 enum LMDBCallContext {
@@ -40,6 +57,13 @@ enum LMDBCallContext {
     case openingNamedDatabase(String)
     /// Reserving the disk space of a new lock file, before LMDB maps it.
     case reservingLockFile
+    /// Writing the compacted copy of the file to `copy` and flushing it to
+    /// disk; the file itself is left as it was.
+    case writingCopy(copy: String)
+    /// Renaming the flushed copy at `copy` over the file.
+    case replacingFile(copy: String)
+    /// Flushing the folder that holds the file, after the copy took its place.
+    case syncingFolder(String)
 }
 
 /// The one place that turns an LMDB return code into a ``StrataError``:
@@ -68,6 +92,12 @@ func lmdbError(_ rc: Int32, _ call: StaticString, path: String, context: LMDBCal
             remedy: "Free some space and try again.", lmdbCode: code)
         error.nothingWritten = true
         return error
+    case (.writingCopy(let copy), _):
+        return .copyNotWritten(path: path, copy: copy, call: "\(call)", lmdbCode: code)
+    case (.replacingFile(let copy), _):
+        return .fileNotReplaced(path: path, copy: copy, call: "\(call)", lmdbCode: code)
+    case (.syncingFolder(let folder), _):
+        return .folderNotSynced(path: path, folder: folder, call: "\(call)", lmdbCode: code)
     case (.openingNamedDatabase(let name), .incompatible):
         return .corruptFile(
             path: path,

@@ -188,6 +188,27 @@ import Testing
         #expect(try db.verify() == [])
     }
 
+    /// Whatever the durability (which decides what compact flushes, see
+    /// CompactPowerLossTests), the compacted file holds every object, and
+    /// no copy is left beside it.
+    @Test(arguments: [Database.Durability.full, .noMetaSync, .noSync])
+    func compactKeepsEveryObjectWhateverTheDurability(_ durability: Database.Durability) throws {
+        let path = folder.path()
+        try Migrations.seedPeople(path, count: 300)
+        let db = try Database(configuration: Migrations.configuration(path, version: 1, [Migrations.personV1]))
+        try db.write { tx in
+            for id in 1 ... 200 as ClosedRange<Int64> { try tx.delete("Person", key: .int(id)) }
+        }
+        db.close()
+        let sizes = try Database.compact(path: path, durability: durability)
+        #expect(sizes.after < sizes.before, "\(sizes)")
+        #expect(!FileManager.default.fileExists(atPath: path + ".compacting"))
+        let reopened = try Database(configuration: Migrations.configuration(path, version: 1, [Migrations.personV1]))
+        defer { reopened.close() }
+        #expect(try reopened.read { tx in try tx.objects("Person").count } == 100)
+        #expect(try reopened.verify() == [])
+    }
+
     @Test(arguments: Fixtures.modes) func compactIsRefusedWhileTheFileIsOpenInThisProcess(_ mode: Database.Mode) throws
     {
         let path = folder.path()
