@@ -152,6 +152,8 @@ struct QueryPlan {
             preconditionFailure("'\(table.name).\(field.name)' has no backlinks table")
         }
         backlinks = (database, target, field.name)
+        // A key too long to store names no object: none links to it.
+        if target.count > KeyCodec.maxKeySize { matchesNothing = true }
     }
 
     /// The plan with its order made explicit: ``resultOrder``.
