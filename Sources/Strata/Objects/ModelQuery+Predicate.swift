@@ -39,12 +39,16 @@ extension ModelQuery {
     /// ``StrataError/Code/unknownProperty`` when it runs.
     public func filter(_ predicate: Predicate<M>) -> ModelQuery {
         var translator = PredicateTranslator(query: self, predicate: predicate)
-        let (conditions, unplanned) = translator.conjuncts(predicate.expression)
         var copy = self
+        // Every key path first, planned or not: Foundation would read an
+        // unstored property's in-memory value instead of failing.
+        translator.checkKeyPaths(predicate.expression)
         if let error = translator.error {
             copy.plan.fail(error)
             return copy
         }
+        let (conditions, unplanned) = translator.conjuncts(predicate.expression)
+        copy.plan.embeddedPaths = translator.embeddedPaths
         for condition in conditions { copy.plan.add(condition, declaredAt: declaredPosition) }
         if !unplanned.isEmpty {
             let variable = predicate.variable

@@ -240,16 +240,37 @@ public struct ModelQuery<M: Model> {
         var copy = self
         var positions: [(position: Int, ascending: Bool)] = []
         for (keyPath, ascending) in keys {
-            guard let position = M.schema.position(of: keyPath) else {
+            guard let place = Self.sortPlace(of: keyPath) else {
                 copy.plan.fail(notStored(keyPath, operation))
                 return copy
             }
             // A property the table lacks reads as one value in every
             // object: it orders nothing.
-            if let field = binding.field(at: position) { positions.append((field.position, ascending)) }
+            if let position = planPosition(of: place, paths: &copy.plan.embeddedPaths) {
+                positions.append((position, ascending))
+            }
         }
         copy.plan.sort(by: positions)
         return copy
+    }
+
+    /// The plan position of the stored property at `place`: its table
+    /// field's, or, for a property inside embedded objects, one of
+    /// `paths` (added when new); nil when the table lacks it.
+    func planPosition(of place: PredicatePlace, paths: inout [QueryPlan.EmbeddedPath]) -> Int? {
+        guard let field = binding.field(at: place.position) else { return nil }
+        guard !place.names.isEmpty else { return field.position }
+        var inner: [ObjectTable.Field] = []
+        var layout = field.embedded
+        for name in place.names {
+            guard let found = layout?.field(name) else { return nil }
+            inner.append(found)
+            layout = found.embedded
+        }
+        let path = QueryPlan.EmbeddedPath(field: field, inner: inner)
+        let index = paths.firstIndex(of: path) ?? paths.count
+        if index == paths.count { paths.append(path) }
+        return binding.table.fields.count + index
     }
 
     /// The values whose effective schema version — the version of the app
@@ -409,6 +430,19 @@ public struct ModelQuery<M: Model> {
     /// in the model.
     func declaredPosition(_ position: Int) -> Int {
         binding.properties.indices.first { binding.field(at: $0)?.position == position } ?? position
+    }
+
+    /// The error for a key path on embedded type `E` that is not one of
+    /// its stored properties.
+    func notStoredInside<E: EmbeddedModel>(_ embedded: E.Type, _ keyPath: PartialKeyPath<E>, _ operation: String)
+        -> StrataError
+    {
+        let described = "\(keyPath)"
+        let named =
+            described.contains("<computed") ? "a key path to a computed \(type(of: keyPath).valueType)" : described
+        return .notAStoredProperty(
+            named, operation: operation, model: "\(E.self)", typeName: E.schema.name,
+            known: E.schema.objectSchema.properties.map(\.name).joined(separator: ", "), path: binding.table.path)
     }
 
     func notStored(_ keyPath: PartialKeyPath<M>, _ operation: String) -> StrataError {
