@@ -195,6 +195,10 @@ public struct ModelQuery<M: Model> {
     /// and memory in the number of matching objects even with a
     /// ``limit(_:)``.
     ///
+    /// `keyPath` may name a property inside required embedded objects, at
+    /// any depth (`\.home.city`): its value is read inside the record, and
+    /// sorted in memory.
+    ///
     /// ```swift
     /// let oldestFirst = try tx.objects(Person.self).sorted(by: \.age, ascending: false).limit(3).array()
     /// ```
@@ -211,7 +215,10 @@ public struct ModelQuery<M: Model> {
     /// an indexed property the walk follows the index and sorts only the
     /// values that share a key by the further keys. Strata orders values
     /// as it stores and indexes them: strings by their UTF-8 bytes, not by
-    /// a descriptor's localized comparator.
+    /// a descriptor's localized comparator. A descriptor may name a `Bool`
+    /// or a ``PersistableEnum`` that is not `Comparable` (Strata's
+    /// `SortDescriptor` initializers; an enum by its raw value) and a
+    /// property inside embedded objects, as ``sorted(by:ascending:)``.
     ///
     /// ```swift
     /// let people = try tx.objects(Person.self)

@@ -84,11 +84,13 @@ enum StepLevel: String, PersistableEnum, Codable, Comparable {
                 ("step.label != s3", #Predicate { $0.step.label != "s3" }, { $0.step.label != "s3" }),
                 ("step.label >= s5", #Predicate { $0.step.label >= "s5" }, { $0.step.label >= "s5" }),
                 (
-                    "step.label prefix || state", #Predicate { $0.step.label.starts(with: "s1") || $0.step.state == blocked },
+                    "step.label prefix || state",
+                    #Predicate { $0.step.label.starts(with: "s1") || $0.step.state == blocked },
                     { $0.step.label.hasPrefix("s1") || $0.step.state == .blocked }
                 ),
                 (
-                    "nested: step.owner.level", #Predicate { $0.step.owner.level == high && $0.step.owner.name != "o1" },
+                    "nested: step.owner.level",
+                    #Predicate { $0.step.owner.level == high && $0.step.owner.name != "o1" },
                     { $0.step.owner.level == .high && $0.step.owner.name != "o1" }
                 ),
                 ("optional: next?.label", #Predicate { $0.next?.label == "n1" }, { $0.next?.label == "n1" }),
@@ -155,7 +157,8 @@ enum StepLevel: String, PersistableEnum, Codable, Comparable {
             let filtered = tasks.filter(#Predicate { $0.step.state == blocked }).sorted(
                 using: SortDescriptor(\.step.label, order: .reverse))
             #expect(
-                try filtered.map(\.id) == all.filter { $0.step.state == .blocked }.sorted(by: byLabel).reversed().map(\.id))
+                try filtered.map(\.id)
+                    == all.filter { $0.step.state == .blocked }.sorted(by: byLabel).reversed().map(\.id))
             // A transient of an embedded type is not a sort key.
             _ = expectStrataError(.unknownProperty) { _ = try tasks.sorted(by: \.step.draft).array() }
         }

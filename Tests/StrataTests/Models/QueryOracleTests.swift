@@ -613,7 +613,8 @@ struct QueryOracle {
         guard correct else { return }
         try db.read { tx in
             for trial in 0 ..< 200 {
-                guard try KeyLimits.ask(tx, stored, asked, &random, "STRATA_QUERY_SEED=\(seed), keys read trial \(trial)")
+                guard
+                    try KeyLimits.ask(tx, stored, asked, &random, "STRATA_QUERY_SEED=\(seed), keys read trial \(trial)")
                 else { return }
             }
         }
@@ -671,7 +672,8 @@ enum KeyLimits {
             let found = try tx.object(OracleKeyed.self, primaryKey: a)?.tag
             let foundDynamic = try tx.object("OracleKeyed", key: .string(a))?["tag"]
             guard found == stored[a]?.tag, foundDynamic == stored[a].map({ .string($0.tag) }) else {
-                Issue.record("\(context): a lookup of a key of \(a.utf8.count) bytes found \(String(describing: found))")
+                Issue.record(
+                    "\(context): a lookup of a key of \(a.utf8.count) bytes found \(String(describing: found))")
                 return false
             }
             return true
@@ -715,7 +717,8 @@ enum KeyLimits {
         guard keys == expected, dynamicKeys == expected, try query.count == expected.count,
             try collection.count == expected.count
         else {
-            Issue.record("\(question): found \(keys.map(\.utf8.count)), expected \(expected.map(\.utf8.count)) (key lengths)")
+            Issue.record(
+                "\(question): found \(keys.map(\.utf8.count)), expected \(expected.map(\.utf8.count)) (key lengths)")
             return false
         }
         return true
