@@ -247,7 +247,7 @@ public struct ModelQuery<M: Model> {
         var copy = self
         var positions: [(position: Int, ascending: Bool)] = []
         for (keyPath, ascending) in keys {
-            guard let place = Self.sortPlace(of: keyPath) else {
+            guard let place = Self.storedPlace(of: keyPath) else {
                 copy.plan.fail(notStored(keyPath, operation))
                 return copy
             }
@@ -410,18 +410,35 @@ public struct ModelQuery<M: Model> {
         adding(keyPath, operation) { .range(QueryRange(position: $0, lower: lower, upper: upper)) }
     }
 
-    /// The query with the condition `make` builds for the table field
-    /// position of the property at `keyPath`.
+    /// The query with the condition `make` builds for the plan position
+    /// of the property at `keyPath`: the model's, or one inside its
+    /// embedded objects (`\.home.city`).
     func adding(
         _ keyPath: PartialKeyPath<M>, _ operation: String, _ make: (Int) -> QueryCondition
     ) -> ModelQuery {
         var copy = self
-        guard let position = M.schema.position(of: keyPath) else {
+        guard let place = Self.storedPlace(of: keyPath) else {
             copy.plan.fail(notStored(keyPath, operation))
             return copy
         }
-        copy.plan.add(condition(at: position, make), declaredAt: declaredPosition)
+        let condition = condition(at: place, paths: &copy.plan.embeddedPaths, make)
+        copy.plan.add(condition, declaredAt: declaredPosition)
         return copy
+    }
+
+    /// The condition `make` builds for the plan position of the stored
+    /// property at `place` (adding its path to `paths` when it is inside
+    /// embedded objects); for a property the table or its embedded type
+    /// lacks, whether the value every object reads as passes it.
+    func condition(
+        at place: PredicatePlace, paths: inout [QueryPlan.EmbeddedPath], _ make: (Int) -> QueryCondition
+    ) -> QueryCondition {
+        guard !place.names.isEmpty else { return condition(at: place.position, make) }
+        if let position = planPosition(of: place, paths: &paths) { return make(position) }
+        let absent =
+            binding.field(at: place.position) == nil
+            ? place.value(in: binding.absentValues[place.position]) : place.absent
+        return .constant(make(-1).holds { _ in absent })
     }
 
     /// The condition `make` builds for the table field position of the

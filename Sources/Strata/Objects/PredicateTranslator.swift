@@ -122,14 +122,7 @@ struct PredicateTranslator<M: Model> {
     /// the test for the plan's position of the property (a table field
     /// position, or one of the plan's ``QueryPlan/EmbeddedPath``s).
     mutating func test(_ place: PredicatePlace, _ make: (Int) -> QueryCondition) -> QueryCondition {
-        guard !place.names.isEmpty else { return query.condition(at: place.position, make) }
-        if let position = query.planPosition(of: place, paths: &embeddedPaths) { return make(position) }
-        // The table, or its embedded type, lacks the property: every
-        // object reads it as one value.
-        let absent =
-            query.binding.field(at: place.position) == nil
-            ? place.value(in: query.binding.absentValues[place.position]) : place.absent
-        return .constant(make(-1).holds { _ in absent })
+        query.condition(at: place, paths: &embeddedPaths, make)
     }
 
     /// A comparison of two operands, one a property and one a constant:

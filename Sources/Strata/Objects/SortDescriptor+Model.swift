@@ -124,12 +124,13 @@ extension PersistableEnum {
 }
 
 extension ModelSchema {
-    /// The stored property that a sort key path names: a property (or a
+    /// The stored property that a `where`'s or a sort's key path names: a
+    /// property (or a
     /// `Bool` or enum property through what a ``SortDescriptor`` appends
     /// to it), or one inside required embedded objects
     /// (`\.step.label`): its position, and the stored names inside the
     /// embedded objects on the way. Nil when it names none.
-    func sortPlace(of keyPath: AnyKeyPath, under prefix: AnyKeyPath? = nil) -> (position: Int, names: [String])? {
+    func storedPlace(of keyPath: AnyKeyPath, under prefix: AnyKeyPath? = nil) -> (position: Int, names: [String])? {
         for (position, property) in objectSchema.properties.enumerated() {
             let own: AnyKeyPath = self.keyPath(at: position)
             guard let full = prefix.map({ $0.appending(path: own) }) ?? own else { continue }
@@ -142,7 +143,7 @@ extension ModelSchema {
             guard property.type == .embedded, !property.isOptional, let type = embeddedTypesByPosition[position]
             else { continue }
             func inside<E: EmbeddedModel>(_ type: E.Type) -> [String]? {
-                E.schema.sortPlace(of: keyPath, under: full).map {
+                E.schema.storedPlace(of: keyPath, under: full).map {
                     [E.schema.objectSchema.properties[$0.position].name] + $0.names
                 }
             }
@@ -153,11 +154,11 @@ extension ModelSchema {
 }
 
 extension ModelQuery {
-    /// The stored property that a sort key path names (see
-    /// ``ModelSchema/sortPlace(of:under:)``), or nil.
-    static func sortPlace(of keyPath: PartialKeyPath<M>) -> PredicatePlace? {
+    /// The stored property that a `where`'s or a sort's key path names (see
+    /// ``ModelSchema/storedPlace(of:under:)``), or nil.
+    static func storedPlace(of keyPath: PartialKeyPath<M>) -> PredicatePlace? {
         if let position = M.schema.position(of: keyPath) { return PredicatePlace(position: position) }
-        guard let found = M.schema.sortPlace(of: keyPath) else { return nil }
+        guard let found = M.schema.storedPlace(of: keyPath) else { return nil }
         return PredicatePlace(position: found.position, names: found.names)
     }
 }

@@ -104,6 +104,13 @@ enum StepLevel: String, PersistableEnum, Codable, Comparable {
                     { $0.done && $0.step.state != .blocked }
                 ),
             ]
+            // A `where` on an embedded property plans the same condition.
+            let byWhere = tasks.where(\.step.label, in: ["s1", "s3"])
+            #expect(
+                byWhere.plan.conditions
+                    == tasks.filter(#Predicate { ["s1", "s3"].contains($0.step.label) }).plan.conditions)
+            #expect(try byWhere.map(\.id) == all.filter { ["s1", "s3"].contains($0.step.label) }.map(\.id))
+            #expect(try tasks.where(\.step.owner.level, equals: .high).count == all.filter { $0.id % 2 == 1 }.count)
             for (described, predicate, test) in cases {
                 let query = tasks.filter(predicate)
                 // Planned: nothing is left to Foundation.
