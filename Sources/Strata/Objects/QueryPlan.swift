@@ -346,7 +346,7 @@ struct QueryPlan {
 /// in-memory sort, its sort of the entries of one index key, and an
 /// observation's results.
 struct QueryOrder: Equatable {
-    /// The table field position of the property; nil for primary-key
+    /// The plan position of the property; nil for primary-key
     /// order.
     var position: Int?
     var ascending: Bool

@@ -7,8 +7,9 @@ struct QueryRange: Equatable {
         let inclusive: Bool
     }
 
-    /// The table field position of the property (a ``QueryPlan``'s
-    /// condition).
+    /// The plan position of the property (a ``QueryPlan``'s condition):
+    /// a table field position, or, past the table's fields, one of the
+    /// plan's ``QueryPlan/embeddedPaths``.
     let position: Int
     let lower: Bound?
     let upper: Bound?

@@ -159,6 +159,8 @@ enum StepLevel: String, PersistableEnum, Codable, Comparable {
                 (a.step.owner.level.rawValue, a.id) < (b.step.owner.level.rawValue, b.id)
             }
             #expect(try tasks.sorted(by: \.step.owner.level).map(\.id) == byLevel.map(\.id))
+            // A Comparable enum's descriptor sorts by raw value in a query too.
+            #expect(try tasks.sorted(using: SortDescriptor(\.step.owner.level)).map(\.id) == byLevel.map(\.id))
             // A filter on one embedded property, sorted by another.
             let blocked = StepState.blocked
             let filtered = tasks.filter(#Predicate { $0.step.state == blocked }).sorted(
