@@ -276,9 +276,9 @@ struct QueryPlan {
             let oneObject = conditions.contains { seek($0).map { $0.isEquality && $0.primaryKeys != nil } ?? false }
             if !oneObject {
                 guard let position = order.position else {
-                    // Primary-key order. A bound that cannot be a key leaves
-                    // the walk unbounded and the condition checked on each
-                    // record.
+                    // Primary-key order. A bound that cannot be a key of the
+                    // type leaves the walk unbounded and the condition
+                    // checked on each record.
                     let found = conditions.indices.lazy.compactMap { offset in
                         self.seek(self.conditions[offset]).map { (offset, $0) }
                     }.first { $0.1.primaryKeys != nil }

@@ -664,8 +664,8 @@ enum KeyLimits {
         let order = DocumentedOrder.string
         let described: String
         let test: (String) -> Bool
-        let query: ModelQuery<OracleKeyed>
-        let collection: ObjectCollection
+        var query: ModelQuery<OracleKeyed>
+        var collection: ObjectCollection
         switch Int.random(in: 0 ..< 9, using: &random) {
         case 0:
             described = "lookup"
@@ -705,13 +705,20 @@ enum KeyLimits {
             (query, collection) = (typed.where(keyPath, hasPrefix: a), try dynamic.where(name, hasPrefix: a))
         }
         // Key order, or index order (by tag, then key) for a `where` on
-        // the indexed tag.
-        let expected = stored.values.filter { test($0[keyPath: keyPath]) }.sorted { x, y in
+        // the indexed tag; or sorted by key, backward, for one on the key,
+        // which walks the records from the range's upper bound.
+        let descending = onKey && Bool.random(using: &random)
+        var expected = stored.values.filter { test($0[keyPath: keyPath]) }.sorted { x, y in
             let byTag = onKey ? 0 : order(x.tag, y.tag)
             return byTag != 0 ? byTag < 0 : order(x.key, y.key) < 0
         }.map(\.key)
+        if descending {
+            expected.reverse()
+            query = query.sorted(by: \.key, ascending: false)
+            collection = try collection.sorted(by: "key", ascending: false)
+        }
         let lengths = "a: \(a.utf8.count) bytes, b: \(b.utf8.count) bytes"
-        let question = "\(context): \(name) \(described) (\(lengths))"
+        let question = "\(context): \(name) \(described) (\(lengths))\(descending ? ", sorted by key descending" : "")"
         let keys = try query.map(\.key)
         let dynamicKeys = try collection.map { $0["key"].string ?? "?" }
         guard keys == expected, dynamicKeys == expected, try query.count == expected.count,
