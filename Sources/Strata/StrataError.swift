@@ -240,7 +240,9 @@ extension StrataError {
         public static let missingValue = Code(.missingValue)
         /// An insert used a primary key that another object already has.
         public static let duplicatePrimaryKey = Code(.duplicatePrimaryKey)
-        /// A primary key encodes to more bytes than LMDB allows in a key (511).
+        /// A write's primary key encodes to more bytes than LMDB allows in a
+        /// key (511). A lookup, delete or query by such a key finds nothing
+        /// instead.
         public static let keyTooLarge = Code(.keyTooLarge)
         /// An update named an object that does not exist.
         public static let objectNotFound = Code(.objectNotFound)

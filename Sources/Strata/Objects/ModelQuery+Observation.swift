@@ -29,6 +29,7 @@ extension ModelQuery {
     func matchingObject(key: [UInt8], order: QueryOrder? = nil) throws -> (model: M, orderValue: Value?)? {
         if let error = plan.error { throw error }
         let table = binding.table
+        guard key.count <= KeyCodec.maxKeySize else { return nil }
         return try key.withUnsafeBytes { key in
             guard let record = try context.lmdb.get(table.records, key) else { return nil }
             let view = try table.validatedView(key: key, record: record)
@@ -49,10 +50,12 @@ extension ModelQuery {
     /// The LMDB transaction id of the snapshot the query reads.
     var snapshotID: Int { context.lmdb.id }
 
-    /// The stored key of the object whose primary key is `key`.
+    /// The stored key of the object whose primary key is `key`: longer
+    /// than ``KeyCodec/maxKeySize`` for a key too long to store, which no
+    /// object has.
     func encodedKey(_ key: M.Key) throws -> [UInt8] {
         let encoder = context.engine.encoder
-        try encoder.encodeKey(key.propertyValue, table: binding.table)
+        _ = try encoder.encodeLookupKey(key.propertyValue, table: binding.table)
         return encoder.key.bytes
     }
 

@@ -22,7 +22,9 @@ extension ModelQuery {
     /// (`$0.email?.starts(with: "a") ?? false`), `values.contains($0.x)`
     /// for a captured array or set, `starts(with:)` and `contains(_:)` on a
     /// string property, link equality and enum cases (captured, of a
-    /// `Codable` enum). A planned comparison compares stored values as
+    /// `Codable` enum), on the model's properties and on those of its
+    /// embedded objects (`$0.home.city`, `$0.work?.city`), which are read
+    /// inside the record. A planned comparison compares stored values as
     /// `where` does (see "Order and comparison": strings by UTF-8 bytes,
     /// NaN equal to NaN and after infinity).
     ///
@@ -35,16 +37,24 @@ extension ModelQuery {
     /// whole OR or NOT to Foundation.
     ///
     /// A key path to a property that is not stored (a computed or
-    /// `@Transient` one) makes the query throw a ``StrataError`` with code
-    /// ``StrataError/Code/unknownProperty`` when it runs.
+    /// `@Transient` one, of the model or of an embedded object), anywhere
+    /// in the predicate — either side of `||` or `&&`, inside `!`, in a
+    /// part left to Foundation — makes the query throw a ``StrataError``
+    /// with code ``StrataError/Code/unknownProperty`` when it runs, before
+    /// anything is read: Foundation would read its in-memory value (a
+    /// transient's initial value) and answer wrongly.
     public func filter(_ predicate: Predicate<M>) -> ModelQuery {
         var translator = PredicateTranslator(query: self, predicate: predicate)
-        let (conditions, unplanned) = translator.conjuncts(predicate.expression)
         var copy = self
+        // Every key path first, planned or not: Foundation would read an
+        // unstored property's in-memory value instead of failing.
+        translator.checkKeyPaths(predicate.expression)
         if let error = translator.error {
             copy.plan.fail(error)
             return copy
         }
+        let (conditions, unplanned) = translator.conjuncts(predicate.expression)
+        copy.plan.embeddedPaths = translator.embeddedPaths
         for condition in conditions { copy.plan.add(condition, declaredAt: declaredPosition) }
         if !unplanned.isEmpty {
             let variable = predicate.variable

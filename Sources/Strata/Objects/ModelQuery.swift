@@ -195,6 +195,10 @@ public struct ModelQuery<M: Model> {
     /// and memory in the number of matching objects even with a
     /// ``limit(_:)``.
     ///
+    /// `keyPath` may name a property inside required embedded objects, at
+    /// any depth (`\.home.city`): its value is read inside the record, and
+    /// sorted in memory.
+    ///
     /// ```swift
     /// let oldestFirst = try tx.objects(Person.self).sorted(by: \.age, ascending: false).limit(3).array()
     /// ```
@@ -211,7 +215,10 @@ public struct ModelQuery<M: Model> {
     /// an indexed property the walk follows the index and sorts only the
     /// values that share a key by the further keys. Strata orders values
     /// as it stores and indexes them: strings by their UTF-8 bytes, not by
-    /// a descriptor's localized comparator.
+    /// a descriptor's localized comparator. A descriptor may name a `Bool`
+    /// or a ``PersistableEnum`` that is not `Comparable` (Strata's
+    /// `SortDescriptor` initializers; an enum by its raw value) and a
+    /// property inside embedded objects, as ``sorted(by:ascending:)``.
     ///
     /// ```swift
     /// let people = try tx.objects(Person.self)
@@ -240,16 +247,37 @@ public struct ModelQuery<M: Model> {
         var copy = self
         var positions: [(position: Int, ascending: Bool)] = []
         for (keyPath, ascending) in keys {
-            guard let position = M.schema.position(of: keyPath) else {
+            guard let place = Self.storedPlace(of: keyPath) else {
                 copy.plan.fail(notStored(keyPath, operation))
                 return copy
             }
             // A property the table lacks reads as one value in every
             // object: it orders nothing.
-            if let field = binding.field(at: position) { positions.append((field.position, ascending)) }
+            if let position = planPosition(of: place, paths: &copy.plan.embeddedPaths) {
+                positions.append((position, ascending))
+            }
         }
         copy.plan.sort(by: positions)
         return copy
+    }
+
+    /// The plan position of the stored property at `place`: its table
+    /// field's, or, for a property inside embedded objects, one of
+    /// `paths` (added when new); nil when the table lacks it.
+    func planPosition(of place: PredicatePlace, paths: inout [QueryPlan.EmbeddedPath]) -> Int? {
+        guard let field = binding.field(at: place.position) else { return nil }
+        guard !place.names.isEmpty else { return field.position }
+        var inner: [ObjectTable.Field] = []
+        var layout = field.embedded
+        for name in place.names {
+            guard let found = layout?.field(name) else { return nil }
+            inner.append(found)
+            layout = found.embedded
+        }
+        let path = QueryPlan.EmbeddedPath(field: field, inner: inner)
+        let index = paths.firstIndex(of: path) ?? paths.count
+        if index == paths.count { paths.append(path) }
+        return binding.table.fields.count + index
     }
 
     /// The values whose effective schema version — the version of the app
@@ -382,18 +410,35 @@ public struct ModelQuery<M: Model> {
         adding(keyPath, operation) { .range(QueryRange(position: $0, lower: lower, upper: upper)) }
     }
 
-    /// The query with the condition `make` builds for the table field
-    /// position of the property at `keyPath`.
+    /// The query with the condition `make` builds for the plan position
+    /// of the property at `keyPath`: the model's, or one inside its
+    /// embedded objects (`\.home.city`).
     func adding(
         _ keyPath: PartialKeyPath<M>, _ operation: String, _ make: (Int) -> QueryCondition
     ) -> ModelQuery {
         var copy = self
-        guard let position = M.schema.position(of: keyPath) else {
+        guard let place = Self.storedPlace(of: keyPath) else {
             copy.plan.fail(notStored(keyPath, operation))
             return copy
         }
-        copy.plan.add(condition(at: position, make), declaredAt: declaredPosition)
+        let condition = condition(at: place, paths: &copy.plan.embeddedPaths, make)
+        copy.plan.add(condition, declaredAt: declaredPosition)
         return copy
+    }
+
+    /// The condition `make` builds for the plan position of the stored
+    /// property at `place` (adding its path to `paths` when it is inside
+    /// embedded objects); for a property the table or its embedded type
+    /// lacks, whether the value every object reads as passes it.
+    func condition(
+        at place: PredicatePlace, paths: inout [QueryPlan.EmbeddedPath], _ make: (Int) -> QueryCondition
+    ) -> QueryCondition {
+        guard !place.names.isEmpty else { return condition(at: place.position, make) }
+        if let position = planPosition(of: place, paths: &paths) { return make(position) }
+        let absent =
+            binding.field(at: place.position) == nil
+            ? place.value(in: binding.absentValues[place.position]) : place.absent
+        return .constant(make(-1).holds { _ in absent })
     }
 
     /// The condition `make` builds for the table field position of the
@@ -409,6 +454,19 @@ public struct ModelQuery<M: Model> {
     /// in the model.
     func declaredPosition(_ position: Int) -> Int {
         binding.properties.indices.first { binding.field(at: $0)?.position == position } ?? position
+    }
+
+    /// The error for a key path on embedded type `E` that is not one of
+    /// its stored properties.
+    func notStoredInside<E: EmbeddedModel>(_ embedded: E.Type, _ keyPath: PartialKeyPath<E>, _ operation: String)
+        -> StrataError
+    {
+        let described = "\(keyPath)"
+        let named =
+            described.contains("<computed") ? "a key path to a computed \(type(of: keyPath).valueType)" : described
+        return .notAStoredProperty(
+            named, operation: operation, model: "\(E.self)", typeName: E.schema.name,
+            known: E.schema.objectSchema.properties.map(\.name).joined(separator: ", "), path: binding.table.path)
     }
 
     func notStored(_ keyPath: PartialKeyPath<M>, _ operation: String) -> StrataError {

@@ -133,7 +133,8 @@ extension ObjectContext {
         let binding = try binding(M.self)
         let table = binding.table
         let keyEncoder = engine.encoder
-        try keyEncoder.encodeKey(key, table: table)
+        // A key too long to store: no object has it.
+        guard try keyEncoder.encodeLookupKey(key, table: table) else { return false }
         return try keyEncoder.key.withUnsafeBytes { keyBytes in
             guard let record = try lmdb.get(table.records, keyBytes) else { return false }
             var decoder = ModelDecoder(

@@ -117,7 +117,8 @@ final class ObjectContext {
     func object(_ typeName: String, key: Value) throws -> DynamicObject? {
         let table = try table(typeName)
         let keyEncoder = engine.encoder
-        try keyEncoder.encodeKey(key, table: table)
+        // A key too long to store: no object has it.
+        guard try keyEncoder.encodeLookupKey(key, table: table) else { return nil }
         // A cursor rather than mdb_get: it returns LMDB's own copy of the key,
         // which stays valid for the whole transaction.
         return try keyEncoder.key.withUnsafeBytes { keyBytes in

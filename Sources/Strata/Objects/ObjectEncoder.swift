@@ -248,8 +248,22 @@ final class ObjectEncoder {
         field.embedded?.keepsStoredFields == true
     }
 
-    /// Encodes a primary key (or automatic id) given by the caller.
+    /// Encodes a primary key (or automatic id) given by the caller, for a
+    /// write.
+    ///
+    /// - Throws: ``StrataError`` for a value that cannot be a key of
+    ///   `table`, or a key longer than LMDB stores (`.keyTooLarge`).
     func encodeKey(_ value: Value, table: ObjectTable) throws {
+        guard try encodeLookupKey(value, table: table) else { return try checkKeySize(table: table) }
+    }
+
+    /// Encodes a primary key (or automatic id) given by the caller, for a
+    /// lookup: false when the key is longer than LMDB stores, so that no
+    /// object has it (a read finds nothing, a delete deletes nothing).
+    ///
+    /// - Throws: ``StrataError`` for a value that cannot be a key of
+    ///   `table`.
+    func encodeLookupKey(_ value: Value, table: ObjectTable) throws -> Bool {
         let path = table.path
         key.removeAll()
         if let field = table.primaryKey {
@@ -257,7 +271,7 @@ final class ObjectEncoder {
             // to convert or check.
             if field.type == .int, case .int = value {
                 _ = StoredKind.appendPrimaryKey(value, kind: .int, to: key)
-                return
+                return true
             }
             let value = value.coerced(to: field.type)
             guard KeyCodec.appendPrimaryKey(value, type: field.type, to: key) else {
@@ -273,7 +287,14 @@ final class ObjectEncoder {
             }
             KeyCodec.appendAutomaticID(UInt64(id), to: key)
         }
-        try checkKeySize(table: table)
+        return key.count <= KeyCodec.maxKeySize
+    }
+
+    private func checkKeySize(table: ObjectTable) throws {
+        guard key.count <= KeyCodec.maxKeySize else {
+            throw StrataError.keyTooLarge(
+                typeName: table.name, size: key.count, limit: KeyCodec.maxKeySize, path: table.path)
+        }
     }
 
     /// The key in ``key``, decoded.
@@ -284,14 +305,6 @@ final class ObjectEncoder {
             } catch {
                 preconditionFailure("A key Strata encoded for '\(table.name)' does not decode: \(error.reason)")
             }
-        }
-    }
-
-    private func checkKeySize(table: ObjectTable) throws {
-        let path = table.path
-        guard key.count <= KeyCodec.maxKeySize else {
-            throw StrataError.keyTooLarge(
-                typeName: table.name, size: key.count, limit: KeyCodec.maxKeySize, path: path)
         }
     }
 

@@ -60,7 +60,7 @@ extension PredicateExpressions.SequenceContains: PlannableCondition {
     /// `values.contains($0.x)` with captured `values`: an `in:` set.
     func condition<M>(in translator: inout PredicateTranslator<M>) -> QueryCondition? {
         guard let constant = (sequence as? any PredicateConstant)?.constant as? any Sequence,
-            case .property(let position) = translator.operand(element)
+            case .property(let place) = translator.operand(element)
         else { return nil }
         func elements(_ sequence: some Sequence) -> [Any] { sequence.map { $0 } }
         var values: [Value] = []
@@ -68,7 +68,7 @@ extension PredicateExpressions.SequenceContains: PlannableCondition {
             guard let value = element as? any PropertyValue else { return nil }
             values.append(value.propertyValue)
         }
-        return translator.test(position) { .oneOf(position: $0, values) }
+        return translator.test(place) { .oneOf(position: $0, values) }
     }
 }
 
@@ -76,10 +76,10 @@ extension PredicateExpressions.SequenceContains: PlannableCondition {
 extension PredicateExpressions.SequenceStartsWith: PlannableCondition {
     /// `$0.name.starts(with: "Ab")`.
     func condition<M>(in translator: inout PredicateTranslator<M>) -> QueryCondition? {
-        guard case .property(let position) = translator.operand(base),
+        guard case .property(let place) = translator.operand(base),
             case .constant(.string(let prefix)) = translator.operand(self.prefix)
         else { return nil }
-        return translator.test(position) { .prefix(position: $0, prefix) }
+        return translator.test(place) { .prefix(position: $0, prefix) }
     }
 }
 
@@ -87,10 +87,10 @@ extension PredicateExpressions.SequenceStartsWith: PlannableCondition {
 extension PredicateExpressions.CollectionContainsCollection: PlannableCondition {
     /// `$0.name.contains("b")`.
     func condition<M>(in translator: inout PredicateTranslator<M>) -> QueryCondition? {
-        guard case .property(let position) = translator.operand(base),
+        guard case .property(let place) = translator.operand(base),
             case .constant(.string(let part)) = translator.operand(other)
         else { return nil }
-        return translator.test(position) { .substring(position: $0, part) }
+        return translator.test(place) { .substring(position: $0, part) }
     }
 }
 
@@ -103,8 +103,8 @@ extension PredicateExpressions.NilCoalesce: PlannableCondition {
         if let chain = lhs as? any PlannableOptionalChain {
             return chain.condition(in: &translator, whenNil: whenNil)
         }
-        guard case .property(let position) = translator.operand(lhs) else { return nil }
-        return translator.test(position) { position in
+        guard case .property(let place) = translator.operand(lhs) else { return nil }
+        return translator.test(place) { position in
             let isNil = QueryCondition.range(QueryRange(position: position, equals: .null))
             let isTrue = QueryCondition.range(QueryRange(position: position, equals: .bool(true)))
             return whenNil ? .any([isNil, isTrue]) : isTrue
@@ -119,45 +119,66 @@ protocol PlannableOptionalChain {
 }
 
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
-extension PredicateExpressions.OptionalFlatMap: PlannableOptionalChain {
+extension PredicateExpressions.OptionalFlatMap: PlannableOptionalChain, PlannableOperand, PredicateOptionalChainParts {
+    var wrappedExpression: any PredicateExpression { wrapped }
+    var variableID: PredicateExpressions.VariableID { variable.key }
+
     func condition<M>(in translator: inout PredicateTranslator<M>, whenNil: Bool) -> QueryCondition? {
-        guard case .property(let position) = translator.operand(wrapped) else { return nil }
-        translator.bound[variable.key] = position
+        guard case .property(let place) = translator.operand(wrapped) else { return nil }
+        var unwrapped = place
+        unwrapped.isOptional = false
+        translator.bound[variable.key] = unwrapped
         defer { translator.bound[variable.key] = nil }
-        guard let unwrapped = translator.condition(transform) else { return nil }
-        let isNil = translator.test(position) { .range(QueryRange(position: $0, equals: .null)) }
-        return whenNil ? .any([isNil, unwrapped]) : .all([.not(isNil), unwrapped])
+        guard let inside = translator.condition(transform) else { return nil }
+        let isNil = translator.test(place) { .range(QueryRange(position: $0, equals: .null)) }
+        return whenNil ? .any([isNil, inside]) : .all([.not(isNil), inside])
+    }
+
+    /// A property of an optional embedded object, `$0.work?.city`: null
+    /// when the object is.
+    func operand<M>(in translator: inout PredicateTranslator<M>) -> PredicateOperand? {
+        guard let object = translator.optionalEmbeddedPlace(wrapped) else { return nil }
+        translator.bound[variable.key] = object
+        defer { translator.bound[variable.key] = nil }
+        guard let keyPath = transform as? any PredicateKeyPathParts,
+            let variable = keyPath.keyPathRoot as? any PredicateVariableParts, variable.variableID == self.variable.key,
+            let place = translator.place(ofKeyPath: keyPath.erasedKeyPath, on: keyPath.keyPathRoot)
+        else { return nil }
+        return .property(place)
     }
 }
 
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
-extension PredicateExpressions.KeyPath: PlannableOperand, PlannableCondition {
+extension PredicateExpressions.KeyPath: PlannableOperand, PlannableCondition, PredicateKeyPathParts {
+    var keyPathRoot: any PredicateExpression { root }
+    var erasedKeyPath: AnyKeyPath { keyPath }
+
+    /// A stored property of the input (`$0.name`), or of an embedded
+    /// object it holds (`$0.step.label`). A key path on anything else
+    /// (`$0.name.count`, a link's target) is not a stored property.
     func operand<M>(in translator: inout PredicateTranslator<M>) -> PredicateOperand? {
-        // A key path on anything but the input (`$0.name.count`, a link's
-        // target) is not a stored property of the model.
-        guard let variable = root as? PredicateExpressions.Variable<M>, variable.key == translator.root,
-            let position = translator.storedPosition(keyPath)
-        else { return nil }
-        return .property(position)
+        translator.place(ofKeyPath: keyPath, on: root).map { .property($0) }
     }
 
     /// A `Bool` property alone: `$0.isDone`.
     func condition<M>(in translator: inout PredicateTranslator<M>) -> QueryCondition? {
-        guard Output.self == Bool.self, case .property(let position) = operand(in: &translator) else { return nil }
-        return translator.test(position) { .range(QueryRange(position: $0, equals: .bool(true))) }
+        guard Output.self == Bool.self, case .property(let place) = operand(in: &translator) else { return nil }
+        return translator.test(place) { .range(QueryRange(position: $0, equals: .bool(true))) }
     }
 }
 
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
-extension PredicateExpressions.Variable: PlannableOperand, PlannableCondition {
+extension PredicateExpressions.Variable: PlannableOperand, PlannableCondition, PredicateVariableParts {
+    var variableID: PredicateExpressions.VariableID { key }
+
     /// The variable of an optional chain: its stored property, unwrapped.
     func operand<M>(in translator: inout PredicateTranslator<M>) -> PredicateOperand? {
         translator.bound[key].map { .property($0) }
     }
 
     func condition<M>(in translator: inout PredicateTranslator<M>) -> QueryCondition? {
-        guard Output.self == Bool.self, let position = translator.bound[key] else { return nil }
-        return translator.test(position) { .range(QueryRange(position: $0, equals: .bool(true))) }
+        guard Output.self == Bool.self, let place = translator.bound[key] else { return nil }
+        return translator.test(place) { .range(QueryRange(position: $0, equals: .bool(true))) }
     }
 }
 

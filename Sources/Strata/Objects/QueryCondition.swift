@@ -3,8 +3,11 @@
 /// them; the walk is chosen from the ones at that top level.
 ///
 /// Each test compares what the property reads as in the record
-/// (``ObjectTable/value(at:in:)``): nothing is decoded into a model or a
-/// ``DynamicObject`` to test it.
+/// (``QueryPlan/value(at:in:)``: a table field, or a property inside its
+/// embedded objects): nothing is decoded into a model or a
+/// ``DynamicObject`` to test it. Positions are the plan's: a table field
+/// position, or past the table's fields one of its
+/// ``QueryPlan/embeddedPaths``.
 indirect enum QueryCondition: Equatable {
     /// The property's value lies in a range (an equality: one value).
     case range(QueryRange)
@@ -30,7 +33,7 @@ indirect enum QueryCondition: Equatable {
     }
 
     /// Whether the condition holds when each property reads as `value(at:)`
-    /// gives it (by table field position).
+    /// gives it (by plan position).
     @inline(__always)
     func holds(_ value: (Int) -> Value) -> Bool {
         switch self {
@@ -87,7 +90,7 @@ indirect enum QueryCondition: Equatable {
         }
     }
 
-    /// The table field position of the one property the condition tests,
+    /// The plan position of the one property the condition tests,
     /// when it tests one; nil for combinations of several.
     var position: Int? {
         switch self {

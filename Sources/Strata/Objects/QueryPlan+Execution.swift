@@ -257,8 +257,10 @@ extension QueryPlan {
             }
         case .records(let keys, let ascending):
             try context.lmdb.withCursor(table.records) { cursor in
-                try self.walk(cursor, keys, context, ascending: ascending, duplicates: false) { key, record, _ in
-                    try admit(key, record, recheck: false)
+                // A recheck at a bound cut from a key too long to store.
+                try self.walk(cursor, keys, context, ascending: ascending, duplicates: false) {
+                    key, record, recheck in
+                    try admit(key, record, recheck: recheck)
                 }
             }
         case .backlinks(let database, let target, let property):

@@ -21,7 +21,7 @@ extension QueryPlan {
     /// string prefix on an index; nil for other conditions.
     func seek(_ condition: QueryCondition) -> Seek? {
         if case .prefix(let position, let prefix) = condition {
-            guard table.fields[position].index != nil else { return nil }
+            guard isTableField(position), table.fields[position].index != nil else { return nil }
             var keys = QueryRange(position: position, equals: .string(prefix)).indexKeys
             // Strings that start with the prefix's bytes sort from it up to
             // (not including) the bytes followed by 0xFF, which UTF-8
@@ -33,6 +33,9 @@ extension QueryPlan {
         }
         guard let ranges = condition.ranges else { return nil }
         let position = ranges[0].position
+        // A property inside embedded objects has no index: nothing bounds
+        // a walk by it.
+        guard isTableField(position) else { return nil }
         let field = table.fields[position]
         var rechecks = false
         var primaryKeys: [QueryRange.Keys]?

@@ -37,6 +37,10 @@ struct QueryPlan {
     /// Whether a condition on a property that the table lacks excludes
     /// every object (the value such a property reads as is outside it).
     private(set) var matchesNothing = false
+    /// The properties inside embedded objects that conditions and the
+    /// order read: the one at offset `i` has position
+    /// `table.fields.count + i` in them. No index holds them.
+    var embeddedPaths: [EmbeddedPath] = []
 
     init(table: ObjectTable) {
         self.table = table
@@ -83,12 +87,12 @@ struct QueryPlan {
             order = nil
             return
         }
-        let firstIsKey = table.fields[first.position].isPrimaryKey
+        let firstIsKey = isTableField(first.position) && table.fields[first.position].isPrimaryKey
         var order = QueryOrder(position: firstIsKey ? nil : first.position, ascending: first.ascending)
         if !firstIsKey {
             for key in keys.dropFirst() {
                 order.ties.append(QueryOrder.Tie(position: key.position, ascending: key.ascending))
-                if table.fields[key.position].isPrimaryKey { break }
+                if isTableField(key.position) && table.fields[key.position].isPrimaryKey { break }
             }
         }
         self.order = order
@@ -152,6 +156,8 @@ struct QueryPlan {
             preconditionFailure("'\(table.name).\(field.name)' has no backlinks table")
         }
         backlinks = (database, target, field.name)
+        // A key too long to store names no object: none links to it.
+        if target.count > KeyCodec.maxKeySize { matchesNothing = true }
     }
 
     /// The plan with its order made explicit: ``resultOrder``.
@@ -163,10 +169,24 @@ struct QueryPlan {
 
     // MARK: Matching
 
-    /// What the table field at `position` reads as in `record`.
+    /// Whether `position` is a table field's, not one of
+    /// ``embeddedPaths``.
+    @inline(__always)
+    func isTableField(_ position: Int) -> Bool { position < table.fields.count }
+
+    /// What the table field at `position`, or the property inside embedded
+    /// objects there, reads as in `record`.
     @inline(__always)
     func value(at position: Int, in record: RecordView) -> Value {
-        table.value(at: position, in: record)
+        Self.value(at: position, in: record, table, embeddedPaths)
+    }
+
+    @inline(__always)
+    static func value(at position: Int, in record: RecordView, _ table: ObjectTable, _ paths: [EmbeddedPath])
+        -> Value
+    {
+        let count = table.fields.count
+        return position < count ? table.value(at: position, in: record) : paths[position - count].value(in: record)
     }
 
     /// Whether the object of `record` passes every condition.
@@ -183,7 +203,9 @@ struct QueryPlan {
         // The table alone in the closure: one capturing `self` copied the
         // whole plan per record (six copies, 1,190 instructions, for a `!=`).
         let table = self.table
-        return condition.holds { table.value(at: $0, in: record) }
+        guard !embeddedPaths.isEmpty else { return condition.holds { table.value(at: $0, in: record) } }
+        let paths = embeddedPaths
+        return condition.holds { Self.value(at: $0, in: record, table, paths) }
     }
 
     /// The value that orders `record` by `order`: the property's, or null
@@ -254,9 +276,9 @@ struct QueryPlan {
             let oneObject = conditions.contains { seek($0).map { $0.isEquality && $0.primaryKeys != nil } ?? false }
             if !oneObject {
                 guard let position = order.position else {
-                    // Primary-key order. A bound that cannot be a key leaves
-                    // the walk unbounded and the condition checked on each
-                    // record.
+                    // Primary-key order. A bound that cannot be a key of the
+                    // type leaves the walk unbounded and the condition
+                    // checked on each record.
                     let found = conditions.indices.lazy.compactMap { offset in
                         self.seek(self.conditions[offset]).map { (offset, $0) }
                     }.first { $0.1.primaryKeys != nil }
@@ -264,7 +286,7 @@ struct QueryPlan {
                         access: .records(found?.1.primaryKeys ?? [QueryRange.Keys()], ascending: order.ascending),
                         driver: found?.0, rechecksDriver: found?.1.rechecks ?? false)
                 }
-                if let index = table.fields[position].index {
+                if isTableField(position), let index = table.fields[position].index {
                     let found = conditions.indices.lazy.compactMap { offset in
                         self.seek(self.conditions[offset]).map { (offset, $0) }
                     }.first { $0.1.position == position }
@@ -285,7 +307,7 @@ struct QueryPlan {
             if let keys = seek.primaryKeys {
                 rank = seek.isEquality ? 0 : 2
                 access = .records(keys, ascending: true)
-            } else if let index = table.fields[seek.position].index {
+            } else if isTableField(seek.position), let index = table.fields[seek.position].index {
                 rank = seek.isEquality ? 1 : 3
                 access = .index(index, seek.indexKeys, ascending: true)
             } else {
@@ -324,7 +346,7 @@ struct QueryPlan {
 /// in-memory sort, its sort of the entries of one index key, and an
 /// observation's results.
 struct QueryOrder: Equatable {
-    /// The table field position of the property; nil for primary-key
+    /// The plan position of the property; nil for primary-key
     /// order.
     var position: Int?
     var ascending: Bool

@@ -7,8 +7,9 @@ struct QueryRange: Equatable {
         let inclusive: Bool
     }
 
-    /// The table field position of the property (a ``QueryPlan``'s
-    /// condition).
+    /// The plan position of the property (a ``QueryPlan``'s condition):
+    /// a table field position, or, past the table's fields, one of the
+    /// plan's ``QueryPlan/embeddedPaths``.
     let position: Int
     let lower: Bound?
     let upper: Bound?
@@ -73,23 +74,29 @@ struct QueryRange: Equatable {
     }
 
     /// The record keys of the range, for a primary key of `type`; nil
-    /// when a bound cannot be a key (a string too long to be one).
+    /// when a bound cannot be a key of that type.
+    ///
+    /// A bound too long to be a key (a string past 510 bytes) is cut at
+    /// ``KeyCodec/maxKeySize`` bytes, as an index key is: a stored key,
+    /// never longer, lies on the same side of the cut bound as of the
+    /// bound itself, except one equal to the cut bytes, which is below the
+    /// bound and is compared with the range on its record.
     func primaryKeys(type: PropertyType) -> Keys? {
-        func key(_ value: Value) -> [UInt8]? {
+        func key(_ value: Value) -> (bytes: [UInt8], cut: Bool)? {
             let writer = ByteWriter(capacity: 16)
-            guard KeyCodec.appendPrimaryKey(value, type: type, to: writer), writer.count <= KeyCodec.maxKeySize
-            else { return nil }
-            return writer.withUnsafeBytes { Array($0) }
+            guard KeyCodec.appendPrimaryKey(value, type: type, to: writer) else { return nil }
+            let bytes = writer.withUnsafeBytes { Array($0.prefix(KeyCodec.maxKeySize)) }
+            return (bytes, writer.count > KeyCodec.maxKeySize)
         }
         var keys = Keys()
         if let lower {
-            guard let bytes = key(lower.value) else { return nil }
-            keys.lower = bytes
+            guard let found = key(lower.value) else { return nil }
+            (keys.lower, keys.lowerCut) = found
             keys.lowerInclusive = lower.inclusive
         }
         if let upper {
-            guard let bytes = key(upper.value) else { return nil }
-            keys.upper = bytes
+            guard let found = key(upper.value) else { return nil }
+            (keys.upper, keys.upperCut) = found
             keys.upperInclusive = upper.inclusive
         }
         return keys

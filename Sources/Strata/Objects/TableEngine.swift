@@ -262,10 +262,11 @@ final class TableEngine {
         }
     }
 
-    /// Deletes one object; returns false when there was none.
+    /// Deletes one object; returns false when there was none (a key too
+    /// long to store names none).
     func delete(_ table: ObjectTable, key: Value) throws -> Bool {
         let encoder = self.encoder
-        try encoder.encodeKey(key, table: table)
+        guard try encoder.encodeLookupKey(key, table: table) else { return false }
         let keyBytes = encoder.key.bytes
         if hasLinks(table) { return try deleteApplyingRules(table, key: keyBytes) }
         return try keyBytes.withUnsafeBytes { keyBytes in

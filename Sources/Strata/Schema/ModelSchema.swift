@@ -62,6 +62,9 @@ public struct ModelSchema<Root>: Sendable {
         keyPaths.firstIndex { $0 == keyPath }
     }
 
+    /// The key path of the stored property at `position`.
+    func keyPath(at position: Int) -> PartialKeyPath<Root> { keyPaths[position] }
+
     /// The stored property at `keyPath`, or nil.
     public func property(at keyPath: PartialKeyPath<Root>) -> Property? {
         position(of: keyPath).map { objectSchema.properties[$0] }

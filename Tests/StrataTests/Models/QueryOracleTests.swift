@@ -243,7 +243,10 @@ struct OracleColumn {
 struct QueryOracle {
     static let ids = Array(-150 ..< 150)
     static let projects = Array(1 ... 6)
-    static let owners = ["a", "ann", "bob", "é"]
+    /// Owner keys, among them string keys at the documented limits
+    /// (docs/FileFormat.md): 498 bytes, the longest a sync-enabled file
+    /// takes, and 510, the longest any file takes.
+    static let owners = ["a", "ann", "bob", "é", KeyLimits.string(498), KeyLimits.string(510)]
     /// A string past the 510 bytes an index key keeps.
     static let long = String(repeating: "n", count: 515)
 
@@ -251,7 +254,12 @@ struct QueryOracle {
         let long = Self.long
         let ints = [Int.min, -7, -1, 0, 1, 2, 7, Int.max]
         let doubles: [Double] = [-.infinity, -1.5, -0.0, 0.0, 0.25, 1.5, .infinity, .nan, -.nan]
-        let strings = ["", "a", "ab", "b", "Z", "é", "e\u{301}", "日本", long, long + "a", long + "b"]
+        // Around the 510 bytes an index key keeps: cut keys that share
+        // their first 510 bytes, one that ends inside a two-byte character.
+        let strings =
+            ["", "a", "ab", "b", "Z", "é", "e\u{301}", "日本", long, long + "a", long + "b"]
+            + [509, 510, 511].map { String(long.prefix($0)) } + [String(repeating: "é", count: 256)]
+        let absentStrings = ["aa", "c", long + "c", String(repeating: "é", count: 255) + "e"]
         // Around the 510 bytes an index key keeps, and within characters.
         let prefixes = [
             "", "a", "ab", "e", "é", "\u{301}", "日", "Z", String(long.prefix(509)), String(long.prefix(510)), long,
@@ -294,19 +302,19 @@ struct QueryOracle {
             .comparable("real", \.real, stored: doubles, absent: [0.1, -2], order: O.double),
             .equatable(
                 "optionalReal", \.optionalReal, stored: optional(doubles), absent: [0.1], order: O.optional(O.double)),
-            .comparable("text", \.text, stored: strings, absent: ["aa", "c", long + "c"], order: O.string)
+            .comparable("text", \.text, stored: strings, absent: absentStrings, order: O.string)
                 .withPrefixes(\.text, prefixes),
             .comparable(
-                "indexedText", \.indexedText, indexed: true, stored: strings, absent: ["aa", "c", long + "c"],
+                "indexedText", \.indexedText, indexed: true, stored: strings, absent: absentStrings,
                 order: O.string
             ).withPrefixes(\.indexedText, prefixes),
             .equatable(
-                "optionalText", \.optionalText, stored: optional(strings), absent: ["aa", long + "c"],
+                "optionalText", \.optionalText, stored: optional(strings), absent: absentStrings,
                 order: O.optional(O.string)
             ).withPrefixes(\.optionalText, prefixes),
             .equatable(
                 "indexedOptionalText", \.indexedOptionalText, indexed: true, stored: optional(strings),
-                absent: ["aa", long + "c"], order: O.optional(O.string)
+                absent: absentStrings, order: O.optional(O.string)
             ).withPrefixes(\.indexedOptionalText, prefixes),
             .equatable("bytes", \.bytes, stored: datas, absent: [Data([2])], order: O.data),
             .equatable(
@@ -341,8 +349,11 @@ struct QueryOracle {
             .equatable(
                 "project", \.project, stored: projects, absent: [Link(999)],
                 order: O.optional(O.link(O.of))),
+            // Links to keys past the limits: no object can have them.
             .equatable(
-                "owner", \.owner, stored: owners, absent: [Link("nobody")], order: O.optional(O.link(O.string))),
+                "owner", \.owner, stored: owners,
+                absent: [Link("nobody"), Link(KeyLimits.string(499)), Link(KeyLimits.string(511))],
+                order: O.optional(O.link(O.string))),
         ]
     }()
 
@@ -494,7 +505,7 @@ struct QueryOracle {
 
     func open(_ mode: Database.Mode) throws -> Database {
         var config = Database.Configuration(
-            path: folder.path(), models: [OracleItem.self, OracleProject.self, OracleOwner.self])
+            path: folder.path(), models: [OracleItem.self, OracleProject.self, OracleOwner.self, OracleKeyed.self])
         config.durability = .noSync
         config.mode = mode
         return try Database(configuration: config)
@@ -554,5 +565,169 @@ struct QueryOracle {
         try db.read { tx in
             _ = try oracle.ask(tx, trials: 240, &random, seed: seed, "read", items: sorted)
         }
+    }
+
+    /// String keys and indexed values at and past every documented length
+    /// limit, written, looked up, deleted and asked of typed queries and
+    /// dynamic collections between random writes, and compared with a
+    /// dictionary: a key too long to store names no object, a value past
+    /// an index key's 510 bytes is still told apart.
+    @Test(arguments: Fixtures.modes)
+    func keysAndValuesAtAndPastTheLengthLimitsAgreeWithADictionary(mode: Database.Mode) throws {
+        let seed = Self.seed(mode) ^ 0x4B_4559
+        var random = SplitMix64(seed: seed)
+        let db = try open(mode)
+        var stored: [String: OracleKeyed] = [:]
+        let asked = KeyLimits.storable + KeyLimits.tooLong
+        var correct = true
+        try db.write { tx in
+            for trial in 0 ..< 400 where correct {
+                let context = "STRATA_QUERY_SEED=\(seed), keys write trial \(trial)"
+                let key = asked.randomElement(using: &random)!
+                let fits = key.utf8.count <= KeyLimits.longestKey
+                switch Int.random(in: 0 ..< 5, using: &random) {
+                case 0, 1:
+                    let item = OracleKeyed(
+                        key: key, tag: asked.randomElement(using: &random)!, text: asked.randomElement(using: &random)!)
+                    if fits {
+                        try tx.upsert(item)
+                        stored[key] = item
+                    } else {
+                        _ = expectStrataError(.keyTooLarge) { try tx.upsert(item) }
+                    }
+                case 2:
+                    let deleted =
+                        try Bool.random(using: &random)
+                        ? tx.delete(OracleKeyed.self, primaryKey: key) : tx.delete("OracleKeyed", key: .string(key))
+                    let existed = stored.removeValue(forKey: key) != nil
+                    if deleted != existed {
+                        Issue.record("\(context): delete of a key of \(key.utf8.count) bytes answered \(deleted)")
+                        correct = false
+                    }
+                default:
+                    break
+                }
+                correct = try correct && KeyLimits.ask(tx, stored, asked, &random, context)
+            }
+        }
+        guard correct else { return }
+        try db.read { tx in
+            for trial in 0 ..< 200 {
+                guard
+                    try KeyLimits.ask(tx, stored, asked, &random, "STRATA_QUERY_SEED=\(seed), keys read trial \(trial)")
+                else { return }
+            }
+        }
+    }
+}
+
+@Model(name: "OracleKeyed") struct OracleKeyed {
+    @PrimaryKey var key: String
+    @Indexed var tag = ""
+    var text = ""
+}
+
+/// Strings at and around the documented length limits (docs/FileFormat.md):
+/// a primary key is at most 511 bytes, so a string key at most 510 UTF-8
+/// bytes (498 in a sync-enabled file, whose change log adds 12); an index
+/// key keeps the first 510 bytes of a string.
+enum KeyLimits {
+    static let longestKey = 510
+
+    /// A string of `bytes` ASCII bytes.
+    static func string(_ bytes: Int) -> String { String(repeating: "k", count: bytes) }
+
+    /// Keys every file takes: short ones, and lengths around each limit,
+    /// one of 510 bytes of two-byte characters.
+    static let storable =
+        ["", "a", "k", "l", "é"] + [497, 498, 499, 500, 509, 510].map(string) + [String(repeating: "é", count: 255)]
+
+    /// Keys no file takes: past 510 bytes, one by a two-byte character
+    /// that would end past the limit.
+    static let tooLong = [511, 512, 600].map(string) + [String(repeating: "é", count: 256), string(509) + "é"]
+
+    /// One random question on the key or the indexed tag — a lookup, an
+    /// equality, a set, a range of each kind or a prefix — asked of a
+    /// typed query and of a dynamic collection, and of `stored`. False
+    /// after a wrong answer.
+    static func ask(
+        _ tx: ReadTransaction, _ stored: [String: OracleKeyed], _ asked: [String], _ random: inout SplitMix64,
+        _ context: String
+    ) throws -> Bool {
+        let onKey = Bool.random(using: &random)
+        let (name, keyPath) = onKey ? ("key", \OracleKeyed.key) : ("tag", \OracleKeyed.tag)
+        let typed = try tx.objects(OracleKeyed.self)
+        let dynamic = try tx.objects("OracleKeyed")
+        var a = asked.randomElement(using: &random)!
+        var b = asked.randomElement(using: &random)!
+        if DocumentedOrder.string(b, a) < 0 { swap(&a, &b) }
+        let order = DocumentedOrder.string
+        let described: String
+        let test: (String) -> Bool
+        var query: ModelQuery<OracleKeyed>
+        var collection: ObjectCollection
+        switch Int.random(in: 0 ..< 9, using: &random) {
+        case 0:
+            described = "lookup"
+            let found = try tx.object(OracleKeyed.self, primaryKey: a)?.tag
+            let foundDynamic = try tx.object("OracleKeyed", key: .string(a))?["tag"]
+            guard found == stored[a]?.tag, foundDynamic == stored[a].map({ .string($0.tag) }) else {
+                Issue.record(
+                    "\(context): a lookup of a key of \(a.utf8.count) bytes found \(String(describing: found))")
+                return false
+            }
+            return true
+        case 1:
+            (described, test) = ("== a", { order($0, a) == 0 })
+            (query, collection) = (typed.where(keyPath, equals: a), try dynamic.where(name, equals: .string(a)))
+        case 2:
+            (described, test) = ("in [a, b]", { order($0, a) == 0 || order($0, b) == 0 })
+            (query, collection) = (
+                typed.where(keyPath, in: [a, b]), try dynamic.where(name, in: [.string(a), .string(b)])
+            )
+        case 3:
+            (described, test) = ("a ..< b", { order($0, a) >= 0 && order($0, b) < 0 })
+            (query, collection) = (typed.where(keyPath, in: a ..< b), try dynamic.where(name, in: a ..< b))
+        case 4:
+            (described, test) = ("a ... b", { order($0, a) >= 0 && order($0, b) <= 0 })
+            (query, collection) = (typed.where(keyPath, in: a ... b), try dynamic.where(name, in: a ... b))
+        case 5:
+            (described, test) = ("a...", { order($0, a) >= 0 })
+            (query, collection) = (typed.where(keyPath, in: a...), try dynamic.where(name, in: a...))
+        case 6:
+            (described, test) = ("...b", { order($0, b) <= 0 })
+            (query, collection) = (typed.where(keyPath, in: ...b), try dynamic.where(name, in: ...b))
+        case 7:
+            (described, test) = ("..<b", { order($0, b) < 0 })
+            (query, collection) = (typed.where(keyPath, in: ..<b), try dynamic.where(name, in: ..<b))
+        default:
+            (described, test) = ("has prefix a", { $0.utf8.starts(with: a.utf8) })
+            (query, collection) = (typed.where(keyPath, hasPrefix: a), try dynamic.where(name, hasPrefix: a))
+        }
+        // Key order, or index order (by tag, then key) for a `where` on
+        // the indexed tag; or sorted by key, backward, for one on the key,
+        // which walks the records from the range's upper bound.
+        let descending = onKey && Bool.random(using: &random)
+        var expected = stored.values.filter { test($0[keyPath: keyPath]) }.sorted { x, y in
+            let byTag = onKey ? 0 : order(x.tag, y.tag)
+            return byTag != 0 ? byTag < 0 : order(x.key, y.key) < 0
+        }.map(\.key)
+        if descending {
+            expected.reverse()
+            query = query.sorted(by: \.key, ascending: false)
+            collection = try collection.sorted(by: "key", ascending: false)
+        }
+        let lengths = "a: \(a.utf8.count) bytes, b: \(b.utf8.count) bytes"
+        let question = "\(context): \(name) \(described) (\(lengths))\(descending ? ", sorted by key descending" : "")"
+        let keys = try query.map(\.key)
+        let dynamicKeys = try collection.map { $0["key"].string ?? "?" }
+        guard keys == expected, dynamicKeys == expected, try query.count == expected.count,
+            try collection.count == expected.count
+        else {
+            Issue.record(
+                "\(question): found \(keys.map(\.utf8.count)), expected \(expected.map(\.utf8.count)) (key lengths)")
+            return false
+        }
+        return true
     }
 }
