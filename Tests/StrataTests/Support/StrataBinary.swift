@@ -18,12 +18,18 @@ enum StrataBinary {
         return nil
     }
 
-    /// Runs `strata` with `arguments`, or `executable` with them when given.
-    static func run(_ arguments: [String], executable: URL? = nil) throws -> Output {
+    /// Runs `strata` with `arguments`, or `executable` with them when given;
+    /// `environment` adds to (or replaces) the test process's variables.
+    static func run(_ arguments: [String], executable: URL? = nil, environment: [String: String] = [:]) throws
+        -> Output
+    {
         let strata: URL = try #require(binary, "the strata binary is built beside the tests")
         let process = Process()
         process.executableURL = executable ?? strata
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         process.standardInput = FileHandle.nullDevice
         let output = Pipe()
         let error = Pipe()
