@@ -11,8 +11,10 @@ build: deps
 demo: deps
 	$(SWIFT) run strata demo
 
+# Lints first (see lint below). Every test is Swift Testing's: without
+# --disable-xctest, XCTest's runner would print "Executed 0 tests" first.
 test: deps lint
-	$(SWIFT) test
+	$(SWIFT) test --disable-xctest
 
 # The sync hub (Hub/, docs/Hub.md) on a throw-away PostgreSQL cluster:
 # `make hub` serves one and prints its URL and a device token; `make

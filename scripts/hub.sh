@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make hub: a development hub on a throw-away PostgreSQL cluster. Builds
 # strata-hub, starts a cluster in a temporary folder, migrates it, adds a
-# device to a tenant and serves; prints the URL and the device's token.
+# device to a tenant and serves; prints the URL, the device's token and
+# the command that adds another device (the cluster's PG* variables set).
 # Ctrl-C stops the hub and removes the cluster.
 #
 #   HUB_PORT (8080)   the port to serve on
@@ -26,5 +27,8 @@ echo "PostgreSQL: $dir (removed on exit)"
 echo "tenant (the app's dataset): $tenant"
 echo "$device"
 echo "hub URL: http://127.0.0.1:$port"
+echo
+echo "Another device's token (in another terminal, while this one serves):"
+echo "  $env_line $PWD/$hub device add --tenant $tenant --name NAME"
 echo
 "$hub" serve --port "$port"

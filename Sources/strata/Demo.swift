@@ -18,7 +18,8 @@ extension StrataCommand {
                 """
         )
 
-        @Option(help: "Where to create the database file (default: a new temporary folder).")
+        @Option(
+            help: "Where to create the database file and keep it (default: a temporary folder, removed at the end).")
         var path: String?
 
         @Option(help: "How many generated people to add beside the named ones.")
@@ -36,7 +37,16 @@ extension StrataCommand {
         }
 
         func run() throws {
-            let file = try path ?? Demo.temporaryFile()
+            // Without --path the demo's files are scratch: the folder goes
+            // when the demo ends, whatever it ends with.
+            let scratch = path == nil ? try Demo.temporaryFolder() : nil
+            defer {
+                if let scratch {
+                    try? FileManager.default.removeItem(atPath: scratch)
+                    print("\nRemoved \(scratch) and the demo's files in it (pass --path FILE to keep them).")
+                }
+            }
+            let file = path ?? scratch! + "/people.strata"
             var config = Demo.configuration(file, version: DemoModels.AppV1.self)
             print("Creating \(file) (schema version 1, the model PersonV1)")
             try populate(Database(configuration: config))
@@ -294,11 +304,13 @@ extension StrataCommand {
             return [stem + "-synced.strata", stem + "-tasks.strata", stem + "-phone.strata", stem + "-tablet.strata"]
         }
 
-        static func temporaryFile() throws -> String {
+        /// A new folder for the demo's files, in the system's temporary
+        /// folder (`TMPDIR`).
+        static func temporaryFolder() throws -> String {
             let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
                 "strata-demo-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            return folder.appendingPathComponent("people.strata").path
+            return folder.path
         }
 
         func populate(_ db: Database, quietly: Bool = false) throws {

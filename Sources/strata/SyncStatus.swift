@@ -10,10 +10,12 @@ extension StrataCommand {
             discussion: """
                 The site is the file's identity as an origin of changes; the clock is its hybrid \
                 logical clock (milliseconds since 1970 and a counter, then as a date). Each peer \
-                is a file it has applied changes from: its cursor (how far this file has the peer's \
-                changes), the last contact, and how many objects the peer has yet to receive from \
-                this file (those whose last change here, made or relayed, is after what the last \
-                exchange found the peer to have). Pending is the highest of those (every object \
+                is a file or a hub it has applied changes from (a hub's site is its epoch): its cursor \
+                (how far this file has the peer's changes), the last contact, this file's sequence \
+                number up to which the peer has acknowledged every change (what the last exchange \
+                found a file to have; what a hub's last answer said it has), and how many objects \
+                the peer has yet to receive from this file (those whose last change here, made or \
+                relayed, is after that). Pending is the highest of those (every object \
                 in the change log when there is no peer). Kept types and fields are \
                 the ones the file stores without its app declaring them: learned from peers on \
                 newer app versions, or removed by a newer app; they are sent on, and read at once \
@@ -48,6 +50,7 @@ extension StrataCommand {
                 [
                     "\(peer.site)", "cursor \(peer.cursor)",
                     "last contact \(timestamp(milliseconds: peer.lastContactMilliseconds))",
+                    "acknowledged \(peer.acknowledged)",
                     "\(peer.pendingObjects) pending",
                 ]
             }

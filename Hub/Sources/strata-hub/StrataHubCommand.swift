@@ -40,6 +40,7 @@ struct Serve: AsyncParsableCommand {
 
     func run() async throws {
         let logger = Logger(label: "strata-hub")
+        try await database.settings.checkReachable(logger: logger)
         let hub = Hub(
             client: database.settings.client(maximumConnections: connections), logger: logger,
             requestTimeout: .seconds(requestTimeout))

@@ -60,6 +60,20 @@ struct ChildProcess: Sendable {
         guard status == 0 else { throw HubTestError("\(path) \(arguments.joined(separator: " ")) failed (\(status))") }
     }
 
+    /// The child's output to its end, read off the tasks' threads.
+    func readAll() async -> String {
+        guard let fd = output else { return "" }
+        return await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                var bytes: [UInt8] = []
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                while case let count = read(fd, &buffer, buffer.count), count > 0 { bytes += buffer[..<count] }
+                close(fd)
+                continuation.resume(returning: String(decoding: bytes, as: UTF8.self))
+            }
+        }
+    }
+
     /// One line of the child's output, read off the tasks' threads.
     func readLine() async -> String {
         guard let fd = output else { return "" }

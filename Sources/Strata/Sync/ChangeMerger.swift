@@ -302,18 +302,42 @@ final class ChangeMerger {
     }
 }
 
-/// What applying a changeset did.
+/// What applying a changeset changed in the file that applied it.
+///
+/// It counts effects, not the changeset's entries: an entry that changes
+/// nothing here (a change the file already has, such as its own change
+/// coming back from a hub or a peer, or one that loses to a newer value
+/// the file holds) counts in no field. ``DatabaseSync/apply(_:)``,
+/// ``DatabaseSync/exchange(with:)`` (both ways, in
+/// ``SyncExchangeReport``) and a hub's ``SyncHubReport/received`` return
+/// it; ``isEmpty`` says whether it changed and learned nothing.
+///
+/// ```swift
+/// let report = try db.sync.apply(changeset)
+/// print("\(report.changedObjects) objects changed, \(report.deletedObjects) deleted")
+/// ```
 public struct SyncApplyReport: Sendable, Equatable {
-    /// Objects inserted or changed.
+    /// The objects inserted or changed: those for which at least one of
+    /// the changeset's field values won over the file's (or which the file
+    /// did not have, or had deleted before a newer insert).
     public internal(set) var changedObjects = 0
-    /// Field values written (the changeset's that won).
+    /// The field values written, over all ``changedObjects``: the
+    /// changeset's values that won, each field of an embedded object
+    /// counted on its own.
     public internal(set) var changedFields = 0
-    /// Objects deleted.
+    /// The objects deleted: a delete newer than the object's life here.
+    /// No delete rule runs (the sender already applied its cascades).
     public internal(set) var deletedObjects = 0
-    /// Types learned: stored as kept types until the app declares them.
+    /// The object types learned: types the app does not declare, which the
+    /// file now stores as kept types (``SyncStatus/keptTypes``) and sends
+    /// on, until an app version declares them.
     public internal(set) var learnedTypes: Set<String> = []
-    /// Fields learned: `Type.property`.
+    /// The fields learned, as `Type.property`: properties the app does not
+    /// declare on a type it declares, now kept (``SyncStatus/keptFields``).
     public internal(set) var learnedFields: Set<String> = []
-    /// Fields not stored (`Type.property: descriptor`).
+    /// The fields not stored, as `Type.property: descriptor`: fields the
+    /// app does not declare and the file cannot keep (a list of embedded
+    /// objects, whose objects' fields are not named), so their values were
+    /// dropped here. An app version that declares them receives them.
     public internal(set) var skippedFields: Set<String> = []
 }

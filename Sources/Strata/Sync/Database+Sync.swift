@@ -136,7 +136,9 @@ public struct DatabaseSync: Sendable {
             throw StrataError.changesetRefused(
                 path: path,
                 "it comes from site \(content.sender), which is this file's own: the file was copied, and the copy still has the original's identity",
-                remedy: "Call sync.resetIdentity() on the copy before it exchanges changes.")
+                remedy:
+                    "Close the copy and give it an identity of its own with Database.resetSyncIdentity(at:) before it exchanges changes."
+            )
         }
         let drift = database.configuration.sync?.maxClockDrift ?? .seconds(300)
         let driftMilliseconds =

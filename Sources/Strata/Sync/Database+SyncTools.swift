@@ -264,7 +264,9 @@ public struct SyncStatus: Sendable, Equatable {
         public var lastContactMilliseconds: UInt64
         /// This file's sequence number up to which the peer has every
         /// change, as the last ``DatabaseSync/exchange(with:)`` between them
-        /// found (0 when they only traded changesets by hand).
+        /// found or, for a hub (whose site is its epoch), as the hub's last
+        /// answer to ``DatabaseSync/exchange(with:pageSize:)`` said (0 when
+        /// they only traded changesets by hand).
         public var acknowledged: UInt64 = 0
         /// The objects whose last change in this file (made here or
         /// received from anyone) is after ``acknowledged``: what the peer

@@ -63,18 +63,35 @@ extension DatabaseSync {
     }
 }
 
-/// What one ``DatabaseSync/exchange(with:pageSize:)`` with a hub moved.
-public struct SyncHubReport: Sendable, Equatable {
+/// What one ``DatabaseSync/exchange(with:pageSize:)`` with a hub moved,
+/// and what it changed in the file.
+///
+/// ``pulledObjects`` counts what the hub sent, which includes this
+/// device's own changes coming back: the hub relays every change of the
+/// dataset, the device's own too. What the pull changed in the file is
+/// ``received``, where a change the file already had counts for nothing.
+/// The ``description`` says both:
+///
+/// ```swift
+/// let report = try await db.sync.exchange(with: hub)
+/// print(report)  // pushed 2 objects (1 page); pulled 5 objects (1 page): 3 changed, 0 deleted here
+/// ```
+public struct SyncHubReport: Sendable, Equatable, CustomStringConvertible {
     /// The objects pushed to the hub (each page's entries, tombstones
     /// included).
     public internal(set) var pushedObjects = 0
     /// The pages pushed.
     public internal(set) var pushedPages = 0
-    /// The objects pulled from the hub.
+    /// The objects the hub sent (each pulled page's entries, tombstones
+    /// included), whether or not they changed anything here: this
+    /// device's own changes come back once, and count here too. What
+    /// changed is in ``received``.
     public internal(set) var pulledObjects = 0
     /// The pages pulled.
     public internal(set) var pulledPages = 0
-    /// What applying the pulled pages changed in this file.
+    /// What applying the pulled pages changed in this file: objects
+    /// changed and deleted, fields written, types and fields learned. The
+    /// device's own changes coming back count for nothing here.
     public internal(set) var received = SyncApplyReport()
     /// The fields the hub did not merge: the dataset has them with
     /// another type (`schemaConflict`). The rest of those pushes was
@@ -109,8 +126,25 @@ public struct SyncHubReport: Sendable, Equatable {
         hubTimeMilliseconds = session.hubTimeMilliseconds
     }
 
-    /// Whether nothing moved either way.
+    /// Whether nothing moved either way. A round that only got this
+    /// device's own changes back is not empty; ``received`` is.
     public var isEmpty: Bool { pushedObjects == 0 && pulledObjects == 0 }
+
+    /// What moved and what changed here, for a log: `pushed 2 objects (1
+    /// page); pulled 5 objects (1 page): 3 changed, 0 deleted here`.
+    public var description: String {
+        func count(_ number: Int, _ noun: String) -> String { "\(number) \(noun)\(number == 1 ? "" : "s")" }
+        var text =
+            "pushed \(count(pushedObjects, "object")) (\(count(pushedPages, "page"))); "
+            + "pulled \(count(pulledObjects, "object")) (\(count(pulledPages, "page"))): "
+            + "\(received.changedObjects) changed, \(received.deletedObjects) deleted here"
+        if !received.learnedTypes.isEmpty || !received.learnedFields.isEmpty {
+            text +=
+                "; learned \(count(received.learnedTypes.count, "type")), \(count(received.learnedFields.count, "field"))"
+        }
+        if !refusedFields.isEmpty { text += "; the hub refused \(count(refusedFields.count, "field"))" }
+        return text
+    }
 }
 
 /// One exchange with a hub: push, then pull, again after an epoch change.
@@ -165,6 +199,7 @@ struct HubRound<Hub: SyncHub> {
 
     private func push(from session: HubSession, pageSize: inout Int, into report: inout SyncHubReport) async throws {
         var cursor = session.pushCursor
+        try await acknowledge(cursor, epoch: session.epoch)
         while true {
             let changeset = try await off { [cursor, pageSize] in try $0.changes(from: cursor, limit: pageSize) }
             let summary = try changeset.summary()
@@ -189,6 +224,7 @@ struct HubRound<Hub: SyncHub> {
             report.hubSeq = max(report.hubSeq, answer.hubSeq)
             report.refusedFields += answer.refusedFields
             report.pushPageSize = pageSize
+            try await acknowledge(answer.acceptedThrough, epoch: session.epoch)
             // A hub that did not move the cursor would be sent the same
             // page forever: the next round asks its session again.
             guard summary.hasMore, answer.acceptedThrough != cursor else { return }
@@ -211,6 +247,14 @@ struct HubRound<Hub: SyncHub> {
             guard summary.hasMore, next != cursor else { return }
             cursor = next
         }
+    }
+
+    /// Notes how much of this file's changes the hub has, as it said:
+    /// ``SyncStatus/Peer/acknowledged`` of the hub's peer entry (its site
+    /// is the epoch), for ``DatabaseSync/status()``'s pending counts.
+    private func acknowledge(_ hubCursor: SyncCursor, epoch: UUID) async throws {
+        guard hubCursor.since > 0 else { return }
+        try await off { try $0.acknowledge(hubCursor.since, by: SiteID(uuid: epoch)) }
     }
 
     /// Runs `work` with the file's sync off the cooperative pool.

@@ -129,6 +129,16 @@ import Testing
         #expect(!result.output.contains("  Person: migrating objects"), "no plain progress lines on a terminal")
     }
 
+    @Test func demoWithoutAPathRemovesItsTemporaryFolder() throws {
+        let temporary = folder.path("tmp")
+        try FileManager.default.createDirectory(atPath: temporary, withIntermediateDirectories: true)
+        let result = try StrataBinary.run(["demo", "--objects", "10"], environment: ["TMPDIR": temporary])
+        #expect(result.status == 0, "stderr: \(result.error)")
+        #expect(result.output.contains("Creating \(temporary)/strata-demo-"), "\(result.output)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: temporary) == [])
+        #expect(result.output.contains("Removed \(temporary)/strata-demo-"), "\(result.output)")
+    }
+
     @Test func demoRefusesAnExistingPathWithAOneLineError() throws {
         let path = folder.path("taken.strata")
         #expect(FileManager.default.createFile(atPath: path, contents: Data("keep me".utf8)))

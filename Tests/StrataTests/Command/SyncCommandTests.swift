@@ -152,7 +152,10 @@ import Testing
             lines.contains("Pending: 2 objects not yet sent to the least up-to-date peer"), "\(result.output)")
         #expect(lines.contains("Peers: 1"))
         #expect(
-            lines.contains { $0.hasPrefix("  \(newerSite)  cursor ") && $0.hasSuffix("Z  2 pending") },
+            lines.contains {
+                $0.hasPrefix("  \(newerSite)  cursor ") && $0.contains("Z  acknowledged ")
+                    && $0.hasSuffix("  2 pending")
+            },
             "\(result.output)")
         #expect(lines.contains("Kept types: Label"), "\(result.output)")
         #expect(lines.contains("Kept fields:"), "\(result.output)")

@@ -18,8 +18,8 @@ enum StrataBinary {
         return nil
     }
 
-    /// Runs `strata` with `arguments`, or `executable` with them when given,
-    /// with `environment` added to this process's.
+    /// Runs `strata` with `arguments`, or `executable` with them when given;
+    /// `environment` adds to (or replaces) the test process's variables.
     static func run(_ arguments: [String], executable: URL? = nil, environment: [String: String] = [:]) throws
         -> Output
     {

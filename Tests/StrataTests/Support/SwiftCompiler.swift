@@ -18,9 +18,12 @@ enum SwiftCompiler {
             .deletingLastPathComponent().deletingLastPathComponent()
     }
 
-    /// `swiftc -typecheck` of `source`: the exit status and the errors,
-    /// one message a line, without the source excerpts and notes.
-    static func typecheck(_ source: String, in folder: TemporaryFolder) throws -> (status: Int32, errors: [String]) {
+    /// `swiftc -typecheck` of `source`: the exit status, the errors and the
+    /// warnings, one message a line, without the source excerpts and notes.
+    /// A single file is type-checked as a `main.swift`: top-level code runs.
+    static func typecheck(
+        _ source: String, in folder: TemporaryFolder
+    ) throws -> (status: Int32, errors: [String], warnings: [String]) {
         let modules = buildFolder.appendingPathComponent("Modules")
         let plugin = buildFolder.appendingPathComponent("StrataMacros-tool")
         try #require(
@@ -46,10 +49,12 @@ enum SwiftCompiler {
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         // Each diagnostic's own line: "<file or macro expansion>:line:column: error: message".
-        let errors = text.split(separator: "\n").compactMap { line -> String? in
-            guard !line.hasPrefix(" "), let range = line.range(of: ": error: ") else { return nil }
-            return String(line[range.upperBound...])
+        func messages(_ kind: String) -> [String] {
+            text.split(separator: "\n").compactMap { line -> String? in
+                guard !line.hasPrefix(" "), let range = line.range(of: ": \(kind): ") else { return nil }
+                return String(line[range.upperBound...])
+            }
         }
-        return (process.terminationStatus, errors)
+        return (process.terminationStatus, messages("error"), messages("warning"))
     }
 }

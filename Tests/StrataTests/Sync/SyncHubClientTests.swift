@@ -248,4 +248,36 @@ import Testing
         try await b.sync.exchange(with: hub)
         #expect(try await seen.value == [HubNote(id: 4, title: "from a")])
     }
+
+    @Test func statusCountsAsPendingOnlyWhatTheHubHasNotAcknowledged() async throws {
+        let (a, hub) = (try device("a.strata"), try hub())
+        try insert(a, 1 ... 3)
+        #expect(try a.sync.status().pendingObjects == 3)
+        try await a.sync.exchange(with: hub)
+        let epochSite = SiteID(uuid: try await hub.epoch)
+        let status = try a.sync.status()
+        let hubPeer = try #require(status.peers.first { $0.site == epochSite })
+        #expect(hubPeer.acknowledged == status.lastSequenceNumber)
+        #expect(hubPeer.pendingObjects == 0)
+        #expect(status.pendingObjects == 0)
+        try insert(a, [4])
+        #expect(try a.sync.status().pendingObjects == 1)
+        try await a.sync.exchange(with: hub)
+        #expect(try a.sync.status().pendingObjects == 0)
+    }
+
+    @Test func ownChangesComingBackFromTheHubAreNotCountedAsChanges() async throws {
+        let (a, b, hub) = (try device("a.strata"), try device("b.strata"), try hub())
+        try insert(b, [3])
+        try await b.sync.exchange(with: hub)
+        try insert(a, 1 ... 2)
+        let report = try await a.sync.exchange(with: hub)
+        // The hub sends a's 1 and 2 back with b's 3: only 3 changes a.
+        #expect(report.pushedObjects == 2)
+        #expect(report.pulledObjects == 3)
+        #expect(report.received.changedObjects == 1)
+        #expect(report.received.deletedObjects == 0)
+        #expect(
+            report.description == "pushed 2 objects (1 page); pulled 3 objects (1 page): 1 changed, 0 deleted here")
+    }
 }

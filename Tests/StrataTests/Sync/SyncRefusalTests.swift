@@ -86,6 +86,8 @@ import Testing
         let error = #expect(throws: StrataError.self) { try copy!.sync.exchange(with: a) }
         #expect(error?.code == .changesetRefused)
         #expect(error?.message.contains("copied") == true)
+        // The remedy names the call this test goes on to make.
+        #expect(error?.remedy?.contains("Database.resetSyncIdentity(at:)") == true, "\(String(describing: error))")
         copy!.close()
         copy = nil
         let newSite = try Database.resetSyncIdentity(at: folder.path("copy.strata"))
