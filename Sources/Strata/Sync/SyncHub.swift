@@ -4,7 +4,8 @@ import Foundation
 /// that ``DatabaseSync/exchange(with:pageSize:)`` and
 /// ``DatabaseSync/run(with:options:)`` talk to.
 ///
-/// ``HTTPHub`` speaks the hub's HTTP protocol (`docs/Hub.md`); a test or
+/// ``HTTPHub`` speaks the hub's HTTP protocol (`docs/Hub.md`);
+/// ``InProcessHub`` is a Strata file of the process as the hub; a test or
 /// another transport implements the four calls itself. Failures are
 /// thrown as ``StrataError``s the exchange understands: code
 /// ``StrataError/Code/hubRefused`` with a ``HubRefusal`` as the
