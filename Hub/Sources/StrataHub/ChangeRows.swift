@@ -93,7 +93,7 @@ struct ChangeRows {
             }
             dotted.append(field.parent.map { "\(dotted[$0]).\(field.path)" } ?? field.path)
         }
-        let isHolder = content.fields.map { $0.descriptor.hasPrefix("embedded(") }
+        let isHolder = content.fields.map(\.isEmbedded)
         for entry in content.entries {
             let typeName = content.types[entry.type].name
             guard !refusedTypes.contains(typeName) else { continue }

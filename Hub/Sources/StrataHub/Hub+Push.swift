@@ -14,7 +14,7 @@ private struct ConflictAnswer: Encodable {
     func encode(to encoder: any Encoder) throws {
         try answer.encode(to: encoder)
         var container = encoder.container(keyedBy: Keys.self)
-        try container.encode("schemaConflict", forKey: .error)
+        try container.encode(HubRefusal.Code.schemaConflict.rawValue, forKey: .error)
         try container.encode(
             "\(answer.refusedFields.count) field(s) name another type than the dataset has for them; they were dropped, the rest merged. Give a field of another type a new name.",
             forKey: .message)
@@ -64,8 +64,10 @@ extension Hub {
             let rows = try ChangeRows(
                 content,
                 refused: Set(
-                    rejected.map { ChangeRows.Refused(type: $0.type, path: $0.field, descriptor: $0.descriptor) }),
-                refusedTypes: Set(rejected.filter { $0.field.hasPrefix("#") }.map(\.type)))
+                    rejected.filter { !$0.isPrimaryKey }.map {
+                        ChangeRows.Refused(type: $0.type, path: $0.field, descriptor: $0.descriptor)
+                    }),
+                refusedTypes: Set(rejected.filter(\.isPrimaryKey).map(\.type)))
             let changed = try await merge(rows, seq: seq, tenant: device.tenant, connection)
             if changed {
                 try await connection.query(
@@ -92,8 +94,9 @@ extension Hub {
     }
 
     /// Checks the changeset's types and fields against the tenant's schema
-    /// registry, registering the new ones: the fields (and types, path
-    /// `#key`) whose descriptor differs from the registered one.
+    /// registry, registering the new ones: the fields (and types' primary
+    /// keys, ``HubRefusedField/isPrimaryKey``) whose descriptor differs
+    /// from the registered one.
     private func register(_ content: ChangesetContent, _ connection: PostgresConnection) async throws
         -> [HubRefusedField]
     {
@@ -111,8 +114,8 @@ extension Hub {
                 if registered != type.keyDescriptor {
                     rejected.append(
                         HubRefusedField(
-                            type: type.name, field: "#\(type.keyName)", descriptor: type.keyDescriptor,
-                            registered: registered))
+                            type: type.name, field: type.keyName, descriptor: type.keyDescriptor,
+                            registered: registered, isPrimaryKey: true))
                 }
             } else {
                 newTypes.append(type)

@@ -1,13 +1,15 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Strata
 
 /// A refusal the hub answers with: an HTTP status and a JSON body with a
 /// stable `error` code, a `message` for people and the code's own fields
-/// (docs/Hub.md, "The protocol").
+/// (docs/Hub.md, "The protocol"). The codes are the client's
+/// (``HubRefusal/Code``): one list, which both sides read.
 public struct HubError: Error, CustomStringConvertible, Sendable {
     /// The `error` code of the answer.
-    public var code: String
+    public var code: HubRefusal.Code
     /// The HTTP status of the answer.
     public var status: HTTPResponse.Status
     /// What went wrong and what to do, for people.
@@ -19,27 +21,27 @@ public struct HubError: Error, CustomStringConvertible, Sendable {
     public var description: String { "\(code): \(message)" }
 
     static func invalidChangeset(_ message: String) -> HubError {
-        HubError(code: "invalidChangeset", status: .badRequest, message: message)
+        HubError(code: .invalidChangeset, status: .badRequest, message: message)
     }
 
     static func invalidRequest(_ message: String) -> HubError {
-        HubError(code: "invalidRequest", status: .badRequest, message: message)
+        HubError(code: .invalidRequest, status: .badRequest, message: message)
     }
 
     static let unauthorized = HubError(
-        code: "unauthorized", status: .unauthorized,
+        code: .unauthorized, status: .unauthorized,
         message: "The request has no device token, or its token is unknown or revoked.")
 
     static func wrongDataset(_ dataset: UUID, tenant: UUID) -> HubError {
         HubError(
-            code: "wrongDataset", status: .forbidden,
+            code: .wrongDataset, status: .forbidden,
             message: "The changeset belongs to dataset \(dataset); this device's token is for dataset \(tenant).",
             fields: ["dataset": .string(dataset.uuidString)])
     }
 
     static func clockSkew(ahead milliseconds: UInt64, hubTime: UInt64) -> HubError {
         HubError(
-            code: "clockSkew", status: .conflict,
+            code: .clockSkew, status: .conflict,
             message:
                 "The changeset holds a change stamped \(milliseconds) ms ahead of the hub's clock, more than the allowed drift; correct the device's clock.",
             fields: ["hubTime": .number(Double(hubTime))])
@@ -47,7 +49,7 @@ public struct HubError: Error, CustomStringConvertible, Sendable {
 
     static func siteOfAnotherDevice(_ site: UUID) -> HubError {
         HubError(
-            code: "siteOfAnotherDevice", status: .forbidden,
+            code: .siteOfAnotherDevice, status: .forbidden,
             message:
                 "The changeset's file (site \(site.uuidString)) syncs as another device of this tenant: a copy of that device's file? Give the copy an identity of its own (Database.resetSyncIdentity(at:)), or use that device's token.",
             fields: ["site": .string(site.uuidString)])
@@ -55,13 +57,13 @@ public struct HubError: Error, CustomStringConvertible, Sendable {
 
     static func unknownTenant(_ tenant: UUID) -> HubError {
         HubError(
-            code: "unknownTenant", status: .notFound,
+            code: .unknownTenant, status: .notFound,
             message: "No tenant \(tenant.uuidString) on this hub: add a device to it first (strata-hub device add).")
     }
 
     static func epochChanged(_ epoch: UUID) -> HubError {
         HubError(
-            code: "epochChanged", status: .gone,
+            code: .epochChanged, status: .gone,
             message:
                 "The hub's data was restored from a backup: pull from the start of epoch \(epoch) and push from the session's pushCursor.",
             fields: ["epoch": .string(epoch.uuidString)])
@@ -69,27 +71,41 @@ public struct HubError: Error, CustomStringConvertible, Sendable {
 
     static func bodyTooLarge(limit: Int) -> HubError {
         HubError(
-            code: "bodyTooLarge", status: .contentTooLarge,
+            code: .bodyTooLarge, status: .contentTooLarge,
             message: "The body is over the hub's limit of \(limit) bytes; push smaller pages.",
             fields: ["limit": .number(Double(limit))])
     }
 
     static func unavailable(_ message: String) -> HubError {
-        HubError(code: "unavailable", status: .serviceUnavailable, message: message)
+        HubError(code: .unavailable, status: .serviceUnavailable, message: message)
     }
 
     /// A database migrated by a newer hub.
     static func schemaTooNew(_ version: Int, supported: Int) -> HubError {
         HubError(
-            code: "schemaTooNew", status: .internalServerError,
+            code: .schemaTooNew, status: .internalServerError,
             message:
                 "The PostgreSQL schema is at version \(version), newer than this hub's \(supported): run the newer strata-hub."
         )
     }
 
+    /// A database this hub's version has not migrated yet.
+    static func schemaNotMigrated(_ version: Int, needed: Int) -> HubError {
+        HubError(
+            code: .schemaNotMigrated, status: .internalServerError,
+            message:
+                "The PostgreSQL schema is at version \(version), and this hub needs \(needed): run `strata-hub migrate` first."
+        )
+    }
+
+    /// A failure of the hub's own.
+    static func internalError(_ error: any Error) -> HubError {
+        HubError(code: .internalError, status: .internalServerError, message: "The hub failed: \(error).")
+    }
+
     /// The JSON body of the answer.
     var body: [String: JSONValue] {
-        fields.merging(["error": .string(code), "message": .string(message)]) { _, new in new }
+        fields.merging(["error": .string(code.rawValue), "message": .string(message)]) { _, new in new }
     }
 }
 

@@ -147,22 +147,25 @@ public enum HubServer {
         // Serve only a database this hub's version migrated.
         application.beforeServerStarts {
             let version = try await HubSchema.version(hub.client, logger: logger)
+            guard version <= HubSchema.currentVersion else {
+                throw HubError.schemaTooNew(version, supported: HubSchema.currentVersion)
+            }
             guard version == HubSchema.currentVersion else {
-                throw HubError(
-                    code: "schema", status: .internalServerError,
-                    message:
-                        "The PostgreSQL schema is at version \(version), and this hub needs \(HubSchema.currentVersion): run `strata-hub migrate` first."
-                )
+                throw HubError.schemaNotMigrated(version, needed: HubSchema.currentVersion)
             }
         }
         return application
     }
 
     static func authenticate(_ request: Request, _ hub: Hub) async throws -> Hub.Device {
-        guard let header = request.headers[.authorization], header.hasPrefix("Bearer ") else {
+        // `Bearer <token>`; the scheme is a word of HTTP, told apart
+        // from the token by the first space.
+        guard let header = request.headers[.authorization], let space = header.firstIndex(of: " "),
+            header[..<space] == "Bearer"
+        else {
             throw HubError.unauthorized
         }
-        let token = header.dropFirst("Bearer ".count).trimmingCharacters(in: .whitespaces)
+        let token = header[space...].trimmingCharacters(in: .whitespaces)
         guard !token.isEmpty, token.count <= 256, let device = try await hub.device(token: token) else {
             throw HubError.unauthorized
         }
@@ -193,8 +196,7 @@ public enum HubServer {
             return refusal(.unavailable("The hub cannot reach its database; retry later."))
         } catch {
             hub.logger.error("Request failed: \(String(reflecting: error))")
-            return refusal(
-                HubError(code: "internal", status: .internalServerError, message: "The hub failed: \(error)."))
+            return refusal(.internalError(error))
         }
     }
 

@@ -204,7 +204,7 @@ struct HubClientTests {
             let error = await #expect(throws: HubError.self) {
                 try await hub.push(ChangesetCodec.encode(content), device: device)
             }
-            #expect(error?.code == "clockSkew")
+            #expect(error?.code == .clockSkew)
             #expect(error?.status == .conflict)
             if case .number(let hubTime)? = error?.fields["hubTime"] {
                 #expect(abs(hubTime - Double(Hub.now())) < 60_000)

@@ -62,7 +62,7 @@ struct HubSecurityTests {
             #expect(try await hub.push(fromB.data, device: deviceB).status == 200)
             // A's changeset with B's token: refused, nothing of it written.
             let error = await #expect(throws: HubError.self) { try await hub.push(fromA.data, device: deviceB) }
-            #expect(error?.code == "wrongDataset")
+            #expect(error?.code == .wrongDataset)
             // Each tenant's pull holds its own note 1 and nothing of the other's.
             let stateA = try await CanonicalState(of: hub, device: deviceA)
             let stateB = try await CanonicalState(of: hub, device: deviceB)
@@ -215,7 +215,7 @@ struct HubSecurityTests {
                 let error = await #expect(throws: HubError.self) {
                     try await hub.push(ChangesetCodec.encode(odd), device: device)
                 }
-                #expect(error?.code == "invalidChangeset")
+                #expect(error?.code == .invalidChangeset)
                 // The codec refuses a second entry; the hub, a second register.
                 let message = error?.message ?? ""
                 #expect(message.contains("second entry") || message.contains("twice"), "\(message)")
@@ -242,7 +242,7 @@ struct HubSecurityTests {
             let error = await #expect(throws: HubError.self) {
                 try await hub.push(more.data, device: devices.laptopDevice)
             }
-            #expect(error?.code == "siteOfAnotherDevice")
+            #expect(error?.code == .siteOfAnotherDevice)
             #expect(error?.status == .forbidden)
             #expect(try await Self.rowCounts(settings) == before)
             #expect(try await hub.push(more.data, device: devices.phoneDevice).status == 200)
@@ -282,7 +282,7 @@ struct HubSecurityTests {
             let epoch = try await hub.renewEpoch(tenant: tenant)
             #expect(try await hub.session(device: device, site: db.sync.site).epoch == epoch)
             let unknown = await #expect(throws: HubError.self) { try await hub.renewEpoch(tenant: UUID()) }
-            #expect(unknown?.code == "unknownTenant")
+            #expect(unknown?.code == .unknownTenant)
             #expect(try await hub.revokeDevice(added.device))
             #expect(try await hub.device(token: added.token) == nil)
         }

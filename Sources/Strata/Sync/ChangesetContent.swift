@@ -100,6 +100,11 @@ import Foundation
         self.descriptor = descriptor
         self.parent = parent
     }
+
+    /// Whether the field holds an embedded object (its value is the
+    /// object's life), as ``FieldDescriptor`` reads its descriptor; a list
+    /// of embedded objects does not.
+    public var isEmbedded: Bool { FieldDescriptor(parsing: descriptor)?.type == .embedded }
 }
 
 extension ChangesetContent {

@@ -63,6 +63,10 @@ extension DatabaseSync {
     /// try phone.sync.exchange(with: laptop)
     /// ```
     ///
+    /// Each round is a hub's (``exchange(with:pageSize:)``), with `other`
+    /// as an ``InProcessHub``: this file pushes what `other` lacks, then
+    /// pulls what it lacks.
+    ///
     /// - Throws: ``StrataError``: ``StrataError/Code/changesetRefused``
     ///   when the two files belong to two datasets (nothing is written) or
     ///   one is a copy of the other; the errors of ``apply(_:)``.
@@ -76,21 +80,22 @@ extension DatabaseSync {
                 "\(database.path) belongs to dataset \(mine), and \(other.path) to dataset \(theirs)",
                 remedy: "Files of two datasets never exchange changes; sync files of one dataset.")
         }
+        let hub = InProcessHub(database: other)
         var report = SyncExchangeReport()
         // A file that applied a peer's changes may hold objects merged from
         // both sides, which the peer has not seen yet: go on until a round
         // moves nothing.
         for _ in 0 ..< 8 {
-            let received = try pull(from: remote)
-            let sent = try remote.pull(from: self)
-            report.received.add(received)
+            var sent = SyncApplyReport()
+            let round = try HubRound(sync: self, pageSize: 5_000, events: nil).run(with: hub, sent: &sent)
+            report.received.add(round.received)
             report.sent.add(sent)
             report.rounds += 1
-            if received.isEmpty && sent.isEmpty { break }
+            if round.received.isEmpty && sent.isEmpty { break }
         }
-        // Each side notes how much of its changes the other now has, for
-        // `status()`'s pending counts.
-        try acknowledge(try remote.cursor(of: try site).since, by: try remote.site)
+        // The round noted how much of this file's changes `other` has; it
+        // notes how much of its changes this file has, for `status()`'s
+        // pending counts.
         try remote.acknowledge(try cursor(of: try remote.site).since, by: try site)
         return report
     }
@@ -104,18 +109,6 @@ extension DatabaseSync {
             guard seq > entry.acknowledged else { return }
             entry.acknowledged = seq
             try PeerCursor.store(entry, lmdb, handles, peer: peer)
-        }
-    }
-
-    /// Applies every change of `peer` after this file's cursor of it, and
-    /// sums what the pages applied.
-    func pull(from peer: DatabaseSync) throws -> SyncApplyReport {
-        let peerSite = try peer.site
-        var total = SyncApplyReport()
-        while true {
-            let changeset = try peer.changes(from: try cursor(of: peerSite))
-            total.add(try apply(changeset))
-            if !(try changeset.summary().hasMore) { return total }
         }
     }
 }

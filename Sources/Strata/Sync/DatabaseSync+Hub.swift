@@ -50,8 +50,7 @@ extension DatabaseSync {
     func exchange(
         with hub: some SyncHub, pageSize: Int, events: (@Sendable (SyncEvent) -> Void)?
     ) async throws -> SyncHubReport {
-        precondition(pageSize >= 1, "A page holds at least one object")
-        return try await HubRound(sync: self, hub: hub, pageSize: pageSize, events: events).run()
+        try await HubRound(sync: self, pageSize: pageSize, events: events).run(with: hub)
     }
 
     /// The most this file's clock may differ from a peer's: a changeset
@@ -144,122 +143,5 @@ public struct SyncHubReport: Sendable, Equatable, CustomStringConvertible {
         }
         if !refusedFields.isEmpty { text += "; the hub refused \(count(refusedFields.count, "field"))" }
         return text
-    }
-}
-
-/// One exchange with a hub: push, then pull, again after an epoch change.
-struct HubRound<Hub: SyncHub> {
-    let sync: DatabaseSync
-    let hub: Hub
-    let pageSize: Int
-    let events: (@Sendable (SyncEvent) -> Void)?
-
-    /// How often a round starts again after the epoch changed, before it
-    /// gives up (the hub would have to be restored again and again).
-    static var epochAttempts: Int { 3 }
-
-    func run() async throws -> SyncHubReport {
-        let site = try sync.site
-        var session = try await hub.session(site: site)
-        var report = SyncHubReport(session: session, pageSize: pageSize)
-        noteClock(session)
-        var pushSize = pageSize
-        var clockError: StrataError?
-        for attempt in 1 ... Self.epochAttempts {
-            if attempt > 1 {
-                session = try await hub.session(site: site)
-                report.begin(session)
-            }
-            do {
-                try await push(from: session, pageSize: &pushSize, into: &report)
-            } catch let error as StrataError where error.hubRefusal?.code == .clockSkew {
-                clockError = error
-            }
-            do {
-                try await pull(epoch: session.epoch, into: &report)
-                break
-            } catch let error as StrataError where error.hubRefusal?.code == .epochChanged {
-                if attempt == Self.epochAttempts { throw error }
-            }
-        }
-        if let clockError { throw clockError }
-        return report
-    }
-
-    /// Tells of a hub clock further from this device's than a changeset's
-    /// stamps may be: the hub refuses pushes, or this file its pages.
-    private func noteClock(_ session: HubSession) {
-        guard let events else { return }
-        let local = Date().milliseconds
-        let hub = session.hubTimeMilliseconds
-        if max(local, hub) - min(local, hub) > sync.maxClockDriftMilliseconds {
-            events(.clockSkew(hubTime: session.hubTime, localTime: Date(milliseconds: local)))
-        }
-    }
-
-    private func push(from session: HubSession, pageSize: inout Int, into report: inout SyncHubReport) async throws {
-        var cursor = session.pushCursor
-        try await acknowledge(cursor, epoch: session.epoch)
-        while true {
-            let changeset = try await off { [cursor, pageSize] in try $0.changes(from: cursor, limit: pageSize) }
-            let summary = try changeset.summary()
-            guard summary.entryCount > 0 else { return }
-            if changeset.data.count > session.maxBodyBytes, pageSize > 1 {
-                pageSize /= 2
-                report.pushPageSize = pageSize
-                continue
-            }
-            let answer: HubPushAnswer
-            do {
-                answer = try await hub.push(changeset)
-            } catch let error as StrataError {
-                guard let refusal = error.hubRefusal, refusal.code == .bodyTooLarge else { throw error }
-                guard pageSize > 1 else { throw StrataError.hubBodyTooLarge(refusal, bytes: changeset.data.count) }
-                pageSize /= 2
-                report.pushPageSize = pageSize
-                continue
-            }
-            report.pushedObjects += summary.entryCount
-            report.pushedPages += 1
-            report.hubSeq = max(report.hubSeq, answer.hubSeq)
-            report.refusedFields += answer.refusedFields
-            report.pushPageSize = pageSize
-            try await acknowledge(answer.acceptedThrough, epoch: session.epoch)
-            // A hub that did not move the cursor would be sent the same
-            // page forever: the next round asks its session again.
-            guard summary.hasMore, answer.acceptedThrough != cursor else { return }
-            cursor = answer.acceptedThrough
-        }
-    }
-
-    private func pull(epoch: UUID, into report: inout SyncHubReport) async throws {
-        let site = SiteID(uuid: epoch)
-        var cursor = try await off { try $0.cursor(of: site) }
-        while true {
-            let changeset = try await hub.pull(from: cursor, epoch: epoch, limit: pageSize)
-            let summary = try changeset.summary()
-            let (applied, next) = try await off { sync in
-                (try sync.apply(changeset, from: site), try sync.cursor(of: site))
-            }
-            report.received.add(applied)
-            report.pulledObjects += summary.entryCount
-            report.pulledPages += 1
-            guard summary.hasMore, next != cursor else { return }
-            cursor = next
-        }
-    }
-
-    /// Notes how much of this file's changes the hub has, as it said:
-    /// ``SyncStatus/Peer/acknowledged`` of the hub's peer entry (its site
-    /// is the epoch), for ``DatabaseSync/status()``'s pending counts.
-    private func acknowledge(_ hubCursor: SyncCursor, epoch: UUID) async throws {
-        guard hubCursor.since > 0 else { return }
-        try await off { try $0.acknowledge(hubCursor.since, by: SiteID(uuid: epoch)) }
-    }
-
-    /// Runs `work` with the file's sync off the cooperative pool.
-    private func off<T: Sendable>(_ work: @escaping @Sendable (DatabaseSync) throws -> T) async throws -> T {
-        let sync = self.sync
-        return try await sync.database.onOwnThread { try work(sync) }
     }
 }

@@ -45,25 +45,29 @@ struct FieldDescriptor: Hashable, Sendable, CustomStringConvertible {
     /// in its canonical form (`link(Person)?`, `list(int)?`, `int ?`).
     init?(parsing text: String) {
         var shape = Substring(text)
-        let optional = shape.hasSuffix("?")
+        let optional = shape.last == "?"
         if optional { shape = shape.dropLast() }
-        if let primitive = PropertyType(rawValue: String(shape)), !primitive.isComposite {
+        switch Self.split(shape) {
+        case (let name, nil):
+            guard let primitive = PropertyType(rawValue: String(name)), !primitive.isComposite else { return nil }
             self.init(type: primitive, isOptional: optional, target: nil, elementType: nil)
-        } else if let target = Self.argument(of: shape, in: "link"), !optional {
-            self.init(type: .link, isOptional: true, target: target, elementType: nil)
-        } else if let target = Self.argument(of: shape, in: "embedded") {
-            self.init(type: .embedded, isOptional: optional, target: target, elementType: nil)
-        } else if let element = Self.argument(of: shape, in: "list"), !optional {
-            if let primitive = PropertyType(rawValue: element), !primitive.isComposite {
+        case ("link", let target?) where !optional:
+            self.init(type: .link, isOptional: true, target: String(target), elementType: nil)
+        case ("embedded", let target?):
+            self.init(type: .embedded, isOptional: optional, target: String(target), elementType: nil)
+        case ("list", let element?) where !optional:
+            switch Self.split(element) {
+            case (let name, nil):
+                guard let primitive = PropertyType(rawValue: String(name)), !primitive.isComposite else { return nil }
                 self.init(type: .list, isOptional: false, target: nil, elementType: primitive)
-            } else if let target = Self.argument(of: Substring(element), in: "link") {
-                self.init(type: .list, isOptional: false, target: target, elementType: .link)
-            } else if let target = Self.argument(of: Substring(element), in: "embedded") {
-                self.init(type: .list, isOptional: false, target: target, elementType: .embedded)
-            } else {
+            case ("link", let target?):
+                self.init(type: .list, isOptional: false, target: String(target), elementType: .link)
+            case ("embedded", let target?):
+                self.init(type: .list, isOptional: false, target: String(target), elementType: .embedded)
+            default:
                 return nil
             }
-        } else {
+        default:
             return nil
         }
     }
@@ -75,11 +79,15 @@ struct FieldDescriptor: Hashable, Sendable, CustomStringConvertible {
         self.elementType = elementType
     }
 
-    /// What `text` holds between `"name("` and its last `")"`; nil when it
-    /// is not written so, or holds nothing.
-    private static func argument(of text: Substring, in name: String) -> String? {
-        guard text.hasPrefix(name + "("), text.hasSuffix(")"), text.count > name.count + 2 else { return nil }
-        return String(text.dropFirst(name.count + 1).dropLast())
+    /// `text` as a name and, when it is written `name(argument)`, the
+    /// argument: what lies between the first `(` and the last `)`. A
+    /// parenthesis that is not closed at the end, or that holds nothing,
+    /// leaves no name (`""`), which no descriptor has.
+    private static func split(_ text: Substring) -> (name: Substring, argument: Substring?) {
+        guard let open = text.firstIndex(of: "(") else { return (text, nil) }
+        let argument = text[text.index(after: open)...].dropLast()
+        guard text.last == ")", !argument.isEmpty else { return ("", nil) }
+        return (text[..<open], argument)
     }
 
     /// The canonical text.

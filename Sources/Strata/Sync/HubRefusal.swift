@@ -63,6 +63,9 @@ public struct HubRefusal: Error, Sendable, Hashable {
     ///
     /// A struct rather than an enum: a newer hub may answer with a code this
     /// version does not name, and new codes never break your `switch`.
+    ///
+    /// The hub (`strata-hub`) refuses with these very values: this list
+    /// is the protocol's, docs/Hub.md's table read as code.
     public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
         /// The code as the hub spells it.
         public var rawValue: String
@@ -95,6 +98,18 @@ public struct HubRefusal: Error, Sendable, Hashable {
         public static let schemaConflict = Code(rawValue: "schemaConflict")
         /// 503: the hub's database cannot be reached.
         public static let unavailable = Code(rawValue: "unavailable")
+        /// 500: a failure of the hub's own; its message says which, its
+        /// log has more. The JSON spells it `internal`.
+        public static let internalError = Code(rawValue: "internal")
+        /// The hub's operator named a tenant the hub has no device of
+        /// (`strata-hub epoch`); no request of a device is answered so.
+        public static let unknownTenant = Code(rawValue: "unknownTenant")
+        /// The hub's PostgreSQL schema was migrated by a newer hub: the
+        /// operator runs the newer `strata-hub`. The hub does not serve.
+        public static let schemaTooNew = Code(rawValue: "schemaTooNew")
+        /// The hub's PostgreSQL schema is older than the hub: the operator
+        /// runs `strata-hub migrate`. The hub does not serve.
+        public static let schemaNotMigrated = Code(rawValue: "schemaNotMigrated")
 
         /// The code as the hub spells it.
         public var description: String { rawValue }

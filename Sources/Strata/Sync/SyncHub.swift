@@ -4,7 +4,8 @@ import Foundation
 /// that ``DatabaseSync/exchange(with:pageSize:)`` and
 /// ``DatabaseSync/run(with:options:)`` talk to.
 ///
-/// ``HTTPHub`` speaks the hub's HTTP protocol (`docs/Hub.md`); a test or
+/// ``HTTPHub`` speaks the hub's HTTP protocol (`docs/Hub.md`);
+/// ``InProcessHub`` is a Strata file of the process as the hub; a test or
 /// another transport implements the four calls itself. Failures are
 /// thrown as ``StrataError``s the exchange understands: code
 /// ``StrataError/Code/hubRefused`` with a ``HubRefusal`` as the
@@ -164,24 +165,38 @@ public struct HubPushAnswer: Sendable, Hashable, Codable {
 }
 
 /// A field the hub refused to merge: the dataset already has a field of
-/// that name on that type, with another type (`descriptor`).
+/// that name on that type, with another type (`descriptor`). When it is
+/// the type's primary key (``isPrimaryKey``), the hub refused the whole
+/// type: none of the push's objects of that type were merged.
 public struct HubRefusedField: Sendable, Hashable, Codable, CustomStringConvertible {
     /// The object type's name.
     public var type: String
-    /// The field's name (its path, inside an embedded object).
+    /// The field's name (its path, inside an embedded object); the
+    /// primary key's name when ``isPrimaryKey``.
     public var field: String
     /// The field's type as the changeset described it.
     public var descriptor: String
     /// The field's type in the dataset, which the hub keeps (empty when
     /// the hub did not say).
     public var registered: String
+    /// Whether the field is the type's primary key, so that the hub
+    /// refused every object of the type: the dataset has the type with
+    /// another key type.
+    public var isPrimaryKey: Bool {
+        get { key == true }
+        set { key = newValue ? true : nil }
+    }
+    /// The JSON's `key`: true, or absent (an answer about fields reads as
+    /// it did before keys were told apart).
+    private var key: Bool?
 
     /// A refused field from its parts.
-    public init(type: String, field: String, descriptor: String, registered: String = "") {
+    public init(type: String, field: String, descriptor: String, registered: String = "", isPrimaryKey: Bool = false) {
         self.type = type
         self.field = field
         self.descriptor = descriptor
         self.registered = registered
+        self.isPrimaryKey = isPrimaryKey
     }
 
     public init(from decoder: any Decoder) throws {
@@ -190,13 +205,16 @@ public struct HubRefusedField: Sendable, Hashable, Codable, CustomStringConverti
         field = try container.decode(String.self, forKey: .field)
         descriptor = try container.decode(String.self, forKey: .descriptor)
         registered = try container.decodeIfPresent(String.self, forKey: .registered) ?? ""
+        key = try container.decodeIfPresent(Bool.self, forKey: .key) == true ? true : nil
     }
 
-    private enum CodingKeys: String, CodingKey { case type, field, descriptor, registered }
+    private enum CodingKeys: String, CodingKey { case type, field, descriptor, registered, key }
 
-    /// `Note.score: string (the dataset has int)`.
+    /// `Note.score: string (the dataset has int)`; for a primary key,
+    /// `Note.id (primary key): string (the dataset has int)`.
     public var description: String {
-        "\(type).\(field): \(descriptor)" + (registered.isEmpty ? "" : " (the dataset has \(registered))")
+        "\(type).\(field)\(isPrimaryKey ? " (primary key)" : ""): \(descriptor)"
+            + (registered.isEmpty ? "" : " (the dataset has \(registered))")
     }
 }
 

@@ -2,12 +2,13 @@ import Foundation
 
 @testable import Strata
 
-/// A hub in the test's process: a Strata file that relays every device's
-/// changes as the real hub's PostgreSQL does, its site being the epoch,
-/// with the hub's refusals scripted by the test.
+/// A hub in the test's process: an ``InProcessHub``, which relays every
+/// device's changes as the real hub's PostgreSQL does, its site being the
+/// epoch, with the hub's refusals scripted by the test and a backup to
+/// restore as a new epoch.
 actor FakeSyncHub: SyncHub {
-    private var current: Database
-    private var backup: Database?
+    private var current: InProcessHub
+    private var backup: InProcessHub?
     private let folder: TemporaryFolder
     private let dataset: UUID
     private let broadcast = CommitBroadcast()
@@ -38,18 +39,18 @@ actor FakeSyncHub: SyncHub {
         current = try Self.open(folder.path("hub-\(UUID().uuidString).strata"), dataset: dataset)
     }
 
-    private static func open(_ path: String, dataset: UUID) throws -> Database {
+    private static func open(_ path: String, dataset: UUID) throws -> InProcessHub {
         var config = Database.Configuration(path: path, schemaVersion: 1, schema: Schema([]))
         config.durability = .noSync
         config.mode = .synced
         config.sync = .init(dataset: dataset)
-        return try Database(configuration: config)
+        return InProcessHub(database: try Database(configuration: config))
     }
 
     /// The hub's file of the current epoch.
-    var database: Database { current }
+    var database: Database { current.database }
 
-    var epoch: UUID { get throws { try current.sync.site.uuid } }
+    var epoch: UUID { get throws { try current.database.sync.site.uuid } }
 
     func set(tooLargeAbove: Int? = nil, clockSkews: Int = 0, revoked: Bool = false) {
         self.tooLargeAbove = tooLargeAbove
@@ -65,23 +66,20 @@ actor FakeSyncHub: SyncHub {
     /// a restore brings back, as a new epoch.
     func takeBackup() throws {
         let copy = try Self.open(folder.path("backup-\(UUID().uuidString).strata"), dataset: dataset)
-        try copy.sync.exchange(with: current)
+        try copy.sync(current.database)
         backup = copy
     }
 
-    private func refuse(_ code: HubRefusal.Code, _ status: Int, epoch: UUID? = nil) -> StrataError {
+    private func refuse(_ code: HubRefusal.Code, _ status: Int) -> StrataError {
         StrataError(
             .hubRefused, "The fake hub refused with \(code).",
             cause: HubRefusal(
-                code: code, status: status, message: "\(code)", hubTimeMilliseconds: Date().milliseconds,
-                epoch: epoch))
+                code: code, status: status, message: "\(code)", hubTimeMilliseconds: Date().milliseconds))
     }
 
     func session(site: SiteID) async throws -> HubSession {
         if revoked { throw refuse(.unauthorized, 401) }
-        return HubSession(
-            tenant: dataset, device: UUID(), epoch: try epoch, hubSeq: try current.sync.lastSequenceNumber(),
-            hubTimeMilliseconds: Date().milliseconds, pushCursor: try current.sync.cursor(of: site))
+        return try await current.session(site: site)
     }
 
     func push(_ changeset: Changeset) async throws -> HubPushAnswer {
@@ -95,14 +93,12 @@ actor FakeSyncHub: SyncHub {
             clockSkews -= 1
             throw refuse(.clockSkew, 409)
         }
-        try current.sync.apply(changeset)
+        var answer = try await current.push(changeset)
         acceptedPages.append(summary.entryCount)
-        let hubSeq = try current.sync.lastSequenceNumber()
-        broadcast.send(hubSeq)
-        defer { conflictingFields = [] }
-        return HubPushAnswer(
-            acceptedThrough: try current.sync.cursor(of: summary.sender), hubSeq: hubSeq,
-            hubTimeMilliseconds: Date().milliseconds, refusedFields: conflictingFields)
+        broadcast.send(answer.hubSeq)
+        answer.refusedFields = conflictingFields
+        conflictingFields = []
+        return answer
     }
 
     func pull(from cursor: SyncCursor, epoch: UUID, limit: Int) async throws -> Changeset {
@@ -112,13 +108,11 @@ actor FakeSyncHub: SyncHub {
             current = backup
             self.backup = nil
         }
-        let now = try self.epoch
-        guard epoch == now else { throw refuse(.epochChanged, 410, epoch: now) }
-        if let hook = onNextPull {
+        if let hook = onNextPull, epoch == (try self.epoch) {
             onNextPull = nil
             try hook()
         }
-        return try current.sync.changes(from: cursor, limit: limit)
+        return try await current.pull(from: cursor, epoch: epoch, limit: limit)
     }
 
     /// The streams of ``commits()`` open now.

@@ -1,0 +1,239 @@
+import Foundation
+
+/// One exchange with a hub: push every change the hub lacks, then pull
+/// every change the file lacks, page by page, again from a new session
+/// after the hub's epoch changed.
+///
+/// The round does the file's side itself (reading pages to push, applying
+/// pulled ones, noting what the hub acknowledged) and asks its driver
+/// for the hub's: each step returns the next ``Request``, and the driver
+/// hands the hub's answer to ``next(_:)``. One round, two drivers:
+/// ``run(with:)`` asks a ``SyncHub``, asynchronously
+/// (``DatabaseSync/exchange(with:pageSize:)``); ``run(with:sent:)`` asks
+/// an ``InProcessHub`` over another file of the process, synchronously
+/// (``DatabaseSync/exchange(with:)``, peer to peer).
+struct HubRound: Sendable {
+    /// What the round asks of the hub next.
+    enum Request: Sendable {
+        /// ``SyncHub/session(site:)`` for the file's site.
+        case session(SiteID)
+        /// ``SyncHub/push(_:)``.
+        case push(Changeset)
+        /// ``SyncHub/pull(from:epoch:limit:)``, with the round's page size.
+        case pull(SyncCursor, epoch: UUID)
+        /// Nothing: the round is over.
+        case finished(SyncHubReport)
+    }
+
+    /// The hub's answer to a ``Request``.
+    enum Answer: Sendable {
+        case session(HubSession)
+        case pushed(HubPushAnswer)
+        /// The hub refused a push: the round goes on after a page too large
+        /// (smaller) or a clock skew (to the pull), and throws the rest.
+        case pushRefused(StrataError)
+        case pulled(Changeset)
+        /// The hub refused a pull: after an epoch change the round starts
+        /// again; the rest it throws.
+        case pullRefused(StrataError)
+    }
+
+    /// How often a round starts again after the epoch changed, before it
+    /// gives up (the hub would have to be restored again and again).
+    static var epochAttempts: Int { 3 }
+
+    let sync: DatabaseSync
+    let site: SiteID
+    /// How many objects a pulled page holds at most.
+    let pageSize: Int
+    let events: (@Sendable (SyncEvent) -> Void)?
+    private var report: SyncHubReport?
+    private var session: HubSession?
+    private var attempt = 0
+    /// How many objects a pushed page holds at most: halved while the hub
+    /// finds pages too large.
+    private var pushSize: Int
+    private var cursor = SyncCursor(since: 0, after: 0)
+    /// The page being pushed and its summary.
+    private var pushing: (changeset: Changeset, summary: Changeset.Summary)?
+    private var clockError: StrataError?
+
+    init(sync: DatabaseSync, pageSize: Int, events: (@Sendable (SyncEvent) -> Void)?) throws {
+        precondition(pageSize >= 1, "A page holds at least one object")
+        self.sync = sync
+        site = try sync.site
+        self.pageSize = pageSize
+        pushSize = pageSize
+        self.events = events
+    }
+
+    /// The first request: the hub's session.
+    var start: Request { .session(site) }
+
+    /// Takes the hub's answer to the last request, does the file's part,
+    /// and returns the next request.
+    mutating func next(_ answer: Answer) throws -> Request {
+        switch answer {
+        case .session(let session):
+            attempt += 1
+            if report == nil {
+                report = SyncHubReport(session: session, pageSize: pageSize)
+                noteClock(session)
+            } else {
+                report!.begin(session)
+            }
+            self.session = session
+            cursor = session.pushCursor
+            try acknowledge(cursor)
+            return try nextPush()
+        case .pushed(let answer):
+            let summary = pushing!.summary
+            pushing = nil
+            report!.pushedObjects += summary.entryCount
+            report!.pushedPages += 1
+            report!.hubSeq = max(report!.hubSeq, answer.hubSeq)
+            report!.refusedFields += answer.refusedFields
+            report!.pushPageSize = pushSize
+            try acknowledge(answer.acceptedThrough)
+            // A hub that did not move the cursor would be sent the same
+            // page forever: the next round asks its session again.
+            guard summary.hasMore, answer.acceptedThrough != cursor else { return try firstPull() }
+            cursor = answer.acceptedThrough
+            return try nextPush()
+        case .pushRefused(let error):
+            let page = pushing!
+            pushing = nil
+            if let refusal = error.hubRefusal, refusal.code == .bodyTooLarge {
+                guard pushSize > 1 else { throw StrataError.hubBodyTooLarge(refusal, bytes: page.changeset.data.count) }
+                halvePushSize()
+                return try nextPush()
+            }
+            guard error.hubRefusal?.code == .clockSkew else { throw error }
+            clockError = error
+            return try firstPull()
+        case .pulled(let changeset):
+            let summary = try changeset.summary()
+            let epochSite = SiteID(uuid: session!.epoch)
+            report!.received.add(try sync.apply(changeset, from: epochSite))
+            report!.pulledObjects += summary.entryCount
+            report!.pulledPages += 1
+            let next = try sync.cursor(of: epochSite)
+            guard summary.hasMore, next != cursor else {
+                if let clockError { throw clockError }
+                return .finished(report!)
+            }
+            cursor = next
+            return .pull(cursor, epoch: session!.epoch)
+        case .pullRefused(let error):
+            guard error.hubRefusal?.code == .epochChanged, attempt < Self.epochAttempts else { throw error }
+            return .session(site)
+        }
+    }
+
+    /// The next page to push from ``cursor``; the pull once there is none.
+    private mutating func nextPush() throws -> Request {
+        while true {
+            let changeset = try sync.changes(from: cursor, limit: pushSize)
+            let summary = try changeset.summary()
+            guard summary.entryCount > 0 else { return try firstPull() }
+            guard changeset.data.count <= session!.maxBodyBytes || pushSize == 1 else {
+                halvePushSize()
+                continue
+            }
+            pushing = (changeset, summary)
+            return .push(changeset)
+        }
+    }
+
+    private mutating func halvePushSize() {
+        pushSize /= 2
+        report!.pushPageSize = pushSize
+    }
+
+    /// The pull of the session's epoch, from the file's cursor of it.
+    private mutating func firstPull() throws -> Request {
+        cursor = try sync.cursor(of: SiteID(uuid: session!.epoch))
+        return .pull(cursor, epoch: session!.epoch)
+    }
+
+    /// Tells of a hub clock further from this device's than a changeset's
+    /// stamps may be: the hub refuses pushes, or this file its pages.
+    private func noteClock(_ session: HubSession) {
+        guard let events else { return }
+        let local = Date().milliseconds
+        let hub = session.hubTimeMilliseconds
+        if max(local, hub) - min(local, hub) > sync.maxClockDriftMilliseconds {
+            events(.clockSkew(hubTime: session.hubTime, localTime: Date(milliseconds: local)))
+        }
+    }
+
+    /// Notes how much of this file's changes the hub has, as it said:
+    /// ``SyncStatus/Peer/acknowledged`` of the hub's peer entry (its site
+    /// is the epoch), for ``DatabaseSync/status()``'s pending counts.
+    private func acknowledge(_ hubCursor: SyncCursor) throws {
+        guard hubCursor.since > 0 else { return }
+        try sync.acknowledge(hubCursor.since, by: SiteID(uuid: session!.epoch))
+    }
+}
+
+extension HubRound {
+    /// Runs the round with `hub`, the file's part off the cooperative pool
+    /// (as an async `write` runs), never holding a thread of it.
+    func run(with hub: some SyncHub) async throws -> SyncHubReport {
+        var round = self
+        var request = round.start
+        while true {
+            if case .finished(let report) = request { return report }
+            let answer = try await Self.ask(hub, request, limit: pageSize)
+            let current = round
+            (round, request) = try await sync.database.onOwnThread {
+                var round = current
+                let request = try round.next(answer)
+                return (round, request)
+            }
+        }
+    }
+
+    /// `hub`'s answer to `request` (not ``Request/finished(_:)``): its
+    /// refusals of a push or a pull are answers the round reads.
+    private static func ask(_ hub: some SyncHub, _ request: Request, limit: Int) async throws -> Answer {
+        switch request {
+        case .session(let site): return .session(try await hub.session(site: site))
+        case .push(let changeset):
+            do { return .pushed(try await hub.push(changeset)) } catch let error as StrataError {
+                return .pushRefused(error)
+            }
+        case .pull(let cursor, let epoch):
+            do { return .pulled(try await hub.pull(from: cursor, epoch: epoch, limit: limit)) } catch let error
+                as StrataError
+            {
+                return .pullRefused(error)
+            }
+        case .finished: preconditionFailure("A finished round asks nothing")
+        }
+    }
+
+    /// Runs the round with `hub`'s file on this thread: one round of
+    /// ``DatabaseSync/exchange(with:)``. `sent` sums what the pushes
+    /// changed in the hub's file. The file refuses nothing the round goes
+    /// on after (a page too large, a clock, an epoch): its errors end the
+    /// round as they are.
+    func run(with hub: InProcessHub, sent: inout SyncApplyReport) throws -> SyncHubReport {
+        var round = self
+        var request = round.start
+        while true {
+            switch request {
+            case .session(let site):
+                request = try round.next(.session(try hub.session(of: site)))
+            case .push(let changeset):
+                let (answer, applied) = try hub.merge(changeset)
+                sent.add(applied)
+                request = try round.next(.pushed(answer))
+            case .pull(let cursor, let epoch):
+                request = try round.next(.pulled(try hub.changes(from: cursor, epoch: epoch, limit: pageSize)))
+            case .finished(let report):
+                return report
+            }
+        }
+    }
+}
