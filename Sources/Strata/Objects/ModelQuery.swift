@@ -461,23 +461,23 @@ public struct ModelQuery<M: Model> {
     func notStoredInside<E: EmbeddedModel>(_ embedded: E.Type, _ keyPath: PartialKeyPath<E>, _ operation: String)
         -> StrataError
     {
-        let described = "\(keyPath)"
-        let named =
-            described.contains("<computed") ? "a key path to a computed \(type(of: keyPath).valueType)" : described
-        return .notAStoredProperty(
-            named, operation: operation, model: "\(E.self)", typeName: E.schema.name,
+        .notAStoredProperty(
+            Self.describe(keyPath), operation: operation, model: "\(E.self)", typeName: E.schema.name,
             known: E.schema.objectSchema.properties.map(\.name).joined(separator: ", "), path: binding.table.path)
+    }
+
+    /// A key path as an error message names it: a computed property's
+    /// describes itself by an address, so it is named by its value type.
+    private static func describe(_ keyPath: AnyKeyPath) -> String {
+        let described = "\(keyPath)"
+        return described.contains("<computed") ? "a key path to a computed \(type(of: keyPath).valueType)" : described
     }
 
     func notStored(_ keyPath: PartialKeyPath<M>, _ operation: String) -> StrataError {
         let table = binding.table
         let known = binding.properties.map(\.name).joined(separator: ", ")
-        // A computed property's key path describes itself by an address.
-        let described = "\(keyPath)"
-        let named =
-            described.contains("<computed") ? "a key path to a computed \(type(of: keyPath).valueType)" : described
         return .notAStoredProperty(
-            named, operation: operation, model: binding.modelName, typeName: table.name, known: known,
+            Self.describe(keyPath), operation: operation, model: binding.modelName, typeName: table.name, known: known,
             path: table.path)
     }
 }

@@ -254,7 +254,15 @@ final class ObjectEncoder {
     /// - Throws: ``StrataError`` for a value that cannot be a key of
     ///   `table`, or a key longer than LMDB stores (`.keyTooLarge`).
     func encodeKey(_ value: Value, table: ObjectTable) throws {
-        guard try encodeLookupKey(value, table: table) else { return try checkKeySize(table: table) }
+        _ = try encodeLookupKey(value, table: table)
+        try checkKeySize(table: table)
+    }
+
+    private func checkKeySize(table: ObjectTable) throws {
+        guard key.count <= KeyCodec.maxKeySize else {
+            throw StrataError.keyTooLarge(
+                typeName: table.name, size: key.count, limit: KeyCodec.maxKeySize, path: table.path)
+        }
     }
 
     /// Encodes a primary key (or automatic id) given by the caller, for a
@@ -288,13 +296,6 @@ final class ObjectEncoder {
             KeyCodec.appendAutomaticID(UInt64(id), to: key)
         }
         return key.count <= KeyCodec.maxKeySize
-    }
-
-    private func checkKeySize(table: ObjectTable) throws {
-        guard key.count <= KeyCodec.maxKeySize else {
-            throw StrataError.keyTooLarge(
-                typeName: table.name, size: key.count, limit: KeyCodec.maxKeySize, path: table.path)
-        }
     }
 
     /// The key in ``key``, decoded.
