@@ -254,15 +254,16 @@ final class ObjectEncoder {
     /// - Throws: ``StrataError`` for a value that cannot be a key of
     ///   `table`, or a key longer than LMDB stores (`.keyTooLarge`).
     func encodeKey(_ value: Value, table: ObjectTable) throws {
-        _ = try encodeLookupKey(value, table: table)
-        try checkKeySize(table: table)
+        guard try encodeLookupKey(value, table: table) else { throw keyTooLarge(table) }
     }
 
     private func checkKeySize(table: ObjectTable) throws {
-        guard key.count <= KeyCodec.maxKeySize else {
-            throw StrataError.keyTooLarge(
-                typeName: table.name, size: key.count, limit: KeyCodec.maxKeySize, path: table.path)
-        }
+        guard key.count <= KeyCodec.maxKeySize else { throw keyTooLarge(table) }
+    }
+
+    /// The error for the key in ``key``, too long for LMDB to store.
+    private func keyTooLarge(_ table: ObjectTable) -> StrataError {
+        .keyTooLarge(typeName: table.name, size: key.count, limit: KeyCodec.maxKeySize, path: table.path)
     }
 
     /// Encodes a primary key (or automatic id) given by the caller, for a
