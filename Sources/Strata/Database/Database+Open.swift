@@ -151,11 +151,10 @@ extension Database {
             if try store.hasCatalog(txn) { throw CatalogMoved() }
             let catalog = Catalog(
                 schema: configuration.schema, schemaVersion: configuration.schemaVersion, mode: configuration.mode)
-            try store.write(catalog, txn)
+            let generation = try store.write(catalog, txn)
             try store.writeSnapshot(configuration.schema, version: catalog.fileSchemaVersion, replacing: true, txn)
-            try store.setGeneration(1, txn)
             let tables = try ObjectTable.openAll(txn, catalog, create: true, path: configuration.path)
-            return (Prepared(catalog: catalog, tables: [:], store: store, generation: 1, plan: plan), tables)
+            return (Prepared(catalog: catalog, tables: [:], store: store, generation: generation, plan: plan), tables)
         }
     }
 

@@ -118,7 +118,6 @@ extension Database {
             catalog.sync = CatalogSync(dataset: dataset, site: .random(), enabledAt: enabledAt)
             catalog.formatVersion = FileLayout.syncFormatVersion
             try prepared.store.write(catalog, txn)
-            try prepared.store.raiseGeneration(txn)
             guard let handles = try SyncHandles.open(txn, catalog, create: true, path: prepared.store.path) else {
                 preconditionFailure("A catalog with sync has no sync databases")
             }
@@ -226,7 +225,6 @@ extension Database {
             let site = SiteID.random()
             catalog.sync?.site = site
             try store.write(catalog, txn)
-            try store.raiseGeneration(txn)
             return site
         }
     }

@@ -22,11 +22,11 @@ public final class Database: Sendable {
     /// The configuration the database was opened with.
     public let configuration: Configuration
     let environment: Environment
-    let catalog: Catalog
     let tables: [String: ObjectTable]
     let store: CatalogStore
-    /// The catalog generation this database was opened at.
-    let generation: UInt64
+    /// The catalog this database was opened with, and what the file
+    /// learned since from peers.
+    let adopted: AdoptedCatalog
     /// What opening did.
     let openingPlan: MigrationPlan
     /// The running observations of this database.
@@ -66,10 +66,9 @@ public final class Database: Sendable {
         let (environment, prepared) = try Database.openAndPrepare(configuration, includingKeptTypes: includingKeptTypes)
         self.configuration = configuration
         self.environment = environment
-        self.catalog = prepared.catalog
         self.tables = prepared.tables
         self.store = prepared.store
-        self.generation = prepared.generation
+        self.adopted = AdoptedCatalog(prepared.catalog, generation: prepared.generation)
         self.openingPlan = prepared.plan
         self.syncHandles = prepared.sync
         Instrumentation.opened(path, migration: prepared.migrationTally)
@@ -124,12 +123,17 @@ public final class Database: Sendable {
     /// The database file's path.
     public var path: String { configuration.path }
 
+    /// The file's catalog: the one this database was opened with, and the
+    /// types and fields the file learned from peers since (as of this
+    /// database's last transaction).
+    var catalog: Catalog { adopted.catalog }
+
     /// The schema version recorded in the file when this database opened
     /// it. In local mode it equals the configuration's
     /// ``Configuration/schemaVersion``, the app's; in synced mode a newer app
     /// may have raised it, and this app's objects are still stamped with
     /// the configuration's.
-    public var fileSchemaVersion: UInt64 { catalog.fileSchemaVersion }
+    public var fileSchemaVersion: UInt64 { adopted.opened.fileSchemaVersion }
 
     /// The schema version recorded in the file.
     @available(
@@ -139,7 +143,7 @@ public final class Database: Sendable {
     public var schemaVersion: UInt64 { fileSchemaVersion }
 
     /// The schema recorded in the file.
-    public var schema: Schema { catalog.schema }
+    public var schema: Schema { adopted.opened.schema }
 
     /// The size of the database file and how many of its bytes are in use.
     ///
@@ -282,12 +286,16 @@ public final class Database: Sendable {
 
     /// Refuses a transaction when another `Database` or process changed the
     /// catalog since this one was opened: its tables may be gone, and its
-    /// idea of the schema is.
+    /// idea of the schema is. A catalog that only learned kept types and
+    /// fields from a peer (sync) is adopted instead: it changes nothing this
+    /// database reads.
     private func checkGeneration(_ lmdb: LMDBTransaction) throws {
         let current = try store.generation(lmdb)
-        guard current != generation else { return }
-        let now = (try? store.catalog(lmdb))?.fileSchemaVersion
-        throw StrataError.schemaChanged(path: path, openedAt: catalog.fileSchemaVersion, now: now)
+        if adopted.isCurrent(current) { return }
+        let stored = try? store.catalog(lmdb)
+        if let stored, adopted.adopt(stored, at: current) { return }
+        throw StrataError.schemaChanged(
+            path: path, openedAt: adopted.opened.fileSchemaVersion, now: stored?.fileSchemaVersion)
     }
 }
 

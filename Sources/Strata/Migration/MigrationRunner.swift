@@ -86,7 +86,6 @@ final class MigrationRunner {
         // In synced mode, the app that introduced a version wrote its snapshot.
         try store.writeSnapshot(
             settings.schema, version: settings.appSchemaVersion, replacing: settings.mode == .local, scope.txn)
-        try store.raiseGeneration(scope.txn)
     }
 
     // MARK: The Migration API

@@ -25,12 +25,21 @@ struct CatalogStore {
         try txn.get(meta, FileLayout.MetaKey.catalog) != nil
     }
 
-    func write(_ catalog: Catalog, _ txn: LMDBTransaction) throws {
+    /// Writes `catalog`, a change of the file's catalog, and raises the
+    /// generation by one in the same transaction: the one way a catalog is
+    /// written (a new file's first catalog gets generation 1). Returns the
+    /// new generation.
+    @discardableResult
+    func write(_ catalog: Catalog, _ txn: LMDBTransaction) throws -> UInt64 {
         try txn.put(meta, FileLayout.MetaKey.catalog, catalog.encoded())
+        let raised = try generation(txn) &+ 1
+        try txn.put(meta, FileLayout.MetaKey.generation, FileLayout.counterBytes(raised))
+        return raised
     }
 
     /// The catalog's generation: raised by every change of the catalog, so
-    /// that a `Database` notices that another one changed the schema.
+    /// that a `Database` notices that another one changed it (and, when the
+    /// change only learned kept types and fields from a peer, goes on).
     func generation(_ txn: LMDBTransaction) throws -> UInt64 {
         guard let bytes = try txn.get(meta, FileLayout.MetaKey.generation) else { return 0 }
         guard let generation = FileLayout.counter(bytes) else {
@@ -38,15 +47,6 @@ struct CatalogStore {
                 path: path, "The catalog generation of \(path) is damaged (\(bytes.count) bytes instead of 8).")
         }
         return generation
-    }
-
-    func setGeneration(_ generation: UInt64, _ txn: LMDBTransaction) throws {
-        try txn.put(meta, FileLayout.MetaKey.generation, FileLayout.counterBytes(generation))
-    }
-
-    /// Raises the generation by one; every write of a changed catalog does.
-    func raiseGeneration(_ txn: LMDBTransaction) throws {
-        try setGeneration(generation(txn) &+ 1, txn)
     }
 
     /// Stores the snapshot of `schema` at `version`. Unless `replacing`,

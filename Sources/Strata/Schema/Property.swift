@@ -172,6 +172,19 @@ public struct Property: Hashable, Sendable, Codable {
     /// Whether values of this property are embedded objects, or lists of them.
     var isEmbedding: Bool { type == .embedded || (type == .list && elementType == .embedded) }
 
+    /// Whether the field may hold null: always for a link (null is "no
+    /// target"), never for a list (an empty list is its empty value),
+    /// else when the property is optional.
+    var storesNull: Bool { type == .link || (type != .list && isOptional) }
+
+    /// Whether `other` is the same field as this property, whatever their
+    /// names, defaults, indexes and delete rules: the same shape and the
+    /// same ``storesNull``. Two files agree on a field of one name when
+    /// this holds (a sync descriptor spells exactly this).
+    func isSameField(as other: Property) -> Bool {
+        storesNull == other.storesNull && hasSameShape(as: other)
+    }
+
     /// Whether two properties store their values in the same shape: the
     /// same type, element type and target (under `renamedTargets`, the
     /// target names a migration renamed).

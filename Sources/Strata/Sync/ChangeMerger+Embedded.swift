@@ -47,47 +47,31 @@ extension ChangeMerger {
                 known[index] = .skipped
                 return .skipped
             }
-            target = try inside(outer, wire, table, name: "\(table.name).\(content.name(of: wire))")
+            target = inside(outer, wire, table, name: "\(table.name).\(content.name(of: wire))")
         } else {
-            target = try topLevel(wire, table)
+            target = topLevel(wire, table)
         }
         known[index] = target
         return target
     }
 
-    private func topLevel(_ wire: WireField, _ table: ObjectTable) throws -> Target {
-        let descriptor = FieldDescriptor(parsing: wire.descriptor)
-        if let field = table.fields.first(where: { $0.name == wire.path }),
-            let property = table.type.properties.first(where: { $0.id == field.id })?.property,
-            FieldDescriptor.descriptor(of: property) == wire.descriptor
-        {
-            guard property.type == .embedded else { return .declared(field) }
-            return .embedded(
-                EmbeddedTarget(
-                    path: ClockPath(field.id), typeName: property.target ?? "", isOptional: property.isOptional,
-                    layout: field.embedded))
-        }
-        guard let typeIndex = catalog.types.firstIndex(where: { $0.id == table.type.id }),
-            let (id, property) = try keptProperty(wire, in: typeIndex, name: "\(table.name).\(wire.path)")
+    private func topLevel(_ wire: WireField, _ table: ObjectTable) -> Target {
+        guard let type = catalog[typeID: table.type.id],
+            let (id, property) = storedProperty(wire, of: type, name: "\(table.name).\(wire.path)")
         else { return .skipped }
-        guard descriptor?.type == .embedded else { return .kept(id) }
+        // A field the app declares is one of the table's, by id.
+        let declared = table.shape.position(ofField: id).map { table.fields[$0] }
+        guard property.type == .embedded else { return declared.map { .declared($0) } ?? .kept(id) }
         return .embedded(
             EmbeddedTarget(
-                path: ClockPath(id), typeName: property.target ?? "", isOptional: property.isOptional, layout: nil))
+                path: ClockPath(id), typeName: property.target ?? "", isOptional: property.isOptional,
+                layout: declared?.embedded))
     }
 
-    private func inside(_ outer: EmbeddedTarget, _ wire: WireField, _ table: ObjectTable, name: String) throws
-        -> Target
-    {
-        guard let typeIndex = catalog.types.firstIndex(where: { $0.name == outer.typeName && $0.isEmbedded }) else {
-            return .skipped
-        }
-        let type = catalog.types[typeIndex]
-        let known = (type.properties + type.keptProperties).first {
-            $0.property.name == wire.path && FieldDescriptor.descriptor(of: $0.property) == wire.descriptor
-        }
-        let found = try known.map { ($0.id, $0.property) } ?? keptProperty(wire, in: typeIndex, name: name)
-        guard let (id, property) = found else { return .skipped }
+    private func inside(_ outer: EmbeddedTarget, _ wire: WireField, _ table: ObjectTable, name: String) -> Target {
+        guard let type = catalog[type: outer.typeName], type.isEmbedded,
+            let (id, property) = storedProperty(wire, of: type, name: name)
+        else { return .skipped }
         let declared = outer.layout?.shape.position(ofField: id).map { outer.layout!.fields[$0] }
         let path = outer.path.appending(id)
         guard property.type == .embedded else {
@@ -99,41 +83,26 @@ extension ChangeMerger {
                 layout: declared?.embedded))
     }
 
-    /// The kept property of catalog type `typeIndex` that `wire` names,
-    /// learned when the type has none: nil for a list of embedded objects,
-    /// which cannot be learned (its objects' fields are not named).
-    private func keptProperty(_ wire: WireField, in typeIndex: Int, name: String) throws -> (PropertyID, Property)? {
-        let type = catalog.types[typeIndex]
-        if let kept = type.keptProperties.first(where: {
-            $0.property.name == wire.path && FieldDescriptor.descriptor(of: $0.property) == wire.descriptor
-        }) {
-            return (kept.id, kept.property)
+    /// The field of the catalog's `type` that `wire` names: a current or
+    /// kept property of its name and descriptor, else one learned now as a
+    /// kept property (with its embedded type, when the file lacks it); nil
+    /// for a field that cannot be learned: a list of embedded objects
+    /// (its objects' fields are not named), or a descriptor this version
+    /// of Strata does not read.
+    private func storedProperty(_ wire: WireField, of type: CatalogType, name: String) -> (PropertyID, Property)? {
+        let named = FieldDescriptor.property(named: wire.path, descriptor: wire.descriptor)
+        if let named, let stored = type.storedProperty(named: wire.path, sameFieldAs: named) {
+            return (stored.id, stored.property)
         }
-        guard let property = FieldDescriptor.property(named: wire.path, descriptor: wire.descriptor),
-            !(property.type == .list && property.isEmbedding)
-        else {
+        guard let property = named, !(property.type == .list && property.isEmbedding) else {
             report.skippedFields.insert("\(name): \(wire.descriptor)")
             return nil
         }
-        if property.type == .embedded, let target = property.target { learnEmbeddedType(target) }
-        let id = catalog.nextPropertyID
-        catalog.nextPropertyID = PropertyID(id.rawValue + 1)
-        catalog.types[typeIndex].keptProperties.append(CatalogProperty(id: id, property: property))
-        markCatalogChanged()
+        if property.type == .embedded, let target = property.target, catalog.learnEmbeddedType(named: target) {
+            addLearnedType(target)
+        }
         report.learnedFields.insert(name)
-        return (id, property)
-    }
-
-    /// Adds the embedded type `name` to the catalog, as a kept type with
-    /// no properties of its own, when the file has none of that name.
-    private func learnEmbeddedType(_ name: String) {
-        guard !catalog.types.contains(where: { $0.name == name }) else { return }
-        let id = catalog.nextTypeID
-        catalog.nextTypeID = TypeID(id.rawValue + 1)
-        catalog.types.append(
-            CatalogType(id: id, name: name, primaryKey: nil, properties: [], isKept: true, isEmbedded: true))
-        markCatalogChanged()
-        addLearnedType(name)
+        return (catalog.learnProperty(property, in: type.id), property)
     }
 
     // MARK: Merging

@@ -7,9 +7,9 @@ extension ChangeMerger {
     /// the file's kept type of that name, or a new kept type keyed as the
     /// changeset says. The caller holds the environment's setup lock.
     func keptTable(_ wire: WireType) throws -> ObjectTable {
-        let index: Int
-        if let existing = catalog.types.firstIndex(where: { $0.name == wire.name }) {
-            index = existing
+        let type: CatalogType
+        if let existing = catalog[type: wire.name] {
+            type = existing
         } else {
             guard let key = FieldDescriptor.property(named: wire.keyName, descriptor: wire.keyDescriptor) else {
                 throw StrataError.changesetRefused(
@@ -17,20 +17,9 @@ extension ChangeMerger {
                     "type '\(wire.name)' has a key of type \(wire.keyDescriptor), which this version of Strata cannot store",
                     remedy: "Update Strata on this device, or key '\(wire.name)' by an int, a string or a UUID.")
             }
-            let typeID = catalog.nextTypeID
-            let keyID = catalog.nextPropertyID
-            catalog.nextTypeID = TypeID(typeID.rawValue + 1)
-            catalog.nextPropertyID = PropertyID(keyID.rawValue + 1)
-            catalog.types.append(
-                CatalogType(
-                    id: typeID, name: wire.name, primaryKey: wire.keyName,
-                    properties: [CatalogProperty(id: keyID, property: key.normalized(isPrimaryKey: true))],
-                    isKept: true))
-            index = catalog.types.count - 1
-            markCatalogChanged()
+            type = catalog.learnType(name: wire.name, key: key)
             addLearnedType(wire.name)
         }
-        let type = catalog.types[index]
         guard !type.isEmbedded, type.primaryKey == wire.keyName else {
             throw StrataError.changesetRefused(
                 path: store.path,

@@ -17,8 +17,10 @@ final class ChangeMerger {
     let recorder: SyncRecorder
     let store: CatalogStore
     var log: SyncLog { recorder.log }
+    /// The file's catalog, with what this apply learned.
     var catalog: Catalog
-    private var catalogChanged = false
+    /// The catalog as committed before this apply.
+    private let committed: Catalog
     private var tables: [String: ObjectTable]
     var report = SyncApplyReport()
     private let keyWriter = ByteWriter(capacity: 64)
@@ -32,6 +34,7 @@ final class ChangeMerger {
             throw StrataError.corruptFile(path: store.path, "\(store.path) has no catalog.")
         }
         self.catalog = catalog
+        self.committed = catalog
     }
 
     /// Where a changeset's field goes in this file.
@@ -59,8 +62,7 @@ final class ChangeMerger {
                 types.append(try keptTable(wire))
                 continue
             }
-            let keyProperty = table.type.properties.first { $0.property.name == table.type.primaryKey }!.property
-            let local = FieldDescriptor.descriptor(of: keyProperty)
+            let local = WireType(table.type).keyDescriptor
             guard local == wire.keyDescriptor else {
                 throw StrataError.changesetRefused(
                     path: store.path,
@@ -80,7 +82,9 @@ final class ChangeMerger {
             }
         }
         try recorder.restoreLinks(in: engine)
-        if catalogChanged { try store.write(catalog, engine.lmdb) }
+        // With the generation raised: open `Database`s of the file adopt a
+        // catalog that only learned (`Catalog.learnsOnly(since:)`).
+        if catalog != committed { try store.write(catalog, engine.lmdb) }
     }
 
     /// Merges one object's entry.
@@ -176,8 +180,6 @@ final class ChangeMerger {
             report.changedFields += winners.count + embedded.changed
         }
     }
-
-    func markCatalogChanged() { catalogChanged = true }
 
     func addLearnedType(_ name: String) { report.learnedTypes.insert(name) }
 

@@ -150,11 +150,7 @@ struct ChangesetBuilder {
 
     private mutating func typeIndex(_ table: ObjectTable) throws -> Int {
         if let index = typeIndexes[table.name] { return index }
-        let keyProperty = table.type.properties.first { $0.property.name == table.type.primaryKey }!.property
-        content.types.append(
-            WireType(
-                name: table.name, keyName: keyProperty.name, keyDescriptor: FieldDescriptor.descriptor(of: keyProperty))
-        )
+        content.types.append(WireType(table.type))
         typeIndexes[table.name] = content.types.count - 1
         return content.types.count - 1
     }

@@ -74,6 +74,16 @@ import Foundation
         self.keyName = keyName
         self.keyDescriptor = keyDescriptor
     }
+
+    /// How a changeset names `type`, whose primary key
+    /// (``CatalogType/primaryKeyProperty``) every type of a sync-enabled
+    /// file has: the key's name and descriptor.
+    init(_ type: CatalogType) {
+        guard let key = type.primaryKeyProperty?.property else {
+            preconditionFailure("Type '\(type.name)' of a sync-enabled file has no primary key")
+        }
+        self.init(name: type.name, keyName: key.name, keyDescriptor: FieldDescriptor.descriptor(of: key))
+    }
 }
 
 /// A field as a changeset names it: its type (an index into

@@ -36,7 +36,7 @@ struct FieldDescriptor: Hashable, Sendable, CustomStringConvertible {
     /// The descriptor of a property of a valid schema.
     init(_ property: Property) {
         type = property.type
-        isOptional = property.type == .link || (property.type != .list && property.isOptional)
+        isOptional = property.storesNull
         target = property.target
         elementType = property.type == .list ? property.elementType : nil
     }
