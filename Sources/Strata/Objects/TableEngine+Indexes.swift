@@ -1,39 +1,47 @@
-extension TableEngine {
-    /// The values of a record's indexed fields, in the order of
-    /// ``ObjectTable/indexedFields``.
-    func indexedValues(_ table: ObjectTable, _ record: RecordView) -> [Value] {
-        table.indexedFields.map { table.value(at: $0.position, in: record) }
-    }
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
-    /// Adds or removes the index entry of one value of the object whose key
-    /// is in `encoder.key`.
-    func indexEntry(_ field: ObjectTable.Field, value: Value, _ encoder: ObjectEncoder, add: Bool) throws {
-        encoder.index.removeAll()
-        FileLayout.appendIndexKey(value, to: encoder.index)
-        try encoder.index.withUnsafeBytes { indexKey in
-            try encoder.key.withUnsafeBytes { objectKey in
-                if add {
-                    _ = try lmdb.put(field.index!, indexKey, objectKey)
-                } else {
-                    _ = try lmdb.delete(field.index!, indexKey, value: objectKey)
+extension TableEngine {
+    /// The indexed values a write moves: per indexed field whose bytes
+    /// differ between `before` and `after` (every one for an insert or a
+    /// delete), its value in each (nil: no record). Only those fields are
+    /// decoded.
+    func changedIndexValues(_ table: ObjectTable, before: RecordView?, after: RecordView?) -> [(
+        field: ObjectTable.Field, old: Value?, new: Value?
+    )] {
+        var changes: [(field: ObjectTable.Field, old: Value?, new: Value?)] = []
+        for field in table.indexedFields {
+            if let before, let after {
+                let old = before.encodedField(field.id, expectedAt: field.position)?.bytes
+                let new = after.encodedField(field.id, expectedAt: field.position)?.bytes
+                if let old, let new, old.count == new.count, memcmp(old.baseAddress!, new.baseAddress!, old.count) == 0
+                {
+                    continue
                 }
             }
+            let old = before.map { table.value(at: field.position, in: $0) }
+            let new = after.map { table.value(at: field.position, in: $0) }
+            if let old, let new, old.isStored(identicallyTo: new) { continue }
+            changes.append((field, old, new))
         }
+        return changes
     }
 
-    /// Moves the index entries of indexed values that changed; `old` holds
-    /// the stored object's indexed values, nil when it is new, and `new`
-    /// returns each indexed field's new value, in order.
-    func reindex(
-        _ table: ObjectTable, old: [Value]?, _ encoder: ObjectEncoder, new: (ObjectTable.Field) -> Value
-    ) throws {
-        for (offset, field) in table.indexedFields.enumerated() {
-            let newValue = new(field)
-            if let oldValue = old?[offset] {
-                if oldValue.isStored(identicallyTo: newValue) { continue }
-                try indexEntry(field, value: oldValue, encoder, add: false)
+    /// Adds or removes the index entry of one value of the object whose
+    /// record key is `objectKey`.
+    func indexEntry(_ field: ObjectTable.Field, value: Value, objectKey: UnsafeRawBufferPointer, add: Bool) throws {
+        let indexKey = encoder.index
+        indexKey.removeAll()
+        FileLayout.appendIndexKey(value, to: indexKey)
+        try indexKey.withUnsafeBytes { indexKey in
+            if add {
+                _ = try lmdb.put(field.index!, indexKey, objectKey)
+            } else {
+                _ = try lmdb.delete(field.index!, indexKey, value: objectKey)
             }
-            try indexEntry(field, value: newValue, encoder, add: true)
         }
     }
 
