@@ -25,30 +25,44 @@ extension ObjectEncoder {
     func encode(
         table: ObjectTable, schemaVersion: UInt64, base: RecordView?, overrides: [PropertyID: FieldOverride]
     ) throws {
-        var ids = Set(overrides.keys)
-        base?.forEachEncodedField { id, _ in ids.insert(id) }
+        let ids = overrides.keys.sorted()
+        var count = ids.count
+        base?.forEachEncodedField { id, _ in if overrides[id] == nil { count += 1 } }
         record.removeAll()
-        RecordCodec.beginRecord(record, schemaVersion: schemaVersion, fieldCount: ids.count)
-        for id in ids.sorted() {
-            guard let override = overrides[id] else {
-                if let stored = base?.encodedField(id, expectedAt: Int.max) { record.append(contentsOf: stored.bytes) }
-                continue
+        RecordCodec.beginRecord(record, schemaVersion: schemaVersion, fieldCount: count)
+        // One walk of the stored fields, by id, beside the overridden ids.
+        var next = 0
+        try base?.forEachEncodedField { id, bytes in
+            while next < ids.count && ids[next] < id {
+                try append(overrides[ids[next]]!, id: ids[next], of: table)
+                next += 1
             }
-            switch override {
-            case .encoded(let bytes):
+            if next < ids.count && ids[next] == id {
+                try append(overrides[id]!, id: id, of: table)
+                next += 1
+            } else {
                 record.append(contentsOf: bytes)
-            case .value(let value):
-                guard let position = table.shape.position(ofField: id) else {
-                    RecordCodec.appendField(record, id: id, value: value)
-                    continue
-                }
-                let field = table.fields[position]
-                if field.type.isComposite, field.embedded != nil {
-                    try CompositeCodec.appendField(
-                        record, field, value, owner: table.name, path: table.path, replacing: nil)
-                } else {
-                    RecordCodec.appendField(record, id: id, value: value)
-                }
+            }
+        }
+        for id in ids[next...] { try append(overrides[id]!, id: id, of: table) }
+    }
+
+    /// Appends one overridden field.
+    private func append(_ override: FieldOverride, id: PropertyID, of table: ObjectTable) throws {
+        switch override {
+        case .encoded(let bytes):
+            record.append(contentsOf: bytes)
+        case .value(let value):
+            guard let position = table.shape.position(ofField: id) else {
+                RecordCodec.appendField(record, id: id, value: value)
+                return
+            }
+            let field = table.fields[position]
+            if field.type.isComposite, field.embedded != nil {
+                try CompositeCodec.appendField(
+                    record, field, value, owner: table.name, path: table.path, replacing: nil)
+            } else {
+                RecordCodec.appendField(record, id: id, value: value)
             }
         }
     }

@@ -67,9 +67,8 @@ extension TableEngine {
         let oldEntries = entries == .derived ? before : nil
         // Everything read from `before` is read before the put, which may
         // move the stored bytes.
-        let indexChanges =
-            entries == .rebuiltLater || table.indexedFields.isEmpty
-            ? [] : changedIndexValues(table, before: oldEntries, after: afterView)
+        let indexes = table.indexedFields.isEmpty || entries == .rebuiltLater ? nil : oldIndexKeys
+        let movesIndexes = indexes.map { indexMoves(table, before: oldEntries, after: afterView, oldKeys: $0) } ?? false
         var linkChanges: (old: [[[UInt8]]]?, new: [[[UInt8]]]?)?
         if entries != .rebuiltLater && !table.linkFields.isEmpty
             && (oldEntries == nil || afterView == nil || linksDiffer(table, oldEntries!, afterView!))
@@ -85,9 +84,8 @@ extension TableEngine {
         guard try putOrDelete(table, key, before: before, after: after, afterView, origin, placement) else {
             return false
         }
-        for change in indexChanges {
-            if let old = change.old { try indexEntry(change.field, value: old, objectKey: key, add: false) }
-            if let new = change.new { try indexEntry(change.field, value: new, objectKey: key, add: true) }
+        if let indexes, movesIndexes {
+            try moveIndexEntries(table, key: key, oldKeys: indexes, after: afterView)
         }
         if let linkChanges { try relink(table, key: key, old: linkChanges.old, new: linkChanges.new) }
         return true

@@ -30,6 +30,9 @@ final class TableEngine {
     /// instructions per insert in all (a tenth of a typed insert).
     let frontierTable: UnsafeMutablePointer<ObjectTable?>
     let frontierKey = ByteWriter(capacity: 64)
+    /// The index keys a write removes, read from the stored record before
+    /// it is replaced (``indexMoves(_:before:after:oldKeys:)``).
+    let oldIndexKeys = (keys: ByteWriter(capacity: 128), ends: ByteWriter(capacity: 64))
     /// Reported to ``Instrumentation`` when the transaction commits. In
     /// raw memory, like the frontier: as a stored `var`, every counted
     /// write paid an exclusivity check.
