@@ -221,7 +221,9 @@ public final class Database: Sendable {
         }
         let (result, tally) = try environment.withWriteTransaction { lmdb in
             try checkGeneration(lmdb)
-            let transaction = WriteTransaction(context: makeContext(lmdb, subscribers: writeSubscribers(lmdb)))
+            let transaction = WriteTransaction(
+                context: makeContext(
+                    lmdb, subscribers: configuration.changeSubscribers.map { $0() }, sync: syncRecorder(lmdb)))
             defer { transaction.context.end() }
             let result = try body(transaction)
             let engine = transaction.context.engine
@@ -262,26 +264,24 @@ public final class Database: Sendable {
         }
     }
 
-    /// The subscribers of a write transaction: the configuration's, and
-    /// sync capture on a sync-enabled file.
-    private func writeSubscribers(_ lmdb: LMDBTransaction) -> [any ChangeSubscriber] {
-        var subscribers = configuration.changeSubscribers.map { $0() }
-        if let syncHandles {
-            subscribers.append(
-                SyncRecorder(
-                    log: SyncLog(
-                        lmdb: lmdb, meta: store.meta, handles: syncHandles, writerVersion: configuration.schemaVersion,
-                        path: path)))
+    /// Sync capture for a write transaction of a sync-enabled file.
+    private func syncRecorder(_ lmdb: LMDBTransaction) -> SyncRecorder? {
+        syncHandles.map { handles in
+            SyncRecorder(
+                log: SyncLog(
+                    lmdb: lmdb, meta: store.meta, handles: handles, writerVersion: configuration.schemaVersion,
+                    path: path))
         }
-        return subscribers
     }
 
-    private func makeContext(_ lmdb: LMDBTransaction, subscribers: [any ChangeSubscriber] = []) -> ObjectContext {
+    private func makeContext(
+        _ lmdb: LMDBTransaction, subscribers: [any ChangeSubscriber] = [], sync: SyncRecorder? = nil
+    ) -> ObjectContext {
         // In synced mode the file's version may be another app version's;
         // objects are stamped with this app's.
         ObjectContext(
             lmdb: lmdb, tables: tables, meta: store.meta, path: path, writingSchemaVersion: configuration.schemaVersion,
-            subscribers: subscribers)
+            subscribers: subscribers, sync: sync)
     }
 
     /// Refuses a transaction when another `Database` or process changed the

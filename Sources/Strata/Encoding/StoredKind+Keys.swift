@@ -58,6 +58,48 @@ extension StoredKind {
         }
     }
 
+    /// Appends the index key of the value of kind `kind` stored at `p` of
+    /// a validated record (its tag, then its payload), straight from the
+    /// bytes: what ``appendIndexKey(_:to:)`` appends for the value read
+    /// there. Nil, writing nothing, when the tag is not one of `kind`'s
+    /// (the value a read gives is then another) or the kind's key needs
+    /// the value (a decimal). Returns true when the key reaches
+    /// `KeyCodec.maxKeySize` bytes (so it may have been cut).
+    static func appendIndexKey(
+        kind: StoredKind, storedAt p: Int, _ base: UnsafeRawPointer, _ end: Int, to writer: ByteWriter
+    ) -> Bool? {
+        let tag = base.load(fromByteOffset: p, as: UInt8.self)
+        guard StoredKind(tag: tag) == kind else { return nil }
+        var q = p + 1
+        switch kind {
+        case .bool:
+            writer.append(tag)
+        case .int:
+            guard let raw = RecordView.varint(base, &q, end) else { return nil }
+            writer.append(tag)
+            writer.appendBigEndian(
+                UInt64(bitPattern: Int64(bitPattern: raw >> 1) ^ -Int64(bitPattern: raw & 1)) ^ (1 << 63))
+        case .double, .date:
+            guard q + 8 <= end else { return nil }
+            let bits = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: q, as: UInt64.self))
+            writer.append(tag)
+            writer.appendBigEndian(KeyCodec.orderPreservingBits(Double(bitPattern: bits)))
+        case .string, .data:
+            let limit = KeyCodec.maxKeySize - 1
+            guard let length = RecordView.varint(base, &q, end), length <= UInt64(end - q) else { return nil }
+            writer.append(tag)
+            writer.append(contentsOf: UnsafeRawBufferPointer(start: base + q, count: min(Int(length), limit)))
+            return Int(length) >= limit
+        case .uuid:
+            guard q + 16 <= end else { return nil }
+            writer.append(tag)
+            writer.append(contentsOf: UnsafeRawBufferPointer(start: base + q, count: 16))
+        case .decimal:
+            return nil
+        }
+        return false
+    }
+
     /// Appends the index key of a primitive value, its tag first, cut at
     /// `KeyCodec.maxKeySize` bytes; nil, writing nothing, for null and the
     /// relationships. Returns true when the key reaches that size (so it

@@ -50,8 +50,10 @@ extension RecordRewriter {
                 ) { position in
                     .value(overrides[position] ?? table.fields[position].valueWhenAbsent)
                 }
-                try renameEncoder.record.withUnsafeBytes {
-                    try engine.replaceCurrent(table, key: copy.key, stored: copy.record, record: $0, cursor: cursor)
+                _ = try renameEncoder.record.withUnsafeBytes {
+                    try engine.write(
+                        table, key: copy.key, before: view, after: $0, entries: .rebuiltLater,
+                        placement: .current(cursor))
                 }
                 indexes.markChanged(source, of: type.id)
                 entry = try cursor.next()

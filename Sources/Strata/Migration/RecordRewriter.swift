@@ -395,7 +395,7 @@ final class RecordRewriter: MigrationRecords {
     ) throws {
         let table = target.table
         if target.rekey {
-            guard try engine.putRecord(table, encoder, noOverwrite: true) else {
+            guard try engine.write(table, encoder, over: nil, entries: .rebuiltLater, placement: .newKey) else {
                 let key = "\(encoder.decodedKey(table))"
                 throw scope.problem(
                     .duplicatePrimaryKey,

@@ -314,7 +314,9 @@ struct Mapping<Old: Model, New: Model>: TypedMapping {
             case .record(let record): ModelDecoder(binding: binding, record: record, key: key)
             case .values(let values): ModelDecoder(binding: binding, values: values, key: key)
             }
-        if let record,
+        // A table with kept fields (synced mode) is written by the
+        // general encoder, which carries them over.
+        if let record, record.binding.table.keptFields.isEmpty,
             var encoder = record.binding.recordEncoder(
                 into: record.encoder, schemaVersion: record.schemaVersion, keepingValuesIn: output)
         {

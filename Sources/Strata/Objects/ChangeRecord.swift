@@ -34,6 +34,8 @@ struct ChangeRecord {
     let before: RecordView?
     /// The record after the write; nil for a delete.
     let after: RecordView?
+    /// Who made the change.
+    var origin: ChangeOrigin = .local
 
     /// The ids of the fields whose encoded bytes differ between ``before``
     /// and ``after``, ascending: a field in one record and not the other,
@@ -100,6 +102,21 @@ struct ChangeRecord {
         }
         return (id, start)
     }
+}
+
+/// Who made a change the engine writes, for its subscribers: sync
+/// capture stamps only the app's own changes.
+enum ChangeOrigin {
+    /// The app, through its transaction (or a migration, `compact`):
+    /// sync capture stamps the fields whose bytes changed.
+    case local
+    /// A peer's changes merged into the file: `row` is the object's clock
+    /// row after the merge (the peer's stamps on the fields that won), the
+    /// one to store in place of the row at `previousSeq` (nil: none).
+    case peer(row: ClockRow, previousSeq: UInt64?)
+    /// Links written again from sync's registers (a target appeared, or a
+    /// peer deleted one): the registers, and so the stamps, are unchanged.
+    case materialized
 }
 
 /// Told of every object a write transaction's ``TableEngine`` writes or

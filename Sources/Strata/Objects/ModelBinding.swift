@@ -113,7 +113,7 @@ final class ModelBinding: @unchecked Sendable {
         ends = .allocate(capacity: max(count, 1))
         ends.initialize(repeating: 0)
         let writesRecords =
-            bindsFields && table.keptFields.isEmpty && !table.keepsEmbeddedFields && count == table.fields.count
+            bindsFields && !table.keepsEmbeddedFields && count == table.fields.count
             && toTable.allSatisfy { $0 >= 0 }
         if writesRecords {
             let fields = toTable.map { position in

@@ -28,9 +28,10 @@ extension ObjectContext {
             return try insert(object)
         }
         let encoder = engine.encoder
-        // A sync-enabled file may store fields learned from peers, which
-        // only the general encoder carries over from the stored record.
-        if !binding.fallbackPositions.isEmpty || binding.table.preservesUnknownFields {
+        // An enum that read a newer app's case keeps it through the
+        // general encoder; the fields this app does not declare (synced
+        // mode's kept and learned ones) are spliced into the typed record.
+        if !binding.fallbackPositions.isEmpty {
             binding.encode(object)
             if !binding.fallbackPositions.isEmpty { try keepUnknownValues(binding) }
             try engine.replace(binding.table, requireExisting: requireExisting) { binding.given($0) }

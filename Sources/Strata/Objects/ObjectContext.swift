@@ -32,9 +32,12 @@ final class ObjectContext {
     ///     tables are added later; by default the widest of `tables`.
     ///   - subscribers: Told of every write of the transaction, besides
     ///     observation's recorder (see ``TableEngine``).
+    ///   - sync: Sync capture, on a sync-enabled file: told of every write
+    ///     too, and what a merge of a peer's changes writes clock rows through.
     init(
         lmdb: LMDBTransaction, tables: [String: ObjectTable], meta: DatabaseHandle, path: String,
-        writingSchemaVersion: UInt64, fieldCapacity: Int? = nil, subscribers: [any ChangeSubscriber] = []
+        writingSchemaVersion: UInt64, fieldCapacity: Int? = nil, subscribers: [any ChangeSubscriber] = [],
+        sync: SyncRecorder? = nil
     ) {
         self.lmdb = lmdb
         self.tables = tables
@@ -42,7 +45,8 @@ final class ObjectContext {
         self.copiesObjects = !lmdb.isReadOnly
         self.engine = TableEngine(
             lmdb: lmdb, meta: meta, path: path, writingSchemaVersion: writingSchemaVersion,
-            fieldCapacity: fieldCapacity ?? tables.values.map(\.fields.count).max() ?? 0, subscribers: subscribers)
+            fieldCapacity: fieldCapacity ?? tables.values.map(\.fields.count).max() ?? 0, subscribers: subscribers,
+            sync: sync)
         engine.links = ObjectContext.linkGraph(tables)
     }
 

@@ -11,6 +11,8 @@ final class ObjectEncoder {
     let key = ByteWriter(capacity: 64)
     let index = ByteWriter(capacity: 64)
     private let slots: Slots
+    /// Scratch space of ``spliceUndeclared(_:base:)``, made on first use.
+    private(set) lazy var spliceBuffers = (declared: ByteWriter(capacity: 256), undeclared: ByteWriter(capacity: 64))
 
     /// Where each field's value is in the caller's dictionary, by field
     /// position.
@@ -232,13 +234,6 @@ final class ObjectEncoder {
         if let stored = preserving.encodedField(field.id, expectedAt: Int.max) {
             record.append(contentsOf: stored.bytes)
         }
-    }
-
-    /// The value encoded for `field` when `given` is what the caller gave
-    /// for it (nil: nothing, so the default).
-    @inline(__always)
-    static func resolved(_ field: ObjectTable.Field, given: Value?) -> Value {
-        given.map { $0.coerced(to: field.type) } ?? field.valueWhenAbsent
     }
 
     /// Whether writing `field` over a stored value must read it: its

@@ -11,9 +11,6 @@
 /// peer's value.
 final class SyncRecorder: ChangeSubscriber {
     let log: SyncLog
-    /// While set, writes are not stamped: applying a peer's changes, which
-    /// keeps their own stamps (the applier writes the clock rows).
-    var isApplying = false
     /// Objects that appeared in this transaction while registers named
     /// them as absent targets: their holders are restored before commit.
     private var appeared: [(TypeID, [UInt8])] = []
@@ -42,9 +39,6 @@ final class SyncRecorder: ChangeSubscriber {
         guard !appeared.isEmpty else { return }
         let targets = appeared
         appeared = []
-        let wasApplying = isApplying
-        isApplying = true
-        defer { isApplying = wasApplying }
         let tables = Dictionary(engine.links.tables.values.map { ($0.type.id, $0) }, uniquingKeysWith: { a, _ in a })
         for (type, key) in targets {
             for register in try log.takeDangling(type, key) {
@@ -59,7 +53,7 @@ final class SyncRecorder: ChangeSubscriber {
                     continue
                 }
                 let (stored, absent) = try engine.materialize(value, field)
-                try engine.update(table, key: holder, [field.name: stored])
+                try engine.update(table, key: holder, [field.name: stored], origin: .materialized)
                 if absent.isEmpty {
                     try log.dropShadow(register)
                 } else {
@@ -69,8 +63,23 @@ final class SyncRecorder: ChangeSubscriber {
         }
     }
 
+    /// Stamps the app's changes; stores a merged peer change's clock row
+    /// as the merger computed it; leaves links materialized from the
+    /// registers as they are.
     func objectChanged(_ change: ChangeRecord) throws {
-        guard !isApplying else { return }
+        switch change.origin {
+        case .local:
+            try stamp(change)
+        case .peer(let row, let previousSeq):
+            try log.store(row, previousSeq: previousSeq, change.table.type.id, change.key)
+            if change.after != nil { objectAppeared(change.table.type.id, change.key) }
+        case .materialized:
+            break
+        }
+    }
+
+    /// Stamps one change of the app's.
+    private func stamp(_ change: ChangeRecord) throws {
         let table = change.table
         let type = table.type.id
         // A new object past every clock row has none: no search.
@@ -155,7 +164,6 @@ final class SyncRecorder: ChangeSubscriber {
     }
 
     func tableWillEmpty(_ table: ObjectTable, in engine: TableEngine) throws {
-        guard !isApplying else { return }
         let (stamp, seq) = try log.change()
         for key in try engine.recordKeys(of: table) {
             try key.withUnsafeBytes { key in

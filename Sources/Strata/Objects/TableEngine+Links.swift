@@ -46,49 +46,54 @@ extension TableEngine {
         return writer.withUnsafeBytes { Array($0) }
     }
 
-    /// Checks, before the record in `encoder` is written, that every link
-    /// it adds (against `old`, the links of the record it replaces; nil for
-    /// a new object) names an existing object, so that a refusal writes
-    /// nothing. A link of an object to itself counts as existing.
-    func checkLinkTargets(_ table: ObjectTable, old: [[[UInt8]]]?, _ encoder: ObjectEncoder) throws {
-        let written = try encoder.record.withUnsafeBytes { try RecordView(trusting: $0) }
-        let new = linkKeys(table, written)
-        let source = encoder.key.withUnsafeBytes { Array($0) }
+    /// Whether any link field's bytes differ between two records of
+    /// `table`.
+    func linksDiffer(_ table: ObjectTable, _ old: RecordView, _ new: RecordView) -> Bool {
+        table.linkFields.contains { field in
+            let before = old.encodedField(field.id, expectedAt: field.position)?.bytes
+            let after = new.encodedField(field.id, expectedAt: field.position)?.bytes
+            guard let before, let after else { return before != nil || after != nil }
+            return !before.elementsEqual(after)
+        }
+    }
+
+    /// Checks, before the object with record key `key` is written, that
+    /// every link it adds (`new` against `old`, the links of the record it
+    /// replaces; nil for a new object) names an existing object, so that a
+    /// refusal writes nothing. A link of an object to itself counts as
+    /// existing.
+    func checkLinkTargets(
+        _ table: ObjectTable, key: UnsafeRawBufferPointer, old: [[[UInt8]]]?, new: [[[UInt8]]]
+    ) throws {
         for (offset, field) in table.linkFields.enumerated() {
             guard let target = links.tables[field.target ?? ""] else { continue }
             let before = Set(old?[offset] ?? [])
             for added in new[offset] where !before.contains(added) {
-                if target === table && added == source { continue }
+                if target === table && added.elementsEqual(key) { continue }
                 guard try added.withUnsafeBytes({ try lmdb.get(target.records, $0) }) == nil else { continue }
-                let key = added.withUnsafeBytes { target.describeKey($0) }
                 throw StrataError.danglingLink(
-                    typeName: table.name, property: field.name, key: source.withUnsafeBytes { table.describeKey($0) },
-                    target: target.name, targetKey: key, remedy: "Insert it first.", nothingWritten: true, path: path)
+                    typeName: table.name, property: field.name, key: table.describeKey(key),
+                    target: target.name, targetKey: added.withUnsafeBytes { target.describeKey($0) },
+                    remedy: "Insert it first.", nothingWritten: true, path: path)
             }
         }
     }
 
-    /// Brings the backlinks of the object whose key is in `encoder.key` up
-    /// to date after its record was written from `encoder.record`: `old`
-    /// holds the links of the record it replaced (nil for a new object).
-    /// ``checkLinkTargets(_:old:_:)`` checked the new links before.
-    func relink(_ table: ObjectTable, old: [[[UInt8]]]?, _ encoder: ObjectEncoder) throws {
-        let written = try encoder.record.withUnsafeBytes { try RecordView(trusting: $0) }
-        let new = linkKeys(table, written)
-        let source = encoder.key.withUnsafeBytes { Array($0) }
+    /// Brings the backlinks of the object with record key `key` up to date
+    /// after its record was written: `old` holds the links of the record
+    /// it replaced (nil for a new object), `new` those of the record
+    /// written (nil: it was deleted).
+    func relink(_ table: ObjectTable, key: UnsafeRawBufferPointer, old: [[[UInt8]]]?, new: [[[UInt8]]]?) throws {
         for (offset, field) in table.linkFields.enumerated() {
+            guard let backlinks = field.backlinks else { continue }
             let before = Set(old?[offset] ?? [])
-            let after = Set(new[offset])
+            let after = Set(new?[offset] ?? [])
             guard before != after else { continue }
             for added in after.subtracting(before) {
-                if let backlinks = field.backlinks { _ = try lmdb.put(backlinks, added, source) }
+                _ = try added.withUnsafeBytes { try lmdb.put(backlinks, $0, key) }
             }
-            if let backlinks = field.backlinks {
-                for removed in before.subtracting(after) {
-                    _ = try removed.withUnsafeBytes { target in
-                        try source.withUnsafeBytes { source in try lmdb.delete(backlinks, target, value: source) }
-                    }
-                }
+            for removed in before.subtracting(after) {
+                _ = try removed.withUnsafeBytes { try lmdb.delete(backlinks, $0, value: key) }
             }
         }
     }
@@ -175,33 +180,27 @@ extension TableEngine {
             default:
                 updated = .null
             }
-            let old = linkKeys(table, stored)
-            let oldIndexed = indexedValues(table, stored)
-            let encoder = try rewrite(table, key: sourceBytes, stored: stored, with: [field.position: updated])
-            var offset = 0
-            try reindex(table, old: oldIndexed, encoder) { _ in
-                defer { offset += 1 }
-                return oldIndexed[offset]
-            }
-            try relink(table, old: old, encoder)
+            try rewrite(table, key: sourceBytes, stored: stored, with: [field.position: updated])
         }
     }
 
     /// Sets fields of the object of `table` with record key `key` (values
-    /// by field position) and writes its record back, leaving its index entries and backlinks to
-    /// the caller (a migration rebuilds both once it is done).
+    /// by field position) and writes its record back, leaving its index
+    /// entries and backlinks to the caller (a migration rebuilds both once
+    /// it is done).
     func replaceFields(_ table: ObjectTable, key: [UInt8], with values: [Int: Value]) throws {
         try key.withUnsafeBytes { keyBytes in
             guard let stored = try storedView(table, key: keyBytes) else { return }
-            _ = try rewrite(table, key: keyBytes, stored: stored, with: values)
+            try rewrite(table, key: keyBytes, stored: stored, with: values, entries: .rebuiltLater)
         }
     }
 
     /// Writes the record `stored` of the object with record key `key` again,
-    /// with `values` at their field positions; returns the encoder holding it.
+    /// with `values` at their field positions.
     private func rewrite(
-        _ table: ObjectTable, key: UnsafeRawBufferPointer, stored: RecordView, with values: [Int: Value]
-    ) throws -> ObjectEncoder {
+        _ table: ObjectTable, key: UnsafeRawBufferPointer, stored: RecordView, with values: [Int: Value],
+        entries: EntryUpkeep = .derived
+    ) throws {
         let encoder = self.encoder
         encoder.key.removeAll()
         encoder.key.append(contentsOf: key)
@@ -209,31 +208,15 @@ extension TableEngine {
             position in
             values[position].map(ObjectEncoder.FieldSource.value) ?? .stored
         }
-        _ = try putRecord(table, encoder, noOverwrite: false, replacing: stored)
-        return encoder
+        try write(table, encoder, over: stored, entries: entries)
     }
 
     /// Deletes one object's record, its index entries and its own links'
     /// backlinks, without looking at the links to it.
-    func deleteRecordAndEntries(_ table: ObjectTable, key: [UInt8]) throws -> Bool {
+    func deleteRecordAndEntries(_ table: ObjectTable, key: [UInt8], origin: ChangeOrigin = .local) throws -> Bool {
         try key.withUnsafeBytes { keyBytes in
             guard let stored = try storedView(table, key: keyBytes) else { return false }
-            let oldIndexed = indexedValues(table, stored)
-            let oldLinks = table.linkFields.isEmpty ? [] : linkKeys(table, stored)
-            guard try deleteRecord(table, key: keyBytes, stored: stored) else { return false }
-            let encoder = self.encoder
-            encoder.key.removeAll()
-            encoder.key.append(contentsOf: keyBytes)
-            for (field, value) in zip(table.indexedFields, oldIndexed) {
-                try indexEntry(field, value: value, encoder, add: false)
-            }
-            for (field, targets) in zip(table.linkFields, oldLinks) {
-                guard let backlinks = field.backlinks else { continue }
-                for target in Set(targets) {
-                    _ = try target.withUnsafeBytes { try lmdb.delete(backlinks, $0, value: keyBytes) }
-                }
-            }
-            return true
+            return try write(table, key: keyBytes, before: stored, after: nil, origin: origin)
         }
     }
 

@@ -145,32 +145,19 @@ extension TableEngine {
     func repack(_ table: ObjectTable, from source: LMDBTransaction) throws {
         try emptyTable(table, repacking: true)
         let encoder = self.encoder
-        let indexKey = ByteWriter(capacity: 64)
         try source.withCursor(table.records) { cursor in
             var entry = try cursor.first()
             while let (key, record) = entry {
                 let view = try table.validatedView(key: key, record: record)
-                tally.recordWritten()
                 if table.type.isKept {
-                    if notifies { try announce(.replaced, table, key, before: view, after: record) }
-                    _ = try lmdb.append(table.records, key, record)
+                    try write(table, key: key, before: view, after: record, entries: .added)
                 } else {
                     try encoder.encode(
                         table: table, schemaVersion: view.effectiveSchemaVersion, automaticKey: .keep, base: view
                     ) { _ in .stored }
-                    try encoder.record.withUnsafeBytes { record in
-                        if notifies { try announce(.replaced, table, key, before: view, after: record) }
-                        _ = try lmdb.append(table.records, key, record)
+                    _ = try encoder.record.withUnsafeBytes { record in
+                        try write(table, key: key, before: view, after: record, entries: .added)
                     }
-                    for field in table.indexedFields {
-                        indexKey.removeAll()
-                        FileLayout.appendIndexKey(table.value(at: field.position, in: view), to: indexKey)
-                        try indexKey.withUnsafeBytes { _ = try lmdb.put(field.index!, $0, key) }
-                    }
-                }
-                for (field, targets) in zip(table.linkFields, linkKeys(table, view)) {
-                    guard let backlinks = field.backlinks else { continue }
-                    for target in targets { try target.withUnsafeBytes { _ = try lmdb.put(backlinks, $0, key) } }
                 }
                 entry = try cursor.next()
             }

@@ -1,6 +1,8 @@
 /// The one write path of records: every record Strata writes, replaces or
-/// deletes goes through these methods, which hand each write to the
-/// transaction's change subscribers (``ChangeSubscriber``).
+/// deletes goes through ``write(_:key:before:after:origin:entries:placement:)``,
+/// which hands each write to the transaction's change subscribers
+/// (``ChangeSubscriber``) and keeps the object's index entries and
+/// backlinks.
 extension TableEngine {
     /// The stored record with `key`, validated, or nil when there is none.
     /// Valid until the next write.
@@ -9,40 +11,52 @@ extension TableEngine {
         return try table.validatedView(key: key, record: record)
     }
 
-    /// Stores the record and key in `encoder`. With `noOverwrite`, returns
-    /// false and writes nothing when the key exists. Without it,
-    /// `replacing` is the stored record the put replaces, which every
-    /// caller reads while the transaction has subscribers (nil: there is
-    /// none, so the put inserts).
-    func putRecord(
-        _ table: ObjectTable, _ encoder: ObjectEncoder, noOverwrite: Bool, replacing stored: RecordView? = nil
-    ) throws -> Bool {
-        tally.recordWritten()
-        return try encoder.key.withUnsafeBytes { key in
-            try encoder.record.withUnsafeBytes { record in
-                // A replacement is announced before the put, which may move
-                // the stored bytes; an insert after it, once it is sure.
-                if notifies && !noOverwrite {
-                    try announce(stored == nil ? .inserted : .replaced, table, key, before: stored, after: record)
-                }
-                let appendable = try sortsLast(key, in: table)
-                let written =
-                    try appendable && lmdb.append(table.records, key, record)
-                    || lmdb.put(table.records, key, record, noOverwrite: noOverwrite)
-                if notifies && noOverwrite && written {
-                    try announce(.inserted, table, key, before: nil, after: record)
-                }
-                return written
-            }
-        }
+    /// How a write keeps the object's index entries and backlinks.
+    enum EntryUpkeep {
+        /// Derived from the two records: only the entries of the indexed
+        /// and link fields whose bytes changed move.
+        case derived
+        /// The table was emptied (`compact`'s repack): every entry of the
+        /// new record is added.
+        case added
+        /// Left to the caller, which rebuilds them afterwards (a
+        /// migration, whose records change shape under it).
+        case rebuiltLater
     }
 
-    /// Hands one write to every subscriber; `after` is encoded record bytes.
-    @inline(never)
-    func announce(
-        _ kind: ChangeRecord.Kind, _ table: ObjectTable, _ key: UnsafeRawBufferPointer, before: RecordView?,
-        after: UnsafeRawBufferPointer?
-    ) throws {
+    /// Where the write puts the record.
+    enum Placement {
+        /// By key: appended when it sorts after every key of the table,
+        /// else searched for.
+        case byKey
+        /// Only when the key is new: the write returns false, writing
+        /// nothing, when it is taken.
+        case newKey
+        /// In place of `cursor`'s current entry, which is `before`'s.
+        case current(LMDBCursor)
+    }
+
+    /// The one write of an object: every insert, update, replacement,
+    /// delete, cascade and nullify, migration rewrite, `compact`'s repack
+    /// and merged peer change comes here. It checks the new links' targets
+    /// (before anything is written), tells the subscribers (one
+    /// ``ChangeRecord`` carrying `origin`), puts or deletes the record, and
+    /// moves the index entries and backlinks of the fields whose bytes
+    /// differ between `before` and `after`.
+    ///
+    /// - Parameters:
+    ///   - key: The object's record key; must not point into the map (a
+    ///     put may move those bytes).
+    ///   - before: The stored record, nil for a new object. Required
+    ///     whenever there is one (for its entries and the subscribers).
+    ///   - after: The new record's bytes, nil to delete the object.
+    /// - Returns: False when nothing was written: `.newKey` found the key
+    ///   taken, or a delete found no record.
+    @discardableResult
+    func write(
+        _ table: ObjectTable, key: UnsafeRawBufferPointer, before: RecordView?, after: UnsafeRawBufferPointer?,
+        origin: ChangeOrigin = .local, entries: EntryUpkeep = .derived, placement: Placement = .byKey
+    ) throws -> Bool {
         let afterView = after.map { bytes in
             do throws(DecodingFailure) {
                 return try RecordView(trusting: bytes)
@@ -50,14 +64,95 @@ extension TableEngine {
                 preconditionFailure("A record Strata encoded for '\(table.name)' does not decode: \(error.reason)")
             }
         }
-        let change = ChangeRecord(kind: kind, table: table, key: key, before: before, after: afterView)
+        let oldEntries = entries == .derived ? before : nil
+        // Everything read from `before` is read before the put, which may
+        // move the stored bytes.
+        let indexes = table.indexedFields.isEmpty || entries == .rebuiltLater ? nil : oldIndexKeys
+        let movesIndexes = indexes.map { indexMoves(table, before: oldEntries, after: afterView, oldKeys: $0) } ?? false
+        var linkChanges: (old: [[[UInt8]]]?, new: [[[UInt8]]]?)?
+        if entries != .rebuiltLater && !table.linkFields.isEmpty
+            && (oldEntries == nil || afterView == nil || linksDiffer(table, oldEntries!, afterView!))
+        {
+            let change = (old: oldEntries.map { linkKeys(table, $0) }, new: afterView.map { linkKeys(table, $0) })
+            // A repack writes back links that resolved before; their
+            // targets may not be written back yet.
+            if entries == .derived, let new = change.new {
+                try checkLinkTargets(table, key: key, old: change.old, new: new)
+            }
+            linkChanges = change
+        }
+        guard try putOrDelete(table, key, before: before, after: after, afterView, origin, placement) else {
+            return false
+        }
+        if let indexes, movesIndexes {
+            try moveIndexEntries(table, key: key, oldKeys: indexes, after: afterView)
+        }
+        if let linkChanges { try relink(table, key: key, old: linkChanges.old, new: linkChanges.new) }
+        return true
+    }
+
+    /// Tells the subscribers, then puts or deletes the record: a
+    /// replacement or a delete is announced before, which may move the
+    /// stored bytes; an insert after it, once it is sure.
+    @inline(__always)
+    private func putOrDelete(
+        _ table: ObjectTable, _ key: UnsafeRawBufferPointer, before: RecordView?, after: UnsafeRawBufferPointer?,
+        _ afterView: RecordView?, _ origin: ChangeOrigin, _ placement: Placement
+    ) throws -> Bool {
+        guard let after else {
+            guard before != nil else { return false }
+            if notifies { try announce(.deleted, table, key, before: before, after: nil, origin) }
+            guard try lmdb.delete(table.records, key) else { return false }
+            tally.recordWritten()
+            return true
+        }
+        tally.recordWritten()
+        if notifies, before != nil { try announce(.replaced, table, key, before: before, after: afterView, origin) }
+        switch placement {
+        case .current(let cursor):
+            try cursor.replaceCurrent(key: key, value: after)
+        case .byKey, .newKey:
+            let newKey = if case .newKey = placement { true } else { false }
+            let appendable = try sortsLast(key, in: table)
+            guard
+                try appendable && lmdb.append(table.records, key, after)
+                    || lmdb.put(table.records, key, after, noOverwrite: newKey)
+            else { return false }
+        }
+        if notifies, before == nil { try announce(.inserted, table, key, before: nil, after: afterView, origin) }
+        return true
+    }
+
+    /// Hands one write to every subscriber.
+    @inline(never)
+    private func announce(
+        _ kind: ChangeRecord.Kind, _ table: ObjectTable, _ key: UnsafeRawBufferPointer, before: RecordView?,
+        after: RecordView?, _ origin: ChangeOrigin
+    ) throws {
+        let change = ChangeRecord(kind: kind, table: table, key: key, before: before, after: after, origin: origin)
         for subscriber in subscribers { try subscriber.objectChanged(change) }
+    }
+
+    /// Writes the record in `encoder` (record and key) over `stored`.
+    @discardableResult
+    func write(
+        _ table: ObjectTable, _ encoder: ObjectEncoder, over stored: RecordView?, origin: ChangeOrigin = .local,
+        entries: EntryUpkeep = .derived, placement: Placement = .byKey
+    ) throws -> Bool {
+        try encoder.key.withUnsafeBytes { key in
+            try encoder.record.withUnsafeBytes { record in
+                try write(
+                    table, key: key, before: stored, after: record, origin: origin, entries: entries,
+                    placement: placement)
+            }
+        }
     }
 
     /// Replaces the record with `key` through a cursor that walks the table
     /// in key order: the entry after the last one replaced is usually the
     /// one to replace, and replacing it in place skips a search of the tree.
     /// `key` must not point into the map (a put may move those bytes).
+    /// Index entries and backlinks are left to the caller (a migration).
     func replaceRecord(
         _ table: ObjectTable, key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer, walking cursor: LMDBCursor
     ) throws {
@@ -67,40 +162,17 @@ extension TableEngine {
         } else {
             current = try cursor.seek(exactly: key)?.value
         }
-        if let current {
-            try replaceCurrent(table, key: key, stored: current, record: record, cursor: cursor)
-        } else {
-            tally.recordWritten()
-            if notifies { try announce(.inserted, table, key, before: nil, after: record) }
-            try lmdb.put(table.records, key, record)
-        }
+        try write(
+            table, key: key, before: try current.map { try table.validatedView(key: key, record: $0) }, after: record,
+            entries: .rebuiltLater, placement: current == nil ? .byKey : .current(cursor))
     }
 
-    /// Replaces the record at `cursor`'s position, `stored`, whose key is
-    /// `key`, with `record`.
-    func replaceCurrent(
-        _ table: ObjectTable, key: UnsafeRawBufferPointer, stored: UnsafeRawBufferPointer,
-        record: UnsafeRawBufferPointer, cursor: LMDBCursor
-    ) throws {
-        tally.recordWritten()
-        if notifies {
-            try announce(
-                .replaced, table, key, before: try table.validatedView(key: key, record: stored), after: record)
-        }
-        try cursor.replaceCurrent(key: key, value: record)
-    }
-
-    /// Deletes the record with `key`, leaving index entries to the caller;
-    /// returns false when there was none. `stored` is the record when the
-    /// caller has read it already.
-    func deleteRecord(_ table: ObjectTable, key: UnsafeRawBufferPointer, stored: RecordView? = nil) throws -> Bool {
-        if notifies {
-            guard let before = try stored ?? storedView(table, key: key) else { return false }
-            try announce(.deleted, table, key, before: before, after: nil)
-        }
-        guard try lmdb.delete(table.records, key) else { return false }
-        tally.recordWritten()
-        return true
+    /// Deletes the record with `key`, leaving index entries and backlinks
+    /// to the caller (a migration rebuilds them); returns false when there
+    /// was none.
+    func deleteRecord(_ table: ObjectTable, key: UnsafeRawBufferPointer) throws -> Bool {
+        guard let stored = try storedView(table, key: key) else { return false }
+        return try write(table, key: key, before: stored, after: nil, entries: .rebuiltLater)
     }
 
     /// Empties a table's records without touching its indexes, for a

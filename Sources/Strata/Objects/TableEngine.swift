@@ -30,6 +30,9 @@ final class TableEngine {
     /// instructions per insert in all (a tenth of a typed insert).
     let frontierTable: UnsafeMutablePointer<ObjectTable?>
     let frontierKey = ByteWriter(capacity: 64)
+    /// The index keys a write removes, read from the stored record before
+    /// it is replaced (``indexMoves(_:before:after:oldKeys:)``).
+    let oldIndexKeys = (keys: ByteWriter(capacity: 128), ends: ByteWriter(capacity: 64))
     /// Reported to ``Instrumentation`` when the transaction commits. In
     /// raw memory, like the frontier: as a stored `var`, every counted
     /// write paid an exclusivity check.
@@ -45,6 +48,8 @@ final class TableEngine {
     /// Everyone told of each write (``ChangeSubscriber``): the feed
     /// recorder and those the transaction was given.
     let subscribers: [any ChangeSubscriber]
+    /// Sync capture, on a sync-enabled file (one of ``subscribers``).
+    let sync: SyncRecorder?
     /// Whether ``subscribers`` is not empty: a `let`, so that a write with
     /// no subscriber pays one test of a constant and reads nothing more.
     let notifies: Bool
@@ -66,9 +71,10 @@ final class TableEngine {
     ///     observed, unless `recordsForFeed` is false (a transaction whose
     ///     commit is published as unknown, like `compact`'s, which writes
     ///     every object).
+    ///   - sync: Sync capture, on a sync-enabled file: a subscriber too.
     init(
         lmdb: LMDBTransaction, meta: DatabaseHandle, path: String, writingSchemaVersion: UInt64, fieldCapacity: Int,
-        subscribers: [any ChangeSubscriber] = [], recordsForFeed: Bool = true
+        subscribers: [any ChangeSubscriber] = [], recordsForFeed: Bool = true, sync: SyncRecorder? = nil
     ) {
         self.lmdb = lmdb
         self.meta = meta
@@ -78,7 +84,8 @@ final class TableEngine {
         let recorder =
             lmdb.isReadOnly || !recordsForFeed || !lmdb.environment.feed.isWatched ? nil : CommitFeedRecorder()
         feedRecorder = recorder
-        self.subscribers = (recorder.map { [$0] } ?? []) + subscribers
+        self.subscribers = (recorder.map { [$0] } ?? []) + subscribers + (sync.map { [$0] } ?? [])
+        self.sync = sync
         notifies = !self.subscribers.isEmpty
         frontierTable = .allocate(capacity: 1)
         frontierTable.initialize(to: nil)
@@ -109,7 +116,7 @@ final class TableEngine {
         case values
         /// Already in ``encoder``, record and primary key, written by a
         /// model's binding (``ModelBinding/encodeRecord(_:into:schemaVersion:)``);
-        /// `given` still answers for the primary key and the indexed fields.
+        /// `given` still answers for the primary key, for messages.
         case encoded
     }
 
@@ -131,11 +138,11 @@ final class TableEngine {
         case .encoded where table.primaryKey == nil:
             encoder.key.removeAll()
             KeyCodec.appendAutomaticID(try nextAutomaticID(table), to: encoder.key)
+            if !table.keptFields.isEmpty { try encoder.spliceUndeclared(table, base: nil) }
         case .encoded:
-            break
+            if !table.keptFields.isEmpty { try encoder.spliceUndeclared(table, base: nil) }
         }
-        if !table.linkFields.isEmpty { try checkLinkTargets(table, old: nil, encoder) }
-        guard try putRecord(table, encoder, noOverwrite: true) else {
+        guard try write(table, encoder, over: nil, placement: .newKey) else {
             let key = encoder.decodedKey(table)
             if table.primaryKey == nil {
                 throw StrataError.corruptCounter(
@@ -143,10 +150,6 @@ final class TableEngine {
             }
             throw StrataError.duplicatePrimaryKey(typeName: table.name, key: "\(key)", path: path)
         }
-        for field in table.indexedFields {
-            try indexEntry(field, value: ObjectEncoder.resolved(field, given: given(field)), encoder, add: true)
-        }
-        if !table.linkFields.isEmpty { try relink(table, old: nil, encoder) }
     }
 
     /// Replaces the object with the same primary key, or inserts it.
@@ -187,33 +190,39 @@ final class TableEngine {
                 if requireExisting && stored == nil {
                     throw StrataError.objectNotFound(typeName: table.name, key: "\(key)", path: path)
                 }
-                if record == .values {
+                switch record {
+                case .values:
                     try encoder.encode(
                         table: table, schemaVersion: writingSchemaVersion, automaticKey: .keep, base: stored
                     ) { given(table.fields[$0]).map(ObjectEncoder.FieldSource.value) ?? .absent }
+                case .encoded where !table.keptFields.isEmpty || table.preservesUnknownFields:
+                    try encoder.spliceUndeclared(table, base: stored)
+                case .encoded:
+                    break
                 }
-                // Read before the put, which may move the stored bytes.
-                let old = stored.map { indexedValues(table, $0) }
-                let oldLinks = table.linkFields.isEmpty ? nil : stored.map { linkKeys(table, $0) }
-                if !table.linkFields.isEmpty { try checkLinkTargets(table, old: oldLinks, encoder) }
-                _ = try putRecord(table, encoder, noOverwrite: false, replacing: stored)
-                try reindex(table, old: old, encoder) { ObjectEncoder.resolved($0, given: given($0)) }
-                if !table.linkFields.isEmpty { try relink(table, old: oldLinks, encoder) }
+                try write(table, encoder, over: stored)
             }
         }
-        if record == .values {
+        switch record {
+        case .values:
             try encoder.encode(table: table, schemaVersion: writingSchemaVersion, automaticKey: .keep, base: nil) {
                 given(table.fields[$0]).map(ObjectEncoder.FieldSource.value) ?? .absent
             }
+        case .encoded where !table.keptFields.isEmpty:
+            try encoder.spliceUndeclared(table, base: nil)
+        case .encoded:
+            break
         }
-        if !table.linkFields.isEmpty { try checkLinkTargets(table, old: nil, encoder) }
-        _ = try putRecord(table, encoder, noOverwrite: false)
-        try reindex(table, old: nil, encoder) { ObjectEncoder.resolved($0, given: given($0)) }
-        if !table.linkFields.isEmpty { try relink(table, old: nil, encoder) }
+        // Nothing to keep up (no index, link, kept field or subscriber):
+        // the record overwrites whatever the key holds, unread.
+        try write(table, encoder, over: nil)
     }
 
-    /// Changes some properties of an existing object.
-    func update(_ table: ObjectTable, key: Value, _ changes: [String: Value]) throws {
+    /// Changes some properties of an existing object; `origin` says who
+    /// (the app, or sync materializing links from its registers).
+    func update(
+        _ table: ObjectTable, key: Value, _ changes: [String: Value], origin: ChangeOrigin = .local
+    ) throws {
         let encoder = self.encoder
         try encoder.match(changes, table: table)
         try encoder.encodeKey(key, table: table)
@@ -237,28 +246,14 @@ final class TableEngine {
                     typeName: table.name, property: name, key: "\(key)",
                     remedy: "Delete the object and insert it with the new key.", path: path)
             }
-            // Every value is read before the put, which may move the stored bytes.
-            let oldIndexed = indexedValues(table, stored)
-            let oldLinks = table.linkFields.isEmpty ? nil : linkKeys(table, stored)
-            // A copy shares the matched names.
+            // A copy shares the matched names. The key is in the encoder
+            // already; the unchanged fields are copied byte for byte.
             let matched = encoder
-            let newIndexed = table.indexedFields.map {
-                matched.given($0, from: changes)?.coerced(to: $0.type) ?? table.value(at: $0.position, in: stored)
-            }
-            // The key is in the encoder already; the unchanged fields are
-            // copied byte for byte.
             try encoder.encode(table: table, schemaVersion: writingSchemaVersion, automaticKey: .keep, base: stored) {
                 position in
                 matched.given(table.fields[position], from: changes).map(ObjectEncoder.FieldSource.value) ?? .stored
             }
-            if let oldLinks { try checkLinkTargets(table, old: oldLinks, encoder) }
-            _ = try putRecord(table, encoder, noOverwrite: false, replacing: stored)
-            var offset = 0
-            try reindex(table, old: oldIndexed, encoder) { _ in
-                defer { offset += 1 }
-                return newIndexed[offset]
-            }
-            if let oldLinks { try relink(table, old: oldLinks, encoder) }
+            try write(table, encoder, over: stored, origin: origin)
         }
     }
 
@@ -270,15 +265,8 @@ final class TableEngine {
         let keyBytes = encoder.key.bytes
         if hasLinks(table) { return try deleteApplyingRules(table, key: keyBytes) }
         return try keyBytes.withUnsafeBytes { keyBytes in
-            let stored = table.indexedFields.isEmpty && !notifies ? nil : try storedView(table, key: keyBytes)
-            let old = stored.map { indexedValues(table, $0) }
-            guard try deleteRecord(table, key: keyBytes, stored: stored) else { return false }
-            if let old {
-                for (field, value) in zip(table.indexedFields, old) {
-                    try indexEntry(field, value: value, encoder, add: false)
-                }
-            }
-            return true
+            guard let stored = try storedView(table, key: keyBytes) else { return false }
+            return try write(table, key: keyBytes, before: stored, after: nil)
         }
     }
 

@@ -116,11 +116,14 @@ final class ChangeMerger {
                 // Deleted by a peer: no delete rule runs here (the peer
                 // expanded its cascades); links to it are materialized.
                 if newLife {
-                    if stored != nil { try deleteWithoutRules(table, key) }
                     let seq = try log.seq()
                     row.seq = seq
                     row.stampAll(FieldClock(stamp: local(entry.stamp), seq: seq))
-                    try log.store(row, previousSeq: existing?.seq, table.type.id, key)
+                    if stored != nil {
+                        try deleteWithoutRules(table, key, clock: .peer(row: row, previousSeq: existing?.seq))
+                    } else {
+                        try log.store(row, previousSeq: existing?.seq, table.type.id, key)
+                    }
                     report.deletedObjects += 1
                 }
                 return
@@ -169,13 +172,10 @@ final class ChangeMerger {
             guard newLife || !winners.isEmpty || !embedded.fields.isEmpty || embedded.changed > 0 || stored == nil
             else { return }
             _ = try log.seq()
-            row = merged
             try write(
-                table, key: key, keyValue: entry.key, base: newLife ? nil : stored,
-                winners.map { ($0.target, $0.value, $0.stamp) }, embedded: embedded.fields,
-                version: entry.writerVersion)
-            try log.store(row, previousSeq: existing?.seq, table.type.id, key)
-            recorder.objectAppeared(table.type.id, key)
+                table, key: key, keyValue: entry.key, stored: stored, newLife: newLife,
+                winners.map { ($0.target, $0.value) }, embedded: embedded.fields, version: entry.writerVersion,
+                clock: .peer(row: merged, previousSeq: existing?.seq))
             report.changedObjects += 1
             report.changedFields += winners.count + embedded.changed
         }
@@ -190,19 +190,20 @@ final class ChangeMerger {
         return try log.site(at: a.origin) > log.site(at: b.origin)
     }
 
-    /// Writes the object's record: `base`'s fields with the winners over
-    /// them, links materialized (an absent target's register is kept in
-    /// the shadow database), through the engine (indexes, backlinks).
+    /// Writes the object's record: the stored fields (none for a new life)
+    /// with the winners over them, links materialized (an absent target's
+    /// register is kept in the shadow database), through the engine's one
+    /// write, which stores `clock` (the merged clock row) through sync
+    /// capture and moves index entries and backlinks.
     private func write(
-        _ table: ObjectTable, key: UnsafeRawBufferPointer, keyValue: Value, base: RecordView?,
-        _ winners: [(Target, Value, LocalStamp)], embedded: [PropertyID: [UInt8]], version: UInt64
+        _ table: ObjectTable, key: UnsafeRawBufferPointer, keyValue: Value, stored: RecordView?, newLife: Bool,
+        _ winners: [(Target, Value)], embedded: [PropertyID: [UInt8]], version: UInt64, clock: ChangeOrigin
     ) throws {
-        var values: [PropertyID: (ObjectTable.Field?, Value)] = [:]
+        var overrides = embedded.mapValues(ObjectEncoder.FieldOverride.encoded)
         // The key, whether the entry carries its field or not (it carries
-        // the fields changed since the receiver's cursor): the record holds
-        // it, and the engine finds the record it replaces by it.
-        if let keyField = table.primaryKey { values[keyField.id] = (keyField, keyValue.coerced(to: keyField.type)) }
-        for (target, value, _) in winners {
+        // the fields changed since the receiver's cursor): the record holds it.
+        if let keyField = table.primaryKey { overrides[keyField.id] = .value(keyValue.coerced(to: keyField.type)) }
+        for (target, value) in winners {
             switch target {
             case .declared(let field):
                 let coerced = value.coerced(to: field.type)
@@ -210,7 +211,7 @@ final class ChangeMerger {
                     throw notFitting(value, "\(table.name).\(field.name)")
                 }
                 guard field.isLink else {
-                    values[field.id] = (field, coerced)
+                    overrides[field.id] = .value(coerced)
                     continue
                 }
                 let register = SyncLog.registerKey(table.type.id, field.id, key)
@@ -220,69 +221,34 @@ final class ChangeMerger {
                 } else {
                     try log.keepShadow(register, value: coerced, absent: absent)
                 }
-                values[field.id] = (field, materialized)
+                overrides[field.id] = .value(materialized)
             case .kept(let id):
-                values[id] = (nil, value)
+                overrides[id] = .value(value)
             case .embedded, .inside, .skipped:
                 continue
             }
         }
-        if base == nil {
+        if newLife {
             // A new life: an earlier life's registers kept for absent
             // targets must not return when those targets come.
-            for field in table.linkFields where values[field.id] == nil {
+            for field in table.linkFields where overrides[field.id] == nil {
                 try log.dropShadow(SyncLog.registerKey(table.type.id, field.id, key))
             }
         }
-        var ids = Set(values.keys).union(embedded.keys)
-        base?.forEachEncodedField { id, _ in ids.insert(id) }
+        let base = newLife ? nil : stored
         let encoder = engine.encoder
-        let record = encoder.record
-        record.removeAll()
-        RecordCodec.beginRecord(
-            record, schemaVersion: max(version, base?.effectiveSchemaVersion ?? 0), fieldCount: ids.count)
-        for id in ids.sorted() {
-            if let (field, value) = values[id] {
-                if let field, field.type.isComposite, field.embedded != nil {
-                    try CompositeCodec.appendField(
-                        record, field, value, owner: table.name, path: store.path, replacing: nil)
-                } else {
-                    RecordCodec.appendField(record, id: id, value: value)
-                }
-            } else if let bytes = embedded[id] {
-                record.append(contentsOf: bytes)
-            } else if let stored = base?.encodedField(id, expectedAt: Int.max) {
-                record.append(contentsOf: stored.bytes)
-            }
-        }
-        // The declared embedded objects merged, as the engine's index and
-        // observation bookkeeping reads them.
-        var merged: [PropertyID: Value] = [:]
-        if !embedded.isEmpty {
-            try record.withUnsafeBytes { bytes in
-                let view = try RecordView(trusting: bytes)
-                for id in embedded.keys {
-                    if let position = table.shape.position(ofField: id) {
-                        merged[id] = table.value(at: position, in: view)
-                    }
-                }
-            }
-        }
         encoder.key.removeAll()
         encoder.key.append(contentsOf: key)
-        let current = base.map { base in table.fields.map { table.value(at: $0.position, in: base) } }
-        recorder.isApplying = true
-        defer { recorder.isApplying = false }
-        try engine.replace(table, requireExisting: false, record: .encoded) { field in
-            values[field.id]?.1 ?? merged[field.id] ?? current?[field.position]
-        }
+        try encoder.encode(
+            table: table, schemaVersion: max(version, base?.effectiveSchemaVersion ?? 0), base: base,
+            overrides: overrides)
+        try engine.write(table, encoder, over: stored, origin: clock)
     }
 
     /// Deletes an object a peer deleted: its record, index entries and
-    /// backlinks; the links to it become null (their registers kept).
-    private func deleteWithoutRules(_ table: ObjectTable, _ key: UnsafeRawBufferPointer) throws {
-        recorder.isApplying = true
-        defer { recorder.isApplying = false }
+    /// backlinks, storing `clock` (its tombstone) through sync capture; the
+    /// links to it become null (their registers kept).
+    private func deleteWithoutRules(_ table: ObjectTable, _ key: UnsafeRawBufferPointer, clock: ChangeOrigin) throws {
         let target = Array(key)
         for (holderTable, field) in engine.links.incoming[table.name] ?? [] {
             for holder in try engine.linkingKeys(field, to: target) {
@@ -295,12 +261,12 @@ final class ChangeMerger {
                     let value = try log.shadowRegister(register) ?? holderTable.value(at: field.position, in: stored)
                     let (materialized, absent) = try engine.materialize(
                         value, field, excluding: (table.type.id, target))
-                    try engine.update(holderTable, key: holderValue, [field.name: materialized])
+                    try engine.update(holderTable, key: holderValue, [field.name: materialized], origin: .materialized)
                     try log.keepShadow(register, value: value, absent: absent)
                 }
             }
         }
-        _ = try engine.deleteRecordAndEntries(table, key: target)
+        _ = try engine.deleteRecordAndEntries(table, key: target, origin: clock)
     }
 }
 

@@ -158,7 +158,7 @@ public struct DatabaseSync: Sendable {
         defer { if learnsTypes { setup.unlock() } }
         return try database.write { tx in
             let engine = tx.context.engine
-            guard let recorder = engine.subscribers.lazy.compactMap({ $0 as? SyncRecorder }).first else {
+            guard let recorder = engine.sync else {
                 preconditionFailure("A sync-enabled file's transaction has no sync recorder")
             }
             let merger = try ChangeMerger(

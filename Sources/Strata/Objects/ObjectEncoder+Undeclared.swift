@@ -1,0 +1,130 @@
+/// Records written over a stored one field by field id: what a merge of a
+/// peer's changes writes (``ChangeMerger``), where the fields that change
+/// may be ones this app does not declare, learned just now.
+extension ObjectEncoder {
+    /// What a record written over a stored one holds for one field id.
+    enum FieldOverride {
+        /// This value, already checked against the field's type: a
+        /// declared field's is encoded as that field (an embedded object
+        /// or a list by its layout), any other's as it is.
+        case value(Value)
+        /// These encoded bytes (the field's id, tag and payload): an
+        /// embedded object merged field by field, or a learned field.
+        case encoded([UInt8])
+    }
+
+    /// Encodes a record of `table` holding `overrides` and, for every
+    /// other field id, the bytes `base` stores, copied as they are (nil
+    /// `base`: a new object or a new life, whose other fields are absent
+    /// and read as their defaults). ``key`` keeps what the caller put
+    /// there: the object's record key.
+    ///
+    /// Unlike ``encode(table:schemaVersion:automaticKey:base:storedPositions:rekeys:_:)``,
+    /// nothing is filled in: a field neither overridden nor stored stays
+    /// absent, as the peer that wrote the object left it.
+    func encode(
+        table: ObjectTable, schemaVersion: UInt64, base: RecordView?, overrides: [PropertyID: FieldOverride]
+    ) throws {
+        let ids = overrides.keys.sorted()
+        var count = ids.count
+        base?.forEachEncodedField { id, _ in if overrides[id] == nil { count += 1 } }
+        record.removeAll()
+        RecordCodec.beginRecord(record, schemaVersion: schemaVersion, fieldCount: count)
+        // One walk of the stored fields, by id, beside the overridden ids.
+        var next = 0
+        try base?.forEachEncodedField { id, bytes in
+            while next < ids.count && ids[next] < id {
+                try append(overrides[ids[next]]!, id: ids[next], of: table)
+                next += 1
+            }
+            if next < ids.count && ids[next] == id {
+                try append(overrides[id]!, id: id, of: table)
+                next += 1
+            } else {
+                record.append(contentsOf: bytes)
+            }
+        }
+        for id in ids[next...] { try append(overrides[id]!, id: id, of: table) }
+    }
+
+    /// Appends one overridden field.
+    private func append(_ override: FieldOverride, id: PropertyID, of table: ObjectTable) throws {
+        switch override {
+        case .encoded(let bytes):
+            record.append(contentsOf: bytes)
+        case .value(let value):
+            guard let position = table.shape.position(ofField: id) else {
+                RecordCodec.appendField(record, id: id, value: value)
+                return
+            }
+            let field = table.fields[position]
+            if field.type.isComposite, field.embedded != nil {
+                try CompositeCodec.appendField(
+                    record, field, value, owner: table.name, path: table.path, replacing: nil)
+            } else {
+                RecordCodec.appendField(record, id: id, value: value)
+            }
+        }
+    }
+}
+
+/// Typed writes in a synced file: a model's binding writes the fields
+/// this app declares straight from the model (no ``Value`` per field); the
+/// fields it does not declare are spliced in after, by id.
+extension ObjectEncoder {
+    /// Puts into ``record``, which holds a record of only `table`'s
+    /// declared fields (a model's binding wrote it), the fields the app
+    /// does not declare, as ``encode(table:schemaVersion:automaticKey:base:storedPositions:rekeys:_:)``
+    /// would: with `base`, its kept fields and the fields learned after
+    /// the table was opened, copied as they are (a retired property's
+    /// field is dropped); without, the kept fields' empty values.
+    func spliceUndeclared(_ table: ObjectTable, base: RecordView?) throws {
+        let undeclared = spliceBuffers.undeclared
+        undeclared.removeAll()
+        var extras: [(id: PropertyID, end: Int)] = []
+        if let base {
+            base.forEachEncodedField { id, bytes in
+                guard table.shape.position(ofField: id) == nil,
+                    !table.knowsHidden(id) || table.keptFields.contains(where: { $0.id == id })
+                else { return }
+                undeclared.append(contentsOf: bytes)
+                extras.append((id, undeclared.count))
+            }
+        } else {
+            for field in table.keptFields {
+                CompositeCodec.appendEmpty(undeclared, field)
+                extras.append((field.id, undeclared.count))
+            }
+        }
+        guard !extras.isEmpty else { return }
+        let declared = spliceBuffers.declared
+        declared.removeAll()
+        record.withUnsafeBytes { declared.append(contentsOf: $0) }
+        try declared.withUnsafeBytes { declaredBytes in
+            try undeclared.withUnsafeBytes { undeclaredBytes in
+                let own: RecordView
+                do throws(DecodingFailure) {
+                    own = try RecordView(trusting: declaredBytes)
+                } catch {
+                    preconditionFailure("A record Strata encoded for '\(table.name)' does not decode: \(error.reason)")
+                }
+                record.removeAll()
+                RecordCodec.beginRecord(
+                    record, schemaVersion: own.effectiveSchemaVersion, fieldCount: own.fieldCount + extras.count)
+                var next = 0
+                var start = 0
+                func appendExtra() {
+                    record.append(
+                        contentsOf: UnsafeRawBufferPointer(rebasing: undeclaredBytes[start ..< extras[next].end]))
+                    start = extras[next].end
+                    next += 1
+                }
+                own.forEachEncodedField { id, bytes in
+                    while next < extras.count && extras[next].id < id { appendExtra() }
+                    record.append(contentsOf: bytes)
+                }
+                while next < extras.count { appendExtra() }
+            }
+        }
+    }
+}
