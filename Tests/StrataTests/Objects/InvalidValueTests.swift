@@ -72,11 +72,11 @@ extension Refusal where Subject == WriteTransaction {
                 "where with a value of another type", .invalidValue,
                 "Property 'Person.age' is int; it cannot equal \"old\"", namesTheFile: false
             ) { tx in
-                _ = try tx.objects("Person").where("age", equals: "old")
+                _ = try tx.objects("Person").where("age", equals: "old").count
             },
             .init("where on an unknown property", .unknownProperty, "Object type 'Person' has no property 'height'") {
                 tx in
-                _ = try tx.objects("Person").where("height", equals: 1)
+                _ = try tx.objects("Person").where("height", equals: 1).count
             },
             .init(
                 "unknown object type", .unknownObjectType,

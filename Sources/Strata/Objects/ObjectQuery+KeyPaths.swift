@@ -1,97 +1,8 @@
 import Foundation
 
-/// The objects of one model type, read lazily and decoded as model values.
-///
-/// A query is a description, not a copy: nothing is read until a terminal
-/// operation (``forEach(_:)``, ``map(_:)``, ``array()``, ``first()``,
-/// ``count``, ``isEmpty``) walks it. Narrow it by key path with
-/// ``where(_:equals:)``, `where(_:notEquals:)`, `where(_:in:)` (a range
-/// or a set of values) and `where(_:hasPrefix:)`, with a Foundation
-/// `#Predicate` (`filter(_:)`, translated into the same plan), or with a
-/// closure run on each decoded value (`filter(_:)`); order it with
-/// ``sorted(by:ascending:)``; cut it with ``limit(_:)``.
-///
-/// ```swift
-/// let young = try db.read { tx in
-///     try tx.objects(Person.self)
-///         .where(\.age, in: 18..<30)
-///         .sorted(by: \.age)
-///         .limit(10)
-///         .map(\.name)
-/// }
-/// ```
-///
-/// ## Which operations use an index
-///
-/// - A `where` on the primary key reads only the matching objects, in key
-///   order; on an indexed property it walks only the matching index
-///   entries. On any other property it decodes nothing it can skip: the
-///   stored value is compared in the record before the object is decoded,
-///   but every record is read.
-/// - With several `where`s, one of them chooses the walk (an equality on
-///   the primary key, else on an index, else a range, a set of values or
-///   a prefix on the primary key, else on an index; between two of one
-///   kind, the property declared first); the others are checked on each
-///   record it reaches.
-/// - ``sorted(by:ascending:)`` on the primary key walks the table in key
-///   order, forward or backward; on an indexed property, it walks the
-///   index, and a `where` on the same property bounds that one walk. On
-///   any other property the matching objects are decoded, kept in memory
-///   and sorted: O(n log n) time and memory for every matching object,
-///   even with a ``limit(_:)`` or for ``first()``.
-/// - ``limit(_:)`` and ``first()`` stop the walk as soon as they have
-///   their values, except after an in-memory sort.
-/// - ``count`` without filters reads one counter; with `where`s only, it
-///   walks without decoding (an index equality counts the entries of one
-///   key without reading a record).
-///
-/// ## Order and comparison
-///
-/// Without ``sorted(by:ascending:)``, values come in primary-key order,
-/// or in index order (by value, then primary key) when an indexed `where`
-/// chooses the walk. `where` and `sorted` compare stored values as the
-/// index orders them: numbers, decimals and dates numerically (`-0.0`
-/// equals `0.0`, `2.5` equals `2.50`, NaN sorts after infinity), strings by their UTF-8 bytes (Unicode
-/// scalar order, which agrees with Swift's `<` on NFC-normalized text),
-/// `false` before `true`, links by their target's primary key, and `nil`
-/// before every value. Equal values are ordered by primary key (in its
-/// key order: strings by their UTF-8 bytes), and a descending sort is the
-/// exact reverse of the ascending one. The order in which `where`,
-/// `filter`, `sorted` and `limit` are chained does not matter: the limit
-/// applies last, to the sorted matching values.
-///
-/// A query is valid only inside the transaction that made it. In a write
-/// transaction it sees the transaction's own writes; a walk does not go
-/// past the entry that was last (first, walking backward) when it began,
-/// so a body that inserts objects still finishes. A query is not a Swift
-/// `Sequence`, whose iterator cannot throw: reading a damaged record is an
-/// error, never a crash.
-public struct ModelQuery<M: Model> {
-    let context: ObjectContext
-    let binding: ModelBinding
-    @usableFromInline var predicates: [(M) throws -> Bool] = []
-    /// The `where`s, order and limit, shared with the dynamic API.
-    var plan: QueryPlan
-
-    init(context: ObjectContext, binding: ModelBinding, plan: QueryPlan? = nil) {
-        self.context = context
-        self.binding = binding
-        self.plan = plan ?? QueryPlan(table: binding.table)
-    }
-
-    /// The values for which `isIncluded` returns true. Lazy: the closure
-    /// runs while the result is walked, on each value that the `where`s
-    /// let through.
-    ///
-    /// ```swift
-    /// let gmail = try tx.objects(Person.self).filter { $0.email?.hasSuffix("@gmail.com") == true }.count
-    /// ```
-    public func filter(_ isIncluded: @escaping (M) throws -> Bool) -> ModelQuery {
-        var copy = self
-        copy.predicates.append(isIncluded)
-        return copy
-    }
-
+/// The members of a model query that name properties by key path:
+/// `where`, `sorted` and what they share with `#Predicate`.
+extension ObjectQuery where Element: Model {
     /// The values whose property at `keyPath` equals `value`.
     ///
     /// On the primary key this reads at most one object; on an indexed
@@ -108,7 +19,7 @@ public struct ModelQuery<M: Model> {
     /// `@Transient` one) makes the query throw a ``StrataError`` with code
     /// ``StrataError/Code/unknownProperty`` when it runs; use a closure
     /// `filter(_:)` for those.
-    public func `where`<V: PropertyValue>(_ keyPath: KeyPath<M, V>, equals value: V) -> ModelQuery {
+    public func `where`<V: PropertyValue>(_ keyPath: KeyPath<Element, V>, equals value: V) -> ObjectQuery {
         let bound = QueryRange.Bound(value: value.propertyValue, inclusive: true)
         return adding(keyPath, lower: bound, upper: bound, "where(_:equals:)")
     }
@@ -123,7 +34,7 @@ public struct ModelQuery<M: Model> {
     /// ```swift
     /// let young = try tx.objects(Person.self).where(\.age, in: 18..<30).array()
     /// ```
-    public func `where`<V: PropertyValue & Comparable>(_ keyPath: KeyPath<M, V>, in range: Range<V>) -> ModelQuery {
+    public func `where`<V: PropertyValue & Comparable>(_ keyPath: KeyPath<Element, V>, in range: Range<V>) -> ObjectQuery {
         adding(keyPath, lower: .init(range.lowerBound, true), upper: .init(range.upperBound, false), "where(_:in:)")
     }
 
@@ -134,8 +45,8 @@ public struct ModelQuery<M: Model> {
     /// ```
     ///
     /// Uses an index as `where(_:in:)` does.
-    public func `where`<V: PropertyValue & Comparable>(_ keyPath: KeyPath<M, V>, in range: ClosedRange<V>)
-        -> ModelQuery
+    public func `where`<V: PropertyValue & Comparable>(_ keyPath: KeyPath<Element, V>, in range: ClosedRange<V>)
+        -> ObjectQuery
     {
         adding(keyPath, lower: .init(range.lowerBound, true), upper: .init(range.upperBound, true), "where(_:in:)")
     }
@@ -148,8 +59,8 @@ public struct ModelQuery<M: Model> {
     /// ```
     ///
     /// Uses an index as `where(_:in:)` does.
-    public func `where`<V: PropertyValue & Comparable>(_ keyPath: KeyPath<M, V>, in range: PartialRangeFrom<V>)
-        -> ModelQuery
+    public func `where`<V: PropertyValue & Comparable>(_ keyPath: KeyPath<Element, V>, in range: PartialRangeFrom<V>)
+        -> ObjectQuery
     {
         adding(keyPath, lower: .init(range.lowerBound, true), upper: nil, "where(_:in:)")
     }
@@ -162,8 +73,8 @@ public struct ModelQuery<M: Model> {
     /// ```
     ///
     /// Uses an index as `where(_:in:)` does.
-    public func `where`<V: PropertyValue & Comparable>(_ keyPath: KeyPath<M, V>, in range: PartialRangeThrough<V>)
-        -> ModelQuery
+    public func `where`<V: PropertyValue & Comparable>(_ keyPath: KeyPath<Element, V>, in range: PartialRangeThrough<V>)
+        -> ObjectQuery
     {
         adding(keyPath, lower: nil, upper: .init(range.upperBound, true), "where(_:in:)")
     }
@@ -176,8 +87,8 @@ public struct ModelQuery<M: Model> {
     /// ```
     ///
     /// Uses an index as `where(_:in:)` does.
-    public func `where`<V: PropertyValue & Comparable>(_ keyPath: KeyPath<M, V>, in range: PartialRangeUpTo<V>)
-        -> ModelQuery
+    public func `where`<V: PropertyValue & Comparable>(_ keyPath: KeyPath<Element, V>, in range: PartialRangeUpTo<V>)
+        -> ObjectQuery
     {
         adding(keyPath, lower: nil, upper: .init(range.upperBound, false), "where(_:in:)")
     }
@@ -186,7 +97,7 @@ public struct ModelQuery<M: Model> {
     /// or largest first when `ascending` is false. Equal values are
     /// ordered by primary key (reversed when descending). A later `sorted`
     /// replaces an earlier one; to sort by several keys, give them
-    /// together: ``sorted(using:)-([SortDescriptor<M>])``.
+    /// together: ``sorted(using:)-([SortDescriptor<Element>])``.
     ///
     /// On the primary key this walks the table in key order; on an
     /// indexed property it walks the index, bounded by a `where` on the
@@ -202,7 +113,7 @@ public struct ModelQuery<M: Model> {
     /// ```swift
     /// let oldestFirst = try tx.objects(Person.self).sorted(by: \.age, ascending: false).limit(3).array()
     /// ```
-    public func sorted<V: PropertyValue>(by keyPath: KeyPath<M, V>, ascending: Bool = true) -> ModelQuery {
+    public func sorted<V: PropertyValue>(by keyPath: KeyPath<Element, V>, ascending: Bool = true) -> ObjectQuery {
         sorted([(keyPath, ascending)], "sorted(by:)")
     }
 
@@ -225,12 +136,12 @@ public struct ModelQuery<M: Model> {
     ///     .sorted(using: [SortDescriptor(\.lastName), SortDescriptor(\.age, order: .reverse)])
     ///     .array()
     /// ```
-    public func sorted(using descriptors: [SortDescriptor<M>]) -> ModelQuery {
-        var keys: [(PartialKeyPath<M>, Bool)] = []
+    public func sorted(using descriptors: [SortDescriptor<Element>]) -> ObjectQuery {
+        var keys: [(PartialKeyPath<Element>, Bool)] = []
         for descriptor in descriptors {
             guard let keyPath = descriptor.keyPath else {
                 var copy = self
-                copy.plan.fail(notStored(\M.self, "sorted(using:) with a descriptor that has no key path"))
+                copy.plan.fail(notStored(\Element.self, "sorted(using:) with a descriptor that has no key path"))
                 return copy
             }
             keys.append((keyPath, descriptor.order == .forward))
@@ -238,12 +149,12 @@ public struct ModelQuery<M: Model> {
         return sorted(keys, "sorted(using:)")
     }
 
-    /// The values ordered by `descriptors`: ``sorted(using:)-([SortDescriptor<M>])``.
-    public func sorted(using descriptors: SortDescriptor<M>...) -> ModelQuery {
+    /// The values ordered by `descriptors`: ``sorted(using:)-([SortDescriptor<Element>])``.
+    public func sorted(using descriptors: SortDescriptor<Element>...) -> ObjectQuery {
         sorted(using: descriptors)
     }
 
-    private func sorted(_ keys: [(PartialKeyPath<M>, Bool)], _ operation: String) -> ModelQuery {
+    private func sorted(_ keys: [(PartialKeyPath<Element>, Bool)], _ operation: String) -> ObjectQuery {
         var copy = self
         var positions: [(position: Int, ascending: Bool)] = []
         for (keyPath, ascending) in keys {
@@ -280,133 +191,9 @@ public struct ModelQuery<M: Model> {
         return binding.table.fields.count + index
     }
 
-    /// The values whose effective schema version — the version of the app
-    /// that last wrote each object — is in `versions`. Read from each
-    /// record's header before anything is decoded.
-    ///
-    /// ```swift
-    /// // Objects a newer app version wrote (synced mode):
-    /// let newer = try tx.objects(Issue.self).whereSchemaVersion((tx.appSchemaVersion + 1)...).count
-    /// ```
-    public func whereSchemaVersion(_ versions: some RangeExpression<UInt64> & Sendable) -> ModelQuery {
-        var copy = self
-        copy.plan.keepSchemaVersions(versions)
-        return copy
-    }
-
-    /// The values after the first `count` in the query's order (counted
-    /// after the `where`s and filters): with ``limit(_:)``, a page.
-    /// Whichever is given first, the offset applies before the limit; a
-    /// later offset replaces an earlier one.
-    ///
-    /// ```swift
-    /// let thirdPage = try tx.objects(Person.self).sorted(by: \.lastName).offset(40).limit(20).array()
-    /// ```
-    ///
-    /// The walk still passes over the first `count` values, one by one; an
-    /// index on the first sort key saves sorting them, not reading them.
-    ///
-    /// - Precondition: `count` is not negative.
-    public func offset(_ count: Int) -> ModelQuery {
-        var copy = self
-        copy.plan.skip(count)
-        return copy
-    }
-
-    /// At most `count` values: the first ones in the query's order. The
-    /// walk stops as soon as it has them (after an in-memory sort, once
-    /// the sort is done).
-    ///
-    /// ```swift
-    /// let youngestThree = try tx.objects(Person.self).sorted(by: \.age).limit(3).array()
-    /// ```
-    ///
-    /// - Precondition: `count` is not negative.
-    public func limit(_ count: Int) -> ModelQuery {
-        var copy = self
-        copy.plan.cut(to: count)
-        return copy
-    }
-
-    /// Calls `body` with each value, in the query's order.
-    ///
-    /// - Throws: What `body` or a filter throws, or a ``StrataError`` for a
-    ///   key path that is not a stored property, a damaged record, or a
-    ///   stored value the model cannot hold.
-    @inlinable
-    public func forEach(_ body: (M) throws -> Void) throws {
-        try iterate {
-            try body($0)
-            return true
-        }
-    }
-
-    /// The results of `transform` on each value, in the query's order.
-    ///
-    /// ```swift
-    /// let names = try tx.objects(Person.self).sorted(by: \.name).map(\.name)
-    /// ```
-    ///
-    /// - Throws: As ``forEach(_:)``.
-    @inlinable
-    public func map<T>(_ transform: (M) throws -> T) throws -> [T] {
-        var result: [T] = []
-        try iterate {
-            result.append(try transform($0))
-            return true
-        }
-        return result
-    }
-
-    /// Every value, in an array, in the query's order.
-    ///
-    /// - Throws: As ``forEach(_:)``.
-    @inlinable
-    public func array() throws -> [M] {
-        try map { $0 }
-    }
-
-    /// The first value in the query's order, or nil when there is none.
-    /// It stops the walk at that value, except after an in-memory sort.
-    ///
-    /// ```swift
-    /// let oldest = try tx.objects(Person.self).sorted(by: \.age, ascending: false).first()
-    /// ```
-    ///
-    /// - Throws: As ``forEach(_:)``.
-    @inlinable
-    public func first() throws -> M? {
-        var found: M?
-        try limit(1).iterate {
-            found = $0
-            return false
-        }
-        return found
-    }
-
-    /// The number of values.
-    ///
-    /// Without `where`s or filters this reads one counter and does not
-    /// depend on the number of objects. With `where`s only, it walks
-    /// without decoding an object; an equality on an indexed property
-    /// counts the entries of one index key. Filters make it decode each
-    /// object that the `where`s let through.
-    ///
-    /// - Throws: As ``forEach(_:)``.
-    public var count: Int {
-        get throws { try countValues() }
-    }
-
-    /// Whether there are no values; it stops at the first one.
-    ///
-    /// - Throws: As ``forEach(_:)``.
-    public var isEmpty: Bool {
-        get throws { try limit(1).count == 0 }
-    }
-
     private func adding(
-        _ keyPath: PartialKeyPath<M>, lower: QueryRange.Bound?, upper: QueryRange.Bound?, _ operation: String
-    ) -> ModelQuery {
+        _ keyPath: PartialKeyPath<Element>, lower: QueryRange.Bound?, upper: QueryRange.Bound?, _ operation: String
+    ) -> ObjectQuery {
         adding(keyPath, operation) { .range(QueryRange(position: $0, lower: lower, upper: upper)) }
     }
 
@@ -414,8 +201,8 @@ public struct ModelQuery<M: Model> {
     /// of the property at `keyPath`: the model's, or one inside its
     /// embedded objects (`\.home.city`).
     func adding(
-        _ keyPath: PartialKeyPath<M>, _ operation: String, _ make: (Int) -> QueryCondition
-    ) -> ModelQuery {
+        _ keyPath: PartialKeyPath<Element>, _ operation: String, _ make: (Int) -> QueryCondition
+    ) -> ObjectQuery {
         var copy = self
         guard let place = Self.storedPlace(of: keyPath) else {
             copy.plan.fail(notStored(keyPath, operation))
@@ -473,7 +260,7 @@ public struct ModelQuery<M: Model> {
         return described.contains("<computed") ? "a key path to a computed \(type(of: keyPath).valueType)" : described
     }
 
-    func notStored(_ keyPath: PartialKeyPath<M>, _ operation: String) -> StrataError {
+    func notStored(_ keyPath: PartialKeyPath<Element>, _ operation: String) -> StrataError {
         let table = binding.table
         let known = binding.properties.map(\.name).joined(separator: ", ")
         return .notAStoredProperty(
@@ -488,5 +275,3 @@ extension QueryRange.Bound {
     }
 }
 
-@available(*, unavailable, message: "A ModelQuery is valid only inside its transaction.")
-extension ModelQuery: Sendable {}
