@@ -140,7 +140,7 @@ extension Refusal where Subject == WriteTransaction {
     func whereWithAValueOfAnotherTypeNamesTheFile(_ mode: Database.Mode) throws {
         let db = try Self.seeded(folder, mode: mode)
         let error = expectStrataError(.invalidValue) {
-            _ = try db.read { tx in try tx.objects("Person").where("age", equals: "old") }
+            _ = try db.read { tx in try tx.objects("Person").where("age", equals: "old").count }
         }
         #expect(error?.message.contains(db.path) == true, "\(error?.message ?? "")")
     }

@@ -76,7 +76,7 @@ extension Card {
             let typedFirst = try #require(try await typed.next())
             #expect(first.isInitial)
             #expect(first.results.map { $0["id"] } == [7, 4, 1])
-            #expect(first.results.map { $0["id"]?.int } == typedFirst.results.map(\.id))
+            #expect(first.results.map { $0["id"]?.int } == typedFirst.results.map { Int64($0.id) })
 
             try await db.write { tx in
                 try tx.insert(Card(id: 10, score: 1, rank: 5))
@@ -85,8 +85,9 @@ extension Card {
             }
             let second = try #require(try await dynamic.next())
             let typedSecond = try #require(try await typed.next())
-            #expect(second.results.map { $0["id"] } == [4, 10, 1])
-            #expect(second.results[0]["title"] == "renamed")
+            // By rank: 10 (5), 4 (6), 1 (9).
+            #expect(second.results.map { $0["id"] } == [10, 4, 1])
+            #expect(second.results[1]["title"] == "renamed")
             #expect(second.insertedKeys == [10] && second.deletedKeys == [7] && second.modifiedKeys == [4])
             #expect(second.insertions == typedSecond.insertions && second.deletions == typedSecond.deletions)
             #expect(second.modifications == typedSecond.modifications)
