@@ -34,7 +34,9 @@ extension ObjectQuery where Element: Model {
     /// ```swift
     /// let young = try tx.objects(Person.self).where(\.age, in: 18..<30).array()
     /// ```
-    public func `where`<V: PropertyValue & Comparable>(_ keyPath: KeyPath<Element, V>, in range: Range<V>) -> ObjectQuery {
+    public func `where`<V: PropertyValue & Comparable>(_ keyPath: KeyPath<Element, V>, in range: Range<V>)
+        -> ObjectQuery
+    {
         adding(keyPath, lower: .init(range.lowerBound, true), upper: .init(range.upperBound, false), "where(_:in:)")
     }
 
@@ -274,4 +276,3 @@ extension QueryRange.Bound {
         self.init(value: value.propertyValue, inclusive: inclusive)
     }
 }
-

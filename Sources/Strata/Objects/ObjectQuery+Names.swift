@@ -228,4 +228,3 @@ public struct SortKey: Sendable, Hashable {
     /// The key on `property`, largest first.
     public static func descending(_ property: String) -> SortKey { SortKey(property, ascending: false) }
 }
-

@@ -157,7 +157,8 @@ where Item.Observed: Sendable, Item.ObservedKey: Sendable {
         /// The next element, or nil once the observation ended; awaited
         /// from `actor`'s isolation without sending the iterator across.
         @available(macOS 15.0, iOS 18.0, *)
-        public mutating func next(isolation actor: isolated (any Actor)?) async throws(any Error) -> QueryChange<Item>? {
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws(any Error) -> QueryChange<Item>?
+        {
             try await lifetime.observer.next()
         }
     }

@@ -123,7 +123,9 @@ where Element.Observed: Sendable, Element.ObservedKey: Sendable {
     }
 
     /// The element for `diff`, with the current values.
-    private func change(_ diff: ResultsDiff, _ query: ObjectQuery<Element>, transactionID: Int) throws -> QueryChange<Element> {
+    private func change(_ diff: ResultsDiff, _ query: ObjectQuery<Element>, transactionID: Int) throws
+        -> QueryChange<Element>
+    {
         QueryChange<Element>(
             results: QueryResults(tree: results.tree), isInitial: false, deletions: diff.deletionPositions,
             insertions: diff.insertionPositions, modifications: diff.modificationPositions,

@@ -55,8 +55,9 @@ extension Card {
             let typedError = try #require(throws: StrataError.self) { try typed.array() }
             #expect(typedError.code == .unknownProperty && typedError.typeName == "Card")
             #expect(typedError.message.contains("not a stored property of the model Card"))
-            for run in [{ try dynamic.array().count }, { try dynamic.count }, { try dynamic.first().map { _ in 1 } ?? 0 }]
-            {
+            for run in [
+                { try dynamic.array().count }, { try dynamic.count }, { try dynamic.first().map { _ in 1 } ?? 0 },
+            ] {
                 let error = try #require(throws: StrataError.self) { try run() }
                 #expect(error.code == .unknownProperty)
                 #expect(error.typeName == "Card" && error.property == "doubledScore")
