@@ -60,7 +60,7 @@ extension Database {
         QueryObservation(database: self, objects: { try $0.objects(M.self) }, query: query)
     }
 
-    /// Observes a query of dynamic objects: as ``observe(_:_:)`` for a
+    /// Observes a query of dynamic objects: as `observe(_:_:)` for a
     /// model, with each object handed over as its stored values by
     /// property name (``DynamicObject/values``) and named in the change
     /// lists by its primary key.
@@ -101,7 +101,7 @@ extension Database {
     /// }
     /// ```
     ///
-    /// Elements come, coalesce and end as for ``observe(_:_:)``. A commit
+    /// Elements come, coalesce and end as for a query's `observe(_:_:)`. A commit
     /// of this process that writes other objects of the type costs a set
     /// lookup and a short read transaction, whatever the size of the
     /// table; one that writes no object of the type costs nothing.
@@ -126,8 +126,8 @@ extension Database {
     public var observationCount: Int { observers.count }
 }
 
-/// A query's values, observed: see ``Database/observe(_:_:)-(M.Type,_)``
-/// for a model, ``Database/observe(_:_:)-(String,_)`` for dynamic objects.
+/// A query's values, observed: see `Database.observe(_:_:)`, given a
+/// model type or the name of a type of dynamic objects.
 public struct QueryObservation<Item: QueryElement>: AsyncSequence, Sendable
 where Item.Observed: Sendable, Item.ObservedKey: Sendable {
     public typealias Element = QueryChange<Item>
