@@ -124,14 +124,14 @@ extension ObjectQuery where Element: Model {
     /// reverse, and the primary key orders what they all leave equal (in
     /// the first one's direction). Replaces an earlier `sorted`.
     ///
-    /// The first key decides the walk as in ``sorted(by:ascending:)``: on
+    /// The first key decides the walk as in `sorted(by:ascending:)`: on
     /// an indexed property the walk follows the index and sorts only the
     /// values that share a key by the further keys. Strata orders values
     /// as it stores and indexes them: strings by their UTF-8 bytes, not by
     /// a descriptor's localized comparator. A descriptor may name a `Bool`
     /// or a ``PersistableEnum`` that is not `Comparable` (Strata's
     /// `SortDescriptor` initializers; an enum by its raw value) and a
-    /// property inside embedded objects, as ``sorted(by:ascending:)``.
+    /// property inside embedded objects, as `sorted(by:ascending:)`.
     ///
     /// ```swift
     /// let people = try tx.objects(Person.self)

@@ -28,7 +28,7 @@ extension ObjectQuery where Element == DynamicObject {
 
     /// The objects whose `property` is not `value`: another value or null.
     /// It reads every record. Mistakes are thrown as for
-    /// ``where(_:equals:)``.
+    /// `where(_:equals:)`.
     public func `where`(_ property: String, notEquals value: Value) -> ObjectQuery {
         describing { query in
             let (field, value) = try checked(property, value, optional: true, "differ from")
@@ -44,7 +44,7 @@ extension ObjectQuery where Element == DynamicObject {
     /// let named = try tx.objects("Person").where("name", in: ["Ann", "Bob"]).count
     /// ```
     ///
-    /// Mistakes are thrown as for ``where(_:equals:)``.
+    /// Mistakes are thrown as for `where(_:equals:)`.
     public func `where`(_ property: String, in values: some Sequence<Value>) -> ObjectQuery {
         describing { query in
             let field = try table.field(named: property)
@@ -57,7 +57,7 @@ extension ObjectQuery where Element == DynamicObject {
     /// bytes). On an indexed property this walks only the index entries
     /// with the prefix; otherwise it reads every record. Mistakes (a
     /// property that is not a string) are thrown as for
-    /// ``where(_:equals:)``.
+    /// `where(_:equals:)`.
     public func `where`(_ property: String, hasPrefix prefix: String) -> ObjectQuery {
         describing { query in
             let (field, _) = try checked(property, .string(prefix), optional: false, "start with")
@@ -76,7 +76,7 @@ extension ObjectQuery where Element == DynamicObject {
     /// ```
     ///
     /// Mistakes (bounds of another type) are thrown as for
-    /// ``where(_:equals:)``.
+    /// `where(_:equals:)`.
     public func `where`<V: PropertyValue & Comparable>(_ property: String, in range: Range<V>) -> ObjectQuery {
         adding(property, lower: (range.lowerBound, true), upper: (range.upperBound, false))
     }
@@ -137,13 +137,13 @@ extension ObjectQuery where Element == DynamicObject {
     /// orders the objects the earlier ones leave equal, and the primary
     /// key orders what they all leave equal (in the first key's
     /// direction). Replaces an earlier `sorted`. The first key decides the
-    /// walk as in ``sorted(by:ascending:)``.
+    /// walk as in `sorted(by:ascending:)`.
     ///
     /// ```swift
     /// let people = try tx.objects("Person").sorted(by: [.ascending("lastName"), .descending("age")]).array()
     /// ```
     ///
-    /// A property the type lacks is thrown as for ``sorted(by:ascending:)``.
+    /// A property the type lacks is thrown as for `sorted(by:ascending:)`.
     public func sorted(by keys: [SortKey]) -> ObjectQuery {
         describing { query in
             query.plan.sort(by: try keys.map { (try table.field(named: $0.property).position, $0.ascending) })
@@ -160,7 +160,7 @@ extension ObjectQuery where Element == DynamicObject {
     /// ```
     ///
     /// A property that is not a link, or a key of the wrong type, is
-    /// thrown as for ``where(_:equals:)``.
+    /// thrown as for `where(_:equals:)`.
     public func linking(to key: Value, through property: String) -> ObjectQuery {
         describing { query in
             let (position, target) = try context.backlinks(of: table, through: property, to: key)

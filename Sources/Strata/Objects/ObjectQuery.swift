@@ -7,7 +7,7 @@ import Foundation
 /// A query is a description, not a copy: nothing is read until a terminal
 /// operation (``forEach(_:)``, ``map(_:)``, ``array()``, ``first()``,
 /// ``count``, ``isEmpty``) walks it. Both kinds share every member that
-/// does not name a property: ``filter(_:)`` (a closure run on each
+/// does not name a property: `filter(_:)` (a closure run on each
 /// value), ``offset(_:)``, ``limit(_:)``, ``whereSchemaVersion(_:)`` and
 /// the terminal operations. A model query names properties by key path
 /// (`where(\.age, in: 18..<30)`, `sorted(by: \.age)`, a Foundation
