@@ -1,24 +1,30 @@
 /// Running an ``ObjectQuery``: its ``QueryPlan`` walks the records, the
 /// element type makes a value of each one that passes the plan's
-/// conditions (``QueryElement/_walk(_:_:)``), and the query runs its
+/// conditions (``QueryElement/_iterate(_:_:)``), and the query runs its
 /// filters on it.
 extension ObjectQuery {
     /// Walks the matching values until `body` returns false.
     ///
-    /// Inlinable, like the public walks that call it, so that the work per
-    /// object (decoding a model, its filters, `body`) is compiled in the
-    /// app's module for its concrete model, as `MigrationStep.Builder.map`
-    /// is: compiled here, generic over a model of another module, each
-    /// object went through the model's value witnesses (a copy into
-    /// generic storage and a destroy) and a witness call of `init(from:)`.
+    /// Inlinable, like the public walks that call it: for a model, the
+    /// element type's walk (``QueryElement/_iterate(_:_:)``, inlinable
+    /// too) is then compiled in the app's module for the concrete model.
     /// The plan's walk (``walk(_:)``) is not generic over the element.
     @inlinable
     func iterate(_ body: (Element) throws -> Bool) throws {
-        let predicates = self.predicates
-        try Element._walk(self) { element, passOver in
-            for predicate in predicates where try !predicate(element) { return nil }
-            return passOver ? true : try body(element)
-        }
+        try Element._iterate(self, body)
+    }
+
+    /// What a walk does with one element that passed the plan: nil when a
+    /// filter rejects it (it then counts toward neither the offset nor
+    /// the limit), true when the offset passes it over, else what `body`
+    /// returns (false stops the walk). Always inlined: it is the body of
+    /// each element kind's loop.
+    @inlinable @inline(__always)
+    static func visit(
+        _ element: Element, passOver: Bool, _ predicates: [(Element) throws -> Bool], _ body: (Element) throws -> Bool
+    ) throws -> Bool? {
+        for predicate in predicates where try !predicate(element) { return nil }
+        return passOver ? true : try body(element)
     }
 
     /// Walks the records the plan matches, in its order, calling `visit`

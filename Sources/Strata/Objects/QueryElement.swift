@@ -21,11 +21,15 @@ public protocol QueryElement {
     associatedtype ObservedKey
 
     /// Strata's: walks the records `query` matches, in its order, making
-    /// each one's element and calling `visit` with it and whether the
-    /// query's offset passes it over, until `visit` returns false (nil: a
-    /// filter rejected the element). An element passed over is made only
-    /// when the query has filters to run on it.
-    static func _walk(_ query: ObjectQuery<Self>, _ visit: (Self, _ passOver: Bool) throws -> Bool?) throws
+    /// each one's element, running the query's filters on it and calling
+    /// `body` with each element they keep, until `body` returns false. An
+    /// element the query's offset passes over is made only when there are
+    /// filters to run on it.
+    ///
+    /// The whole work per record is here, in one closure, so that a
+    /// model's is compiled for the concrete model in the app's module,
+    /// where Strata's walk calls it: one indirect call per record.
+    static func _iterate(_ query: ObjectQuery<Self>, _ body: (Self) throws -> Bool) throws
 
     /// Strata's: the element of the record that `object` views, which
     /// `query` matched.
@@ -47,12 +51,12 @@ extension DynamicObject: QueryElement {
     public typealias Observed = [String: Value]
     public typealias ObservedKey = Value
 
-    public static func _walk(_ query: ObjectQuery<Self>, _ visit: (Self, _ passOver: Bool) throws -> Bool?) throws {
-        let (context, table) = (query.context, query.table)
-        let decodesPassedOver = !query.predicates.isEmpty
+    public static func _iterate(_ query: ObjectQuery<Self>, _ body: (Self) throws -> Bool) throws {
+        let (context, table, predicates) = (query.context, query.table, query.predicates)
         try query.walkRecords { key, record, passOver in
-            if passOver && !decodesPassedOver { return true }
-            return try visit(context.object(table: table, key: key, view: record), passOver)
+            if passOver && predicates.isEmpty { return true }
+            let object = context.object(table: table, key: key, view: record)
+            return try ObjectQuery.visit(object, passOver: passOver, predicates, body)
         }
     }
 
@@ -69,16 +73,19 @@ extension DynamicObject: QueryElement {
 
 extension Model {
     /// Decodes each record with the model's `init(from:)`. Inlinable, like
-    /// the public walks that call it, so that the decoding is compiled in
-    /// the app's module for its concrete model (see
-    /// ``ObjectQuery/iterate(_:)``).
+    /// the public walks that call it, so that the work per object
+    /// (decoding, the filters, `body`) is compiled in the app's module for
+    /// its concrete model, as `MigrationStep.Builder.map` is: compiled
+    /// here, generic over a model of another module, each object went
+    /// through the model's value witnesses (a copy into generic storage
+    /// and a destroy) and a witness call of `init(from:)`.
     @inlinable
-    public static func _walk(_ query: ObjectQuery<Self>, _ visit: (Self, _ passOver: Bool) throws -> Bool?) throws {
-        let decodesPassedOver = !query.predicates.isEmpty
+    public static func _iterate(_ query: ObjectQuery<Self>, _ body: (Self) throws -> Bool) throws {
+        let predicates = query.predicates
         try query.walk { decoder, passOver in
             // A value the offset passes over is decoded only for filters.
-            if passOver && !decodesPassedOver { return true }
-            return try visit(Self(from: &decoder), passOver)
+            if passOver && predicates.isEmpty { return true }
+            return try ObjectQuery.visit(Self(from: &decoder), passOver: passOver, predicates, body)
         }
     }
 
