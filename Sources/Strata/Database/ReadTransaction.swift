@@ -33,13 +33,14 @@ public class ReadTransaction {
     /// The names of the object types, sorted.
     public var typeNames: [String] { context.tables.keys.sorted() }
 
-    /// All objects of a type, lazily, in primary-key order.
+    /// All objects of a type, lazily, in primary-key order, as dynamic
+    /// objects: a query to narrow, sort and cut by property name.
     ///
     /// - Parameter type: The object type's name.
     /// - Throws: ``StrataError`` with code ``StrataError/Code/unknownObjectType``
     ///   when the schema has no such type.
-    public func objects(_ type: String) throws -> ObjectCollection {
-        ObjectCollection(context: context, table: try context.table(type))
+    public func objects(_ type: String) throws -> ObjectQuery<DynamicObject> {
+        ObjectQuery(context: context, table: try context.table(type), binding: nil)
     }
 
     /// The object with the given primary key (or automatic id), or nil when
@@ -66,14 +67,15 @@ public class ReadTransaction {
     /// let howMany = try tx.objects("Dog", linkingTo: 1, through: "owner").count
     /// ```
     ///
+    /// The same as `objects(type).linking(to: key, through: property)`,
+    /// except that it throws its mistakes now rather than when it runs.
+    ///
     /// - Throws: ``StrataError`` for an unknown type or property, a
     ///   property that is not a link, or a key of the wrong type.
-    public func objects(_ type: String, linkingTo key: Value, through property: String) throws -> ObjectCollection {
-        let source = try context.table(type)
-        let (position, target) = try context.backlinks(of: source, through: property, to: key)
-        var plan = QueryPlan(table: source)
-        plan.keepLinking(to: target, through: position)
-        return ObjectCollection(context: context, table: source, plan: plan)
+    public func objects(_ type: String, linkingTo key: Value, through property: String) throws
+        -> ObjectQuery<DynamicObject>
+    {
+        try objects(type).linking(to: key, through: property).checked()
     }
 
     /// The object that the to-one link `property` of `object` links to,
@@ -119,8 +121,9 @@ extension ReadTransaction {
     ///
     /// - Throws: ``StrataError`` when the schema has no type of the model's
     ///   stored name, or the model does not match it.
-    public func objects<M: Model>(_ type: M.Type) throws -> ModelQuery<M> {
-        ModelQuery(context: context, binding: try context.binding(M.self))
+    public func objects<M: Model>(_ type: M.Type) throws -> ObjectQuery<M> {
+        let binding = try context.binding(M.self)
+        return ObjectQuery(context: context, table: binding.table, binding: binding)
     }
 
     /// The object `link` links to, decoded, or nil when it no longer
@@ -162,7 +165,7 @@ extension ReadTransaction {
     ///   of `M`, or a model does not match the file.
     public func objects<M: Model, T: Model>(
         _ type: M.Type, linkingTo key: T.Key, through keyPath: KeyPath<M, Link<T>?>
-    ) throws -> ModelQuery<M> {
+    ) throws -> ObjectQuery<M> {
         try objects(M.self).linking(to: key, through: keyPath).checked()
     }
 
@@ -172,7 +175,7 @@ extension ReadTransaction {
     /// form above).
     public func objects<M: Model, T: Model>(
         _ type: M.Type, linkingTo key: T.Key, through keyPath: KeyPath<M, [Link<T>]>
-    ) throws -> ModelQuery<M> {
+    ) throws -> ObjectQuery<M> {
         try objects(M.self).linking(to: key, through: keyPath).checked()
     }
 }

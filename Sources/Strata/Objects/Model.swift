@@ -42,7 +42,7 @@ import Foundation
 /// A property that a stored object has no value for (one added in a later
 /// schema version) reads as the schema's default, else as null when it is
 /// optional, else as its type's empty value.
-public protocol Model: SendableMetatype {
+public protocol Model: QueryElement, SendableMetatype where Observed == Self, ObservedKey == Key {
     /// The type of the primary key: the ``ModelSchema`` property declared
     /// `primaryKey: true`, or `Int64` (the automatic id) for a model
     /// without one.

@@ -34,7 +34,7 @@ import Foundation
 /// value (a transient's initial value) and answer wrongly.
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 struct PredicateTranslator<M: Model> {
-    let query: ModelQuery<M>
+    let query: ObjectQuery<M>
     /// The predicate's input.
     let root: PredicateExpressions.VariableID
     /// The variables of optional chains (`flatMap`) in scope: each is the
@@ -46,7 +46,7 @@ struct PredicateTranslator<M: Model> {
     /// The first key path that is not a stored property.
     var error: StrataError?
 
-    init(query: ModelQuery<M>, predicate: Predicate<M>) {
+    init(query: ObjectQuery<M>, predicate: Predicate<M>) {
         self.query = query
         self.root = predicate.variable.key
         self.embeddedPaths = query.plan.embeddedPaths

@@ -134,22 +134,6 @@ extension QueryPlan {
         _ = try flush()
     }
 
-    /// The number of matching objects that `accepts` keeps (a front end's
-    /// filters, on the decoded value). The walk goes in no particular
-    /// order: a count needs none, so a sort on a property without an index
-    /// sorts nothing.
-    func count(
-        in context: ObjectContext, accepting accepts: (UnsafeRawBufferPointer, RecordView) throws -> Bool
-    ) throws -> Int {
-        var n = 0
-        try unordered.run(in: context) { key, record, _, passOver in
-            guard try accepts(key, record) else { return nil }
-            if !passOver { n += 1 }
-            return true
-        }
-        return n
-    }
-
     /// The number of matching objects, before any filter of a front end:
     /// it decodes nothing. Without conditions it reads one counter; an
     /// index equality counts the entries of one key without reading a

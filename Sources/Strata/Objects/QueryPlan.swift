@@ -2,14 +2,14 @@
 /// conditions on stored values, the order, the limit, and from these the
 /// walk that reaches the values (``walk(sorting:)``).
 ///
-/// ``ModelQuery`` and ``ObjectCollection`` are front ends: each turns its
-/// `where`, `sorted` and `limit` into a plan, runs it with
-/// ``run(in:orderValues:decode:_:)`` (in `QueryPlan+Execution.swift`) and
-/// differs only in how a record becomes a value (a model, or a
-/// ``DynamicObject``) and in the filters it runs on that value. An
-/// observation of a typed query evaluates the same plan: ``matches(_:)``
-/// for one written object, ``resultOrder`` and ``QueryOrder`` for where a
-/// value sits in its results.
+/// ``ObjectQuery`` turns its `where`s, `sorted` and `limit`, by key path
+/// or by property name, into a plan and runs it with
+/// ``run(in:orderValues:_:)`` (in `QueryPlan+Execution.swift`); its element
+/// type (a model, or a ``DynamicObject``) decides only how a record becomes
+/// a value, on which the query runs its filters. An observation of a query
+/// evaluates the same plan: ``matches(_:)`` for one written object,
+/// ``resultOrder`` and ``QueryOrder`` for where a value sits in its
+/// results.
 struct QueryPlan {
     let table: ObjectTable
     /// The conditions, all of which an object passes, in the order asked.
@@ -105,7 +105,7 @@ struct QueryPlan {
     }
 
     /// Keeps the objects whose records hold a value for a field this app
-    /// does not declare (``ModelQuery/holdingUndeclaredFields()``).
+    /// does not declare (``ObjectQuery/holdingUndeclaredFields()``).
     mutating func keepHoldingUndeclaredFields() {
         let table = self.table
         keep { table.holdsUndeclaredFields($0) }

@@ -6,7 +6,7 @@ extension SortDescriptor where Compared: Model {
     ///
     /// `Bool` is not `Comparable`, so Foundation's own initializers refuse
     /// it; this one orders by the property's stored value, and
-    /// ``ModelQuery/sorted(using:)-([SortDescriptor<M>])`` reads it as the
+    /// ``ObjectQuery/sorted(using:)-([SortDescriptor<Element>])`` reads it as the
     /// property itself (an index on it is walked as for
     /// `sorted(by: \.isDone)`).
     ///
@@ -153,12 +153,12 @@ extension ModelSchema {
     }
 }
 
-extension ModelQuery {
+extension ObjectQuery where Element: Model {
     /// The stored property that a `where`'s or a sort's key path names (see
     /// ``ModelSchema/storedPlace(of:under:)``), or nil.
-    static func storedPlace(of keyPath: PartialKeyPath<M>) -> PredicatePlace? {
-        if let position = M.schema.position(of: keyPath) { return PredicatePlace(position: position) }
-        guard let found = M.schema.storedPlace(of: keyPath) else { return nil }
+    static func storedPlace(of keyPath: PartialKeyPath<Element>) -> PredicatePlace? {
+        if let position = Element.schema.position(of: keyPath) { return PredicatePlace(position: position) }
+        guard let found = Element.schema.storedPlace(of: keyPath) else { return nil }
         return PredicatePlace(position: found.position, names: found.names)
     }
 }

@@ -55,9 +55,35 @@ extension Database {
     ///   - query: Narrows, sorts or cuts the type's objects; by default,
     ///     every object in primary-key order.
     public func observe<M: Model & Sendable>(
-        _ model: M.Type, _ query: @escaping @Sendable (ModelQuery<M>) -> ModelQuery<M> = { $0 }
+        _ model: M.Type, _ query: @escaping @Sendable (ObjectQuery<M>) -> ObjectQuery<M> = { $0 }
     ) -> QueryObservation<M> where M.Key: Sendable {
-        QueryObservation(database: self, query: query)
+        QueryObservation(database: self, objects: { try $0.objects(M.self) }, query: query)
+    }
+
+    /// Observes a query of dynamic objects: as `observe(_:_:)` for a
+    /// model, with each object handed over as its stored values by
+    /// property name (``DynamicObject/values``) and named in the change
+    /// lists by its primary key.
+    ///
+    /// ```swift
+    /// for try await change in db.observe("Person", { $0.where("age", in: 18...).sorted(by: "name") }) {
+    ///     show(change.results.map { $0["name"]?.string ?? "" })
+    /// }
+    /// ```
+    ///
+    /// A type the schema lacks, or a mistake in `query` (a property the
+    /// type lacks, a value of the wrong type), makes the first iteration
+    /// throw, as a model query's does.
+    ///
+    /// - Parameters:
+    ///   - type: The stored name of the object type to observe.
+    ///   - query: Narrows, sorts or cuts the type's objects; by default,
+    ///     every object in primary-key order.
+    public func observe(
+        _ type: String,
+        _ query: @escaping @Sendable (ObjectQuery<DynamicObject>) -> ObjectQuery<DynamicObject> = { $0 }
+    ) -> QueryObservation<DynamicObject> {
+        QueryObservation(database: self, objects: { try $0.objects(type) }, query: query)
     }
 
     /// Observes one object by primary key: an asynchronous sequence whose
@@ -75,7 +101,7 @@ extension Database {
     /// }
     /// ```
     ///
-    /// Elements come, coalesce and end as for ``observe(_:_:)``. A commit
+    /// Elements come, coalesce and end as for a query's `observe(_:_:)`. A commit
     /// of this process that writes other objects of the type costs a set
     /// lookup and a short read transaction, whatever the size of the
     /// table; one that writes no object of the type costs nothing.
@@ -100,34 +126,39 @@ extension Database {
     public var observationCount: Int { observers.count }
 }
 
-/// A typed query's values, observed: see ``Database/observe(_:_:)``.
-public struct QueryObservation<M: Model & Sendable>: AsyncSequence, Sendable where M.Key: Sendable {
-    public typealias Element = QueryChange<M>
+/// A query's values, observed: see `Database.observe(_:_:)`, given a
+/// model type or the name of a type of dynamic objects.
+public struct QueryObservation<Item: QueryElement>: AsyncSequence, Sendable
+where Item.Observed: Sendable, Item.ObservedKey: Sendable {
+    public typealias Element = QueryChange<Item>
     public typealias Failure = any Error
 
     let database: Database
-    let query: @Sendable (ModelQuery<M>) -> ModelQuery<M>
+    let objects: @Sendable (ReadTransaction) throws -> ObjectQuery<Item>
+    let query: @Sendable (ObjectQuery<Item>) -> ObjectQuery<Item>
 
     /// Starts an observation: every commit from now on counts.
     public func makeAsyncIterator() -> Iterator {
-        Iterator(ObserverLifetime(Observer(database: database, evaluator: QueryEvaluator(query))))
+        let evaluator = QueryEvaluator(objects: objects, query)
+        return Iterator(ObserverLifetime(Observer(database: database, evaluator: evaluator)))
     }
 
     /// Hands over the elements of one observation.
     public struct Iterator: AsyncIteratorProtocol {
-        let lifetime: ObserverLifetime<QueryEvaluator<M>>
+        let lifetime: ObserverLifetime<QueryEvaluator<Item>>
 
-        init(_ lifetime: ObserverLifetime<QueryEvaluator<M>>) { self.lifetime = lifetime }
+        init(_ lifetime: ObserverLifetime<QueryEvaluator<Item>>) { self.lifetime = lifetime }
 
         /// The next element, or nil once the observation ended.
-        public mutating func next() async throws -> QueryChange<M>? {
+        public mutating func next() async throws -> QueryChange<Item>? {
             try await lifetime.observer.next()
         }
 
         /// The next element, or nil once the observation ended; awaited
         /// from `actor`'s isolation without sending the iterator across.
         @available(macOS 15.0, iOS 18.0, *)
-        public mutating func next(isolation actor: isolated (any Actor)?) async throws(any Error) -> QueryChange<M>? {
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws(any Error) -> QueryChange<Item>?
+        {
             try await lifetime.observer.next()
         }
     }
@@ -154,7 +185,7 @@ public struct QueryObservation<M: Model & Sendable>: AsyncSequence, Sendable whe
     ///   or released. Keep it as long as you want changes.
     public func subscribe(
         on queue: DispatchQueue? = nil, onError: (@Sendable (any Error) -> Void)? = nil,
-        _ onChange: @escaping @Sendable (QueryChange<M>) -> Void
+        _ onChange: @escaping @Sendable (QueryChange<Item>) -> Void
     ) -> ObservationToken {
         ObservationToken(self, on: queue, onError: onError, onChange)
     }

@@ -14,7 +14,7 @@ struct ObjectEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: S
     mutating func initial(in transaction: ReadTransaction) throws -> (ObjectChange<M>, TypeID) {
         let query = try transaction.objects(M.self)
         key = try query.encodedKey(primaryKey)
-        current = try query.matchingObject(key: key)?.model
+        current = try query.matchingObject(key: key)?.observed
         type = query.observedTypeID
         let change = ObjectChange(
             kind: .initial, object: current, changedProperties: [], transactionID: transaction.context.lmdb.id)
@@ -27,7 +27,7 @@ struct ObjectEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: S
             throw StrataError.observedTypeReplaced("\(M.self)", path: transaction.context.path)
         }
         if let changes, !changes.wasEmptied(type), changes.keys(of: type)?.contains(key) != true { return nil }
-        let now = try query.matchingObject(key: key)?.model
+        let now = try query.matchingObject(key: key)?.observed
         defer { current = now }
         let id = transaction.context.lmdb.id
         // `if let`s, not a `switch` over the pair: a tuple of the model's

@@ -1,4 +1,6 @@
-/// The values of an observed query at one commit, in the query's order.
+/// The values of an observed query at one commit, in the query's order:
+/// model values, or for a query of dynamic objects each object's stored
+/// values by property name (``QueryElement/Observed``).
 ///
 /// A `QueryResults` is an immutable value: it stays as it was when later
 /// commits change the data, and it shares its storage with the results
@@ -6,14 +8,17 @@
 /// not for every value. Reading a value by position costs O(log n), a
 /// handful of steps even for millions of values; iterating costs O(1) per
 /// value.
-public struct QueryResults<M: Model & Sendable>: RandomAccessCollection, Sendable {
+public struct QueryResults<Item: QueryElement>: RandomAccessCollection, Sendable
+where Item.Observed: Sendable {
     let tree: RankedTree<ResultKey, ResultBox>
 
     public var startIndex: Int { 0 }
     public var endIndex: Int { tree.count }
 
     /// The value at `position`. O(log n).
-    public subscript(position: Int) -> M { TypedBox<M>.model(of: tree[position].value) }
+    public subscript(position: Int) -> Item.Observed {
+        TypedBox<Item.Observed>.model(of: tree[position].value)
+    }
 
     /// Iterates in order, without a search per value.
     public func makeIterator() -> Iterator { Iterator(base: tree.makeIterator()) }
@@ -22,7 +27,9 @@ public struct QueryResults<M: Model & Sendable>: RandomAccessCollection, Sendabl
     public struct Iterator: IteratorProtocol {
         var base: RankedTree<ResultKey, ResultBox>.Iterator
 
-        public mutating func next() -> M? { base.next().map { TypedBox<M>.model(of: $0.value) } }
+        public mutating func next() -> Item.Observed? {
+            base.next().map { TypedBox<Item.Observed>.model(of: $0.value) }
+        }
     }
 }
 
@@ -53,9 +60,10 @@ public struct QueryResults<M: Model & Sendable>: RandomAccessCollection, Sendabl
 ///     }
 /// }
 /// ```
-public struct QueryChange<M: Model & Sendable>: Sendable where M.Key: Sendable {
+public struct QueryChange<Element: QueryElement>: Sendable
+where Element.Observed: Sendable, Element.ObservedKey: Sendable {
     /// The values after the commit.
-    public let results: QueryResults<M>
+    public let results: QueryResults<Element>
     /// Whether this is the first element: the values when observing began.
     public let isInitial: Bool
     /// Positions, in the previous element's results, of the values that are
@@ -73,11 +81,11 @@ public struct QueryChange<M: Model & Sendable>: Sendable where M.Key: Sendable {
     /// `reloadRows` wants inside `performBatchUpdates`.
     public let modificationsInPrevious: [Int]
     /// The primary keys of the values at ``deletions``, in the same order.
-    public let deletedKeys: [M.Key]
+    public let deletedKeys: [Element.ObservedKey]
     /// The primary keys of the values at ``insertions``, in the same order.
-    public let insertedKeys: [M.Key]
+    public let insertedKeys: [Element.ObservedKey]
     /// The primary keys of the values at ``modifications``, in the same order.
-    public let modifiedKeys: [M.Key]
+    public let modifiedKeys: [Element.ObservedKey]
     /// The LMDB transaction id of the snapshot the results were read from.
     let transactionID: Int
 }

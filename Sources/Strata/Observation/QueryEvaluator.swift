@@ -7,10 +7,14 @@
 /// once, or commits whose changes are unknown (another process's) run the
 /// query again and compare keys: O(n) for n values.
 ///
-/// Only reading and decoding an object depends on the model type; the
-/// rest is ``ObservedResults``, compiled for concrete types inside Strata.
-struct QueryEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: Sendable {
-    let build: @Sendable (ModelQuery<M>) -> ModelQuery<M>
+/// Only reading an object depends on the element type (a model, or a
+/// dynamic object whose stored values are handed over); the rest is
+/// ``ObservedResults``, compiled for concrete types inside Strata.
+struct QueryEvaluator<Element: QueryElement>: ObservationEvaluator
+where Element.Observed: Sendable, Element.ObservedKey: Sendable {
+    /// Every object of the observed type, in a transaction.
+    let objects: @Sendable (ReadTransaction) throws -> ObjectQuery<Element>
+    let build: @Sendable (ObjectQuery<Element>) -> ObjectQuery<Element>
     private var results = ObservedResults(order: QueryOrder(position: nil, ascending: true))
     private var type: TypeID?
     /// What `build` made of the type's objects at the last evaluation that
@@ -19,15 +23,19 @@ struct QueryEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: Se
     /// updating its values. Two properties rather than an optional tuple,
     /// whose metadata generic code looks up on every use.
     private var describedPlan: QueryPlan?
-    private var describedPredicates: [(M) throws -> Bool] = []
+    private var describedPredicates: [(Element) throws -> Bool] = []
 
-    init(_ build: @escaping @Sendable (ModelQuery<M>) -> ModelQuery<M>) {
+    init(
+        objects: @escaping @Sendable (ReadTransaction) throws -> ObjectQuery<Element>,
+        _ build: @escaping @Sendable (ObjectQuery<Element>) -> ObjectQuery<Element>
+    ) {
+        self.objects = objects
         self.build = build
     }
 
-    private mutating func query(_ transaction: ReadTransaction) throws -> ModelQuery<M> {
-        var objects = try transaction.objects(M.self)
-        if let describedPlan, describedPlan.table === objects.binding.table {
+    private mutating func query(_ transaction: ReadTransaction) throws -> ObjectQuery<Element> {
+        var objects = try self.objects(transaction)
+        if let describedPlan, describedPlan.table === objects.table {
             objects.plan = describedPlan
             objects.predicates = describedPredicates
             return objects
@@ -38,22 +46,22 @@ struct QueryEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: Se
         return query
     }
 
-    mutating func initial(in transaction: ReadTransaction) throws -> (QueryChange<M>, TypeID) {
+    mutating func initial(in transaction: ReadTransaction) throws -> (QueryChange<Element>, TypeID) {
         let query = try query(transaction)
         let order = try query.observedOrder()
         type = query.observedTypeID
         results = ObservedResults(order: order, sorted: try values(of: query, order: order))
-        let change = QueryChange<M>(
+        let change = QueryChange<Element>(
             results: QueryResults(tree: results.tree), isInitial: true, deletions: [], insertions: [],
             modifications: [], modificationsInPrevious: [], deletedKeys: [], insertedKeys: [], modifiedKeys: [],
             transactionID: transaction.context.lmdb.id)
         return (change, query.observedTypeID)
     }
 
-    mutating func update(in transaction: ReadTransaction, changes: CommittedChanges?) throws -> QueryChange<M>? {
+    mutating func update(in transaction: ReadTransaction, changes: CommittedChanges?) throws -> QueryChange<Element>? {
         let query = try query(transaction)
         guard let type, query.observedTypeID == type else {
-            throw StrataError.observedTypeReplaced("\(M.self)", path: transaction.context.path)
+            throw StrataError.observedTypeReplaced(query.observedTypeName, path: transaction.context.path)
         }
         guard let changes, !changes.wasEmptied(type) else {
             return try rerun(query, touched: nil)
@@ -71,26 +79,21 @@ struct QueryEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: Se
     /// executor's tuples of it twice per object (about 1,000
     /// instructions). The box's type is named once, outside the walk: named
     /// in it, its metadata was looked up for each object.
-    private func values(of query: ModelQuery<M>, order: QueryOrder) throws -> [(key: ResultKey, value: ResultBox)] {
+    private func values(of query: ObjectQuery<Element>, order: QueryOrder) throws -> [(
+        key: ResultKey, value: ResultBox
+    )] {
         var found: [(key: ResultKey, value: ResultBox)] = []
-        let query = try query.inObservedOrder()
-        let binding = query.binding
-        let predicates = query.predicates
-        let box = TypedBox<M>.self
-        try query.plan.run(in: query.context, orderValues: true) { key, record, orderValue, passOver in
-            let model = try binding.decode(M.self, record: record, key: key)
-            for predicate in predicates where try !predicate(model) { return nil }
-            guard !passOver else { return true }
-            found.append((ResultKey(value: orderValue, key: Array(key), order: order), box.init(model)))
-            return true
+        let box = TypedBox<Element.Observed>.self
+        try query.inObservedOrder().walkObserved(orderValues: true) { key, observed, orderValue in
+            found.append((ResultKey(value: orderValue, key: Array(key), order: order), box.init(observed)))
         }
         ObservedResults.inResultKeyOrder(&found)
         return found
     }
 
     /// Applies the writes of `written` keys, one object each.
-    private mutating func apply(_ written: Set<[UInt8]>, _ query: ModelQuery<M>, _ transaction: ReadTransaction)
-        throws -> QueryChange<M>?
+    private mutating func apply(_ written: Set<[UInt8]>, _ query: ObjectQuery<Element>, _ transaction: ReadTransaction)
+        throws -> QueryChange<Element>?
     {
         var edit = ResultsEdit()
         let order = results.order
@@ -98,7 +101,7 @@ struct QueryEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: Se
             let old = results.entry(forKey: key)
             var new: (key: ResultKey, value: ResultBox)?
             if let match = try query.matchingObject(key: key, order: order) {
-                new = (results.resultKey(value: match.orderValue, key: key), TypedBox(match.model))
+                new = (results.resultKey(value: match.orderValue, key: key), TypedBox(match.observed))
             }
             edit.note(key: key, old: old, new: new) { Self.sameStoredValues($0, $1, query) }
         }
@@ -110,7 +113,7 @@ struct QueryEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: Se
     /// Runs the query again and compares keys with the previous values.
     /// Only the values of `touched` keys are compared for modifications
     /// (all when nil).
-    private mutating func rerun(_ query: ModelQuery<M>, touched: Set<[UInt8]>?) throws -> QueryChange<M>? {
+    private mutating func rerun(_ query: ObjectQuery<Element>, touched: Set<[UInt8]>?) throws -> QueryChange<Element>? {
         let fresh = try values(of: query, order: results.order)
         guard
             let diff = results.replace(
@@ -120,8 +123,10 @@ struct QueryEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: Se
     }
 
     /// The element for `diff`, with the current values.
-    private func change(_ diff: ResultsDiff, _ query: ModelQuery<M>, transactionID: Int) throws -> QueryChange<M> {
-        QueryChange<M>(
+    private func change(_ diff: ResultsDiff, _ query: ObjectQuery<Element>, transactionID: Int) throws
+        -> QueryChange<Element>
+    {
+        QueryChange<Element>(
             results: QueryResults(tree: results.tree), isInitial: false, deletions: diff.deletionPositions,
             insertions: diff.insertionPositions, modifications: diff.modificationPositions,
             modificationsInPrevious: diff.modificationPositionsBefore,
@@ -130,17 +135,17 @@ struct QueryEvaluator<M: Model & Sendable>: ObservationEvaluator where M.Key: Se
     }
 
     /// The typed primary keys of stored `keys`.
-    private func typedKeys(_ keys: [[UInt8]], _ query: ModelQuery<M>) throws -> [M.Key] {
-        var typed: [M.Key] = []
+    private func typedKeys(_ keys: [[UInt8]], _ query: ObjectQuery<Element>) throws -> [Element.ObservedKey] {
+        var typed: [Element.ObservedKey] = []
         if keys.isEmpty { return typed }
         typed.reserveCapacity(keys.count)
-        for key in keys { typed.append(try query.typedKey(key)) }
+        for key in keys { typed.append(try query.observedKey(key)) }
         return typed
     }
 
-    static func sameStoredValues(_ a: ResultBox, _ b: ResultBox, _ query: ModelQuery<M>) -> Bool {
-        let x = query.storedValues(of: TypedBox<M>.model(of: a))
-        let y = query.storedValues(of: TypedBox<M>.model(of: b))
+    static func sameStoredValues(_ a: ResultBox, _ b: ResultBox, _ query: ObjectQuery<Element>) -> Bool {
+        let x = query.storedValues(of: TypedBox<Element.Observed>.model(of: a))
+        let y = query.storedValues(of: TypedBox<Element.Observed>.model(of: b))
         return x.count == y.count && zip(x, y).allSatisfy { $0.isStored(identicallyTo: $1) }
     }
 }

@@ -28,7 +28,7 @@ public struct Property: Hashable, Sendable, Codable {
     /// an optional one as null. Default: nil.
     public var defaultValue: Value?
     /// Whether an index is kept for equality lookups with
-    /// ``ObjectCollection/where(_:equals:)``. Default: `false`.
+    /// `ObjectQuery.where(_:equals:)`. Default: `false`.
     public var isIndexed: Bool
     /// The object type a ``PropertyType/link`` points to, or the embedded
     /// type of an ``PropertyType/embedded`` property; for a

@@ -128,7 +128,7 @@ import Testing
         }
         #expect(dynamic?.code == .invalidValue)
         let query = #expect(throws: StrataError.self) {
-            try db.read { tx in try tx.objects("Product").where("price", equals: .decimal(.nan)) }
+            try db.read { tx in try tx.objects("Product").where("price", equals: .decimal(.nan)).count }
         }
         #expect(query?.code == .invalidValue)
         #expect(try db.read { tx in try tx.objects("Product").count } == 0)

@@ -58,7 +58,7 @@ struct OraclePart {
                         PredicateExpressions.build_NotEqual(lhs: property($0), rhs: PredicateExpressions.Value(value))
                     },
                     test: { order($0[keyPath: keyPath], value) != 0 },
-                    dynamic: { try $0.where(name, notEquals: value.propertyValue) })
+                    dynamic: { $0.where(name, notEquals: value.propertyValue) })
             case 1:
                 let values = (0 ..< Int.random(in: 1 ... 3, using: &random)).map { _ in
                     asked.randomElement(using: &random)!
@@ -68,7 +68,7 @@ struct OraclePart {
                     build: { PredicateExpressions.build_contains(PredicateExpressions.Value(values), property($0)) },
                     test: { item in values.contains { order(item[keyPath: keyPath], $0) == 0 } },
                     drive: drive(index, equality: values.count == 1), rangeColumn: index,
-                    dynamic: { try $0.where(name, in: values.map(\.propertyValue)) })
+                    dynamic: { $0.where(name, in: values.map(\.propertyValue)) })
             default:
                 return OraclePart(
                     description: "$0.\(name) == \(value)",
@@ -77,7 +77,7 @@ struct OraclePart {
                     },
                     test: { order($0[keyPath: keyPath], value) == 0 },
                     drive: drive(index, equality: true), rangeColumn: index,
-                    dynamic: { try $0.where(name, equals: value.propertyValue) })
+                    dynamic: { $0.where(name, equals: value.propertyValue) })
             }
         }
     }
@@ -161,7 +161,7 @@ extension OracleColumn {
                 description: "\(name) has prefix \(prefix)", column: index, isEquality: false
             ) { read($0).map { OraclePart.starts($0, prefix) } ?? false }
             return OracleQuestion(
-                condition: condition, typed: { typed($0, prefix) }, dynamic: { try $0.where(name, hasPrefix: prefix) })
+                condition: condition, typed: { typed($0, prefix) }, dynamic: { $0.where(name, hasPrefix: prefix) })
         }
     }
 
@@ -185,7 +185,7 @@ extension OracleColumn {
                 description: "$0.\(name).starts(with: \(part))",
                 build: { PredicateExpressions.build_starts(property($0), with: PredicateExpressions.Value(part)) },
                 test: { OraclePart.starts($0[keyPath: keyPath], part) },
-                drive: OraclePart.drive(index, equality: false), dynamic: { try $0.where(name, hasPrefix: part) })
+                drive: OraclePart.drive(index, equality: false), dynamic: { $0.where(name, hasPrefix: part) })
         }
         return column
     }

@@ -135,7 +135,7 @@ struct OracleColumn {
 
     /// The dynamic collection sorted by the property.
     func sorted(_ collection: ObjectCollection, ascending: Bool) throws -> ObjectCollection {
-        try collection.sorted(by: name, ascending: ascending)
+        collection.sorted(by: name, ascending: ascending)
     }
 
     /// A property asked only for equality (a type that is not
@@ -161,7 +161,7 @@ struct OracleColumn {
                     ) { order($0[keyPath: keyPath], value) != 0 }
                     return OracleQuestion(
                         condition: condition, typed: { $0.where(keyPath, notEquals: value) },
-                        dynamic: { try $0.where(name, notEquals: value.propertyValue) })
+                        dynamic: { $0.where(name, notEquals: value.propertyValue) })
                 case 5:
                     let values = (0 ..< Int.random(in: 0 ... 3, using: &random)).map { _ in
                         asked.randomElement(using: &random)!
@@ -171,7 +171,7 @@ struct OracleColumn {
                     ) { item in values.contains { order(item[keyPath: keyPath], $0) == 0 } }
                     return OracleQuestion(
                         condition: condition, typed: { $0.where(keyPath, in: values) },
-                        dynamic: { try $0.where(name, in: values.map(\.propertyValue)) })
+                        dynamic: { $0.where(name, in: values.map(\.propertyValue)) })
                 default:
                     let condition = OracleCondition(description: "\(name) == \(value)", column: index, isEquality: true)
                     {
@@ -179,7 +179,7 @@ struct OracleColumn {
                     }
                     return OracleQuestion(
                         condition: condition, typed: { $0.where(keyPath, equals: value) },
-                        dynamic: { try $0.where(name, equals: value.propertyValue) })
+                        dynamic: { $0.where(name, equals: value.propertyValue) })
                 }
             },
             sorted: { $0.sorted(by: keyPath, ascending: $1) },
@@ -218,20 +218,20 @@ struct OracleColumn {
             case 1:
                 question(
                     "\(a) ..< \(b)", { order($0, a) >= 0 && order($0, b) < 0 }, { $0.where(keyPath, in: a ..< b) },
-                    { try $0.where(name, in: a ..< b) })
+                    { $0.where(name, in: a ..< b) })
             case 2:
                 question(
                     "\(a) ... \(b)", { order($0, a) >= 0 && order($0, b) <= 0 }, { $0.where(keyPath, in: a ... b) },
-                    { try $0.where(name, in: a ... b) })
+                    { $0.where(name, in: a ... b) })
             case 3:
                 question(
-                    "\(a)...", { order($0, a) >= 0 }, { $0.where(keyPath, in: a...) }, { try $0.where(name, in: a...) })
+                    "\(a)...", { order($0, a) >= 0 }, { $0.where(keyPath, in: a...) }, { $0.where(name, in: a...) })
             case 4:
                 question(
-                    "...\(b)", { order($0, b) <= 0 }, { $0.where(keyPath, in: ...b) }, { try $0.where(name, in: ...b) })
+                    "...\(b)", { order($0, b) <= 0 }, { $0.where(keyPath, in: ...b) }, { $0.where(name, in: ...b) })
             default:
                 question(
-                    "..<\(b)", { order($0, b) < 0 }, { $0.where(keyPath, in: ..<b) }, { try $0.where(name, in: ..<b) })
+                    "..<\(b)", { order($0, b) < 0 }, { $0.where(keyPath, in: ..<b) }, { $0.where(name, in: ..<b) })
             }
         }
         return column
@@ -679,30 +679,30 @@ enum KeyLimits {
             return true
         case 1:
             (described, test) = ("== a", { order($0, a) == 0 })
-            (query, collection) = (typed.where(keyPath, equals: a), try dynamic.where(name, equals: .string(a)))
+            (query, collection) = (typed.where(keyPath, equals: a), dynamic.where(name, equals: .string(a)))
         case 2:
             (described, test) = ("in [a, b]", { order($0, a) == 0 || order($0, b) == 0 })
             (query, collection) = (
-                typed.where(keyPath, in: [a, b]), try dynamic.where(name, in: [.string(a), .string(b)])
+                typed.where(keyPath, in: [a, b]), dynamic.where(name, in: [.string(a), .string(b)])
             )
         case 3:
             (described, test) = ("a ..< b", { order($0, a) >= 0 && order($0, b) < 0 })
-            (query, collection) = (typed.where(keyPath, in: a ..< b), try dynamic.where(name, in: a ..< b))
+            (query, collection) = (typed.where(keyPath, in: a ..< b), dynamic.where(name, in: a ..< b))
         case 4:
             (described, test) = ("a ... b", { order($0, a) >= 0 && order($0, b) <= 0 })
-            (query, collection) = (typed.where(keyPath, in: a ... b), try dynamic.where(name, in: a ... b))
+            (query, collection) = (typed.where(keyPath, in: a ... b), dynamic.where(name, in: a ... b))
         case 5:
             (described, test) = ("a...", { order($0, a) >= 0 })
-            (query, collection) = (typed.where(keyPath, in: a...), try dynamic.where(name, in: a...))
+            (query, collection) = (typed.where(keyPath, in: a...), dynamic.where(name, in: a...))
         case 6:
             (described, test) = ("...b", { order($0, b) <= 0 })
-            (query, collection) = (typed.where(keyPath, in: ...b), try dynamic.where(name, in: ...b))
+            (query, collection) = (typed.where(keyPath, in: ...b), dynamic.where(name, in: ...b))
         case 7:
             (described, test) = ("..<b", { order($0, b) < 0 })
-            (query, collection) = (typed.where(keyPath, in: ..<b), try dynamic.where(name, in: ..<b))
+            (query, collection) = (typed.where(keyPath, in: ..<b), dynamic.where(name, in: ..<b))
         default:
             (described, test) = ("has prefix a", { $0.utf8.starts(with: a.utf8) })
-            (query, collection) = (typed.where(keyPath, hasPrefix: a), try dynamic.where(name, hasPrefix: a))
+            (query, collection) = (typed.where(keyPath, hasPrefix: a), dynamic.where(name, hasPrefix: a))
         }
         // Key order, or index order (by tag, then key) for a `where` on
         // the indexed tag; or sorted by key, backward, for one on the key,
@@ -715,7 +715,7 @@ enum KeyLimits {
         if descending {
             expected.reverse()
             query = query.sorted(by: \.key, ascending: false)
-            collection = try collection.sorted(by: "key", ascending: false)
+            collection = collection.sorted(by: "key", ascending: false)
         }
         let lengths = "a: \(a.utf8.count) bytes, b: \(b.utf8.count) bytes"
         let question = "\(context): \(name) \(described) (\(lengths))\(descending ? ", sorted by key descending" : "")"

@@ -116,7 +116,7 @@ import Testing
                 .offset(offset)
                 if bounded {
                     typed = typed.where(\.group, in: -1 ... 1)
-                    dynamic = try dynamic.where("group", in: -1 ... 1)
+                    dynamic = dynamic.where("group", in: -1 ... 1)
                 }
                 if let limit {
                     typed = typed.limit(limit)

@@ -51,16 +51,17 @@ import Testing
     }
 
     @Test(arguments: Fixtures.modes)
-    func mistakesThrowWhenTheQueryIsBuilt(mode: Database.Mode) throws {
+    func mistakesThrowWhenTheQueryRuns(mode: Database.Mode) throws {
         let db = try open(mode)
         try db.read { tx in
             let readings = try tx.objects("Reading")
-            let unknown = try #require(throws: StrataError.self) { try readings.sorted(by: "kelvin") }
+            let built = readings.sorted(by: "kelvin").where("kelvin", in: 1...)
+            let unknown = try #require(throws: StrataError.self) { try built.count }
             #expect(unknown.code == .unknownProperty)
-            let ranged = try #require(throws: StrataError.self) { try readings.where("station", in: 1 ... 3) }
+            let ranged = try #require(throws: StrataError.self) { try readings.where("station", in: 1 ... 3).count }
             #expect(ranged.code == .invalidValue)
             #expect(ranged.message.contains("'Reading.station' is string"))
-            let missing = try #require(throws: StrataError.self) { try readings.where("kelvin", in: 1...) }
+            let missing = try #require(throws: StrataError.self) { try readings.where("kelvin", in: 1...).count }
             #expect(missing.code == .unknownProperty)
         }
     }

@@ -72,11 +72,11 @@ extension Refusal where Subject == WriteTransaction {
                 "where with a value of another type", .invalidValue,
                 "Property 'Person.age' is int; it cannot equal \"old\"", namesTheFile: false
             ) { tx in
-                _ = try tx.objects("Person").where("age", equals: "old")
+                _ = try tx.objects("Person").where("age", equals: "old").count
             },
             .init("where on an unknown property", .unknownProperty, "Object type 'Person' has no property 'height'") {
                 tx in
-                _ = try tx.objects("Person").where("height", equals: 1)
+                _ = try tx.objects("Person").where("height", equals: 1).count
             },
             .init(
                 "unknown object type", .unknownObjectType,
@@ -140,7 +140,7 @@ extension Refusal where Subject == WriteTransaction {
     func whereWithAValueOfAnotherTypeNamesTheFile(_ mode: Database.Mode) throws {
         let db = try Self.seeded(folder, mode: mode)
         let error = expectStrataError(.invalidValue) {
-            _ = try db.read { tx in try tx.objects("Person").where("age", equals: "old") }
+            _ = try db.read { tx in try tx.objects("Person").where("age", equals: "old").count }
         }
         #expect(error?.message.contains(db.path) == true, "\(error?.message ?? "")")
     }

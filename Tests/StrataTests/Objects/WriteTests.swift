@@ -361,8 +361,8 @@ import Testing
             #expect(try Self.ids(people.where("lastName", equals: "Lovelace").where("firstName", equals: "Ada")) == [1])
             #expect(try Self.ids(people.where("id", equals: 3).where("lastName", equals: "Babbage")) == [])
             #expect(try people.where("lastName", equals: "Lovelace").count == 2)
-            expectStrataError(.invalidValue) { _ = try people.where("age", equals: "old") }
-            expectStrataError(.unknownProperty) { _ = try people.where("nickname", equals: "A") }
+            expectStrataError(.invalidValue) { _ = try people.where("age", equals: "old").count }
+            expectStrataError(.unknownProperty) { _ = try people.where("nickname", equals: "A").count }
         }
     }
 

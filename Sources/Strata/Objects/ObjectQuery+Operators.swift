@@ -1,6 +1,6 @@
 /// The key-path conditions beyond equality and ranges: not-equals, a set
 /// of values, a string prefix.
-extension ModelQuery {
+extension ObjectQuery where Element: Model {
     /// The values whose property at `keyPath` is not `value`: another
     /// value or, for an optional, `nil` (as Swift's `!=`).
     ///
@@ -11,7 +11,7 @@ extension ModelQuery {
     /// let others = try tx.objects(Person.self).where(\.name, notEquals: "Ann").count
     /// let withEmail = try tx.objects(Person.self).where(\.email, notEquals: nil).array()
     /// ```
-    public func `where`<V: PropertyValue>(_ keyPath: KeyPath<M, V>, notEquals value: V) -> ModelQuery {
+    public func `where`<V: PropertyValue>(_ keyPath: KeyPath<Element, V>, notEquals value: V) -> ObjectQuery {
         adding(keyPath, "where(_:notEquals:)") { .notEqual(position: $0, value.propertyValue) }
     }
 
@@ -26,7 +26,7 @@ extension ModelQuery {
     /// ```swift
     /// let some = try tx.objects(Person.self).where(\.age, in: [18, 21, 30] as Set).array()
     /// ```
-    public func `where`<V: PropertyValue & Hashable>(_ keyPath: KeyPath<M, V>, in values: Set<V>) -> ModelQuery {
+    public func `where`<V: PropertyValue & Hashable>(_ keyPath: KeyPath<Element, V>, in values: Set<V>) -> ObjectQuery {
         adding(keyPath, "where(_:in:)") { .oneOf(position: $0, values.map(\.propertyValue)) }
     }
 
@@ -36,7 +36,7 @@ extension ModelQuery {
     /// ```swift
     /// let named = try tx.objects(Person.self).where(\.name, in: ["Ann", "Bob"]).array()
     /// ```
-    public func `where`<V: PropertyValue>(_ keyPath: KeyPath<M, V>, in values: [V]) -> ModelQuery {
+    public func `where`<V: PropertyValue>(_ keyPath: KeyPath<Element, V>, in values: [V]) -> ObjectQuery {
         adding(keyPath, "where(_:in:)") { .oneOf(position: $0, values.map(\.propertyValue)) }
     }
 
@@ -50,14 +50,14 @@ extension ModelQuery {
     /// ```swift
     /// let abs = try tx.objects(Person.self).where(\.name, hasPrefix: "Ab").array()
     /// ```
-    public func `where`(_ keyPath: KeyPath<M, String>, hasPrefix prefix: String) -> ModelQuery {
+    public func `where`(_ keyPath: KeyPath<Element, String>, hasPrefix prefix: String) -> ObjectQuery {
         adding(keyPath, "where(_:hasPrefix:)") { .prefix(position: $0, prefix) }
     }
 
     /// The values whose optional string property at `keyPath` is not nil
     /// and starts with `prefix`; uses an index as the non-optional
     /// `where(_:hasPrefix:)` does.
-    public func `where`(_ keyPath: KeyPath<M, String?>, hasPrefix prefix: String) -> ModelQuery {
+    public func `where`(_ keyPath: KeyPath<Element, String?>, hasPrefix prefix: String) -> ObjectQuery {
         adding(keyPath, "where(_:hasPrefix:)") { .prefix(position: $0, prefix) }
     }
 }

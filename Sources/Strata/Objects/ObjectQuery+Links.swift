@@ -1,5 +1,7 @@
-/// A query of the objects that link to one object: its backlinks.
-extension ModelQuery {
+/// A model query of the objects that link to one object: its backlinks
+/// (a dynamic one is made by `ReadTransaction.objects(_:linkingTo:through:)`),
+/// and the shared queries of what newer app versions wrote.
+extension ObjectQuery where Element: Model {
     /// The values whose link at `keyPath` links to the object of `T` with
     /// `key`: its backlinks, walked from the property's backlinks index
     /// instead of the table (as `ReadTransaction.objects(_:linkingTo:through:)`
@@ -8,41 +10,50 @@ extension ModelQuery {
     /// ```swift
     /// for try await change in db.observe(Dog.self, { $0.linking(to: ada.id, through: \.owner) }) { … }
     /// ```
-    public func linking<T: Model>(to key: T.Key, through keyPath: KeyPath<M, Link<T>?>) -> ModelQuery {
+    public func linking<T: Model>(to key: T.Key, through keyPath: KeyPath<Element, Link<T>?>) -> ObjectQuery {
         linking(key.propertyValue, keyPath)
     }
 
     /// The values whose list of links at `keyPath` holds the object of `T`
     /// with `key`, each once: the backlinks of a to-many relationship.
-    public func linking<T: Model>(to key: T.Key, through keyPath: KeyPath<M, [Link<T>]>) -> ModelQuery {
+    public func linking<T: Model>(to key: T.Key, through keyPath: KeyPath<Element, [Link<T>]>) -> ObjectQuery {
         linking(key.propertyValue, keyPath)
     }
 
-    private func linking(_ key: Value, _ keyPath: PartialKeyPath<M>) -> ModelQuery {
-        var copy = self
-        guard let position = M.schema.position(of: keyPath), let field = binding.field(at: position) else {
+    private func linking(_ key: Value, _ keyPath: PartialKeyPath<Element>) -> ObjectQuery {
+        guard let position = Element.schema.position(of: keyPath), let field = binding.field(at: position) else {
+            var copy = self
             copy.plan.fail(notStored(keyPath, "linking(to:through:)"))
             return copy
         }
+        return describing { query in
+            let (position, target) = try context.backlinks(of: table, through: field.name, to: key)
+            query.plan.keepLinking(to: target, through: position)
+        }
+    }
+}
+
+extension ObjectQuery {
+    /// The query, or its first mistake thrown now rather than when it runs.
+    func checked() throws -> ObjectQuery {
+        if let error = plan.error { throw error }
+        return self
+    }
+
+    /// The query with what `describe` adds to it; a ``StrataError`` it
+    /// throws is kept and thrown when the query runs.
+    func describing(_ describe: (inout ObjectQuery) throws -> Void) -> ObjectQuery {
+        var copy = self
         do {
-            let (position, target) = try context.backlinks(of: binding.table, through: field.name, to: key)
-            copy.plan.keepLinking(to: target, through: position)
+            try describe(&copy)
         } catch let error as StrataError {
             copy.plan.fail(error)
         } catch {
-            preconditionFailure("ObjectContext.backlinks throws only StrataError")
+            preconditionFailure("Describing a query throws only StrataError, not \(error)")
         }
         return copy
     }
 
-    /// The query, or its first mistake thrown now rather than when it runs.
-    func checked() throws -> ModelQuery {
-        if let error = plan.error { throw error }
-        return self
-    }
-}
-
-extension ModelQuery {
     /// The objects a newer app version wrote last: those whose effective
     /// schema version is above this app's. In a synced file shared with
     /// newer devices, they may hold properties this app does not declare
@@ -54,7 +65,7 @@ extension ModelQuery {
     ///
     /// The same as `whereSchemaVersion((appVersion + 1)...)`; it can be
     /// observed like any query.
-    public func writtenByNewerSchema() -> ModelQuery {
+    public func writtenByNewerSchema() -> ObjectQuery {
         whereSchemaVersion((context.engine.writingSchemaVersion + 1)...)
     }
 
@@ -71,18 +82,9 @@ extension ModelQuery {
     /// ```
     ///
     /// Each record's fields are read; it can be observed like any query.
-    public func holdingUndeclaredFields() -> ModelQuery {
+    public func holdingUndeclaredFields() -> ObjectQuery {
         var copy = self
         copy.plan.keepHoldingUndeclaredFields()
         return copy
-    }
-}
-
-extension ObjectCollection {
-    /// The objects a newer app version wrote last: those whose effective
-    /// schema version is above this app's (see
-    /// ``ModelQuery/writtenByNewerSchema()``).
-    public func writtenByNewerSchema() -> ObjectCollection {
-        whereSchemaVersion((context.engine.writingSchemaVersion + 1)...)
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
-extension ModelQuery {
+extension ObjectQuery where Element: Model {
     /// The values that `predicate` accepts, with the parts of it that
     /// compare stored properties translated into the query's plan: those
     /// use an index as the matching `where` does and test stored values
@@ -43,7 +43,7 @@ extension ModelQuery {
     /// with code ``StrataError/Code/unknownProperty`` when it runs, before
     /// anything is read: Foundation would read its in-memory value (a
     /// transient's initial value) and answer wrongly.
-    public func filter(_ predicate: Predicate<M>) -> ModelQuery {
+    public func filter(_ predicate: Predicate<Element>) -> ObjectQuery {
         var translator = PredicateTranslator(query: self, predicate: predicate)
         var copy = self
         // Every key path first, planned or not: Foundation would read an

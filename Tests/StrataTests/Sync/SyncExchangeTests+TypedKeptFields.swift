@@ -7,20 +7,10 @@ import Testing
 /// it does not declare (kept at open, or learned from a peer after): the
 /// model's record is written straight from the model, and the fields the
 /// app does not declare are spliced in from the stored record, byte for
-/// byte (a new object: the kept fields' empty values).
-@Suite(.temporaryFolder) struct TypedKeptFieldWriteTests {
-    let folder = TemporaryFolder.current
-    static let dataset = UUID(uuidString: "9A4E2C71-3B5D-4F08-A6E1-7C2D9B0F4E35")!
-
-    func open(_ name: String, version: UInt64, _ models: [any Model.Type]) throws -> Database {
-        var config = Database.Configuration(path: folder.path(name), schemaVersion: version, models: models)
-        config.durability = .noSync
-        config.mode = .synced
-        config.sync = .init(dataset: TypedKeptFieldWriteTests.dataset)
-        return try Database(configuration: config)
-    }
-
-    func notes(_ db: Database) throws -> [Int: NoteV2] {
+/// byte (a new object: the kept fields' empty values). In
+/// ``SyncExchangeTests``, whose files they open.
+extension SyncExchangeTests {
+    func notesV2(_ db: Database) throws -> [Int: NoteV2] {
         try db.read { tx in Dictionary(uniqueKeysWithValues: try tx.objects(NoteV2.self).map { ($0.id, $0) }) }
     }
 
@@ -46,7 +36,7 @@ import Testing
         }
         let upgraded = try open(path, version: 2, [NoteV2.self])
         #expect(
-            try notes(upgraded) == [
+            try notesV2(upgraded) == [
                 1: NoteV2(id: 1, title: "one, edited", stars: 5, tag: "red"),
                 2: NoteV2(id: 2, title: "two, upserted", stars: 6, tag: "blue"),
                 3: NoteV2(id: 3, title: "three", stars: 3, tag: nil),
@@ -62,10 +52,10 @@ import Testing
         // The older app's table was opened before it learned 'tag'.
         try older.write { tx in try tx.update(NoteV1(id: 1, title: "edited by v1", stars: 4)) }
         try older.sync.exchange(with: newer)
-        #expect(try notes(newer)[1] == NoteV2(id: 1, title: "edited by v1", stars: 4, tag: "red"))
+        #expect(try notesV2(newer)[1] == NoteV2(id: 1, title: "edited by v1", stars: 4, tag: "red"))
         older.close()
         let upgraded = try open("old.strata", version: 2, [NoteV2.self])
-        #expect(try notes(upgraded)[1] == NoteV2(id: 1, title: "edited by v1", stars: 4, tag: "red"))
+        #expect(try notesV2(upgraded)[1] == NoteV2(id: 1, title: "edited by v1", stars: 4, tag: "red"))
     }
 
     @Test func theSplicedRecordIsTheOneTheGeneralEncoderWrites() throws {
