@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# The engine's write path, per object: callgrind instruction counts (Ir)
+# of each scenario's measured function, then release wall time, best of
+# ROUNDS, for the Strata checkout STRATA_ROOT.
+#
+#   STRATA_ROOT=/work/base SCRATCH=/work/wt-cost/.build-before Benchmarks/EngineCost/run.sh
+#   STRATA_ROOT=/work/main SCRATCH=/work/wt-cost/.build-after  Benchmarks/EngineCost/run.sh
+#
+# Environment (all optional):
+#   STRATA_ROOT  the Strata checkout to build against (default: this one)
+#   SCRATCH      swift build's scratch path; one per checkout, kept between
+#                runs so that builds are incremental (default: .build-enginecost
+#                at the root of this repository)
+#   N            objects under callgrind (default 20000)
+#   WALL_N       objects for the wall time (default 100000)
+#   ROUNDS       wall-time rounds, the best is reported (default 5)
+#   SCENARIOS    which scenarios, space-separated (default: all)
+#   SKIP_CALLGRIND=1, SKIP_WALL=1  leave out one half
+# Callgrind's files, and callgrind_annotate --inclusive=yes of each, are
+# left in $SCRATCH/callgrind.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+root=$(cd "${STRATA_ROOT:-$repo}" && pwd)
+scratch=${SCRATCH:-$repo/.build-enginecost}
+n=${N:-20000}
+wall_n=${WALL_N:-100000}
+rounds=${ROUNDS:-5}
+scenarios=${SCENARIOS:-apply insert insert-synced insert-sync update-kept migration scan}
+
+measured() {
+    case $1 in
+        apply) echo measuredApply ;;
+        insert) echo measuredInsertLocal ;;
+        insert-synced) echo measuredInsertSynced ;;
+        insert-sync) echo measuredInsertSync ;;
+        update-kept) echo measuredUpdateKept ;;
+        migration) echo measuredMigration ;;
+        scan) echo measuredScan ;;
+        *) echo "unknown scenario $1" >&2; exit 2 ;;
+    esac
+}
+
+echo "Strata: $root at $(git -C "$root" rev-parse HEAD 2>/dev/null || echo '?')"
+echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -m), $(nproc) cores, $(swift --version 2>&1 | head -1)"
+
+(cd "$here" && STRATA_ROOT="$root" swift build -c release --scratch-path "$scratch" >&2)
+bin="$(cd "$here" && STRATA_ROOT="$root" swift build -c release --scratch-path "$scratch" --show-bin-path)/EngineCost"
+out="$scratch/callgrind"
+mkdir -p "$out"
+
+if [ "${SKIP_CALLGRIND:-0}" != 1 ]; then
+    echo
+    echo "callgrind, N = $n (the measured function only)"
+    printf '%-14s %16s %14s\n' scenario "Ir" "Ir per object"
+    for scenario in $scenarios; do
+        fn=$(measured "$scenario")
+        # The toggle matches every symbol holding the name: exactly one must.
+        symbols=$(nm "$bin" | awk '$2 ~ /^[Tt]$/ {print $3}' | grep -c "$fn" || true)
+        if [ "$symbols" != 1 ]; then
+            echo "warning: $symbols symbols match $fn; the toggle may not count the whole function" >&2
+        fi
+        file="$out/$scenario.callgrind"
+        valgrind --tool=callgrind --collect-atstart=no --toggle-collect="*$fn*" \
+            --callgrind-out-file="$file" "$bin" "$scenario" "$n" 1 >/dev/null 2>"$out/$scenario.valgrind.log"
+        ir=$(awk '/^(totals|summary):/ {print $2; exit}' "$file")
+        callgrind_annotate --inclusive=yes "$file" >"$out/$scenario.inclusive.txt" 2>/dev/null || true
+        printf '%-14s %16s %14.0f\n' "$scenario" "$ir" "$(echo "$ir / $n" | bc -l)"
+    done
+fi
+
+if [ "${SKIP_WALL:-0}" != 1 ]; then
+    echo
+    echo "wall time, release, N = $wall_n, best of $rounds"
+    printf '%-14s %12s %14s %14s\n' scenario "ms" "ns per object" "objects/s"
+    for scenario in $scenarios; do
+        # Lines: SCENARIO N NANOSECONDS [FIELD CHANGES]
+        best=$("$bin" "$scenario" "$wall_n" "$rounds" | sort -n -k3 | head -1)
+        ns=$(echo "$best" | awk '{print $3}')
+        printf '%-14s %12.1f %14.0f %14.0f' "$scenario" "$(echo "$ns / 1000000" | bc -l)" \
+            "$(echo "$ns / $wall_n" | bc -l)" "$(echo "$wall_n * 1000000000 / $ns" | bc -l)"
+        fields=$(echo "$best" | awk '{print $4}')
+        if [ -n "$fields" ]; then
+            printf '   %.0f field changes/s' "$(echo "$fields * 1000000000 / $ns" | bc -l)"
+        fi
+        echo
+    done
+fi
