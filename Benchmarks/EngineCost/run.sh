@@ -32,9 +32,7 @@ scenarios=${SCENARIOS:-apply insert insert-synced insert-sync update-kept migrat
 measured() {
     case $1 in
         apply) echo measuredApply ;;
-        insert) echo measuredInsertLocal ;;
-        insert-synced) echo measuredInsertSynced ;;
-        insert-sync) echo measuredInsertSync ;;
+        insert | insert-synced | insert-sync) echo measuredInsert ;;
         update-kept) echo measuredUpdateKept ;;
         migration) echo measuredMigration ;;
         scan) echo measuredScan ;;
