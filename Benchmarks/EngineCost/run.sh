@@ -16,8 +16,10 @@
 #   ROUNDS       wall-time rounds, the best is reported (default 5)
 #   SCENARIOS    which scenarios, space-separated (default: all)
 #   SKIP_CALLGRIND=1, SKIP_WALL=1  leave out one half
-# Callgrind's files, and callgrind_annotate --inclusive=yes of each, are
-# left in $SCRATCH/callgrind.
+# Callgrind's files, callgrind_annotate of each (inclusive and self,
+# demangled) are left in $SCRATCH/callgrind; TOP=K (default 12) prints the K
+# costliest functions inclusive under each measured function, leaving out
+# the measured function itself and its callers.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -28,6 +30,7 @@ n=${N:-20000}
 wall_n=${WALL_N:-100000}
 rounds=${ROUNDS:-5}
 scenarios=${SCENARIOS:-apply insert insert-synced insert-sync update-kept migration scan}
+top=${TOP:-12}
 
 measured() {
     case $1 in
@@ -63,9 +66,28 @@ if [ "${SKIP_CALLGRIND:-0}" != 1 ]; then
         valgrind --tool=callgrind --collect-atstart=no --toggle-collect="*$fn*" \
             --callgrind-out-file="$file" "$bin" "$scenario" "$n" 1 >/dev/null 2>"$out/$scenario.valgrind.log"
         ir=$(awk '/^(totals|summary):/ {print $2; exit}' "$file")
-        callgrind_annotate --inclusive=yes "$file" >"$out/$scenario.inclusive.txt" 2>/dev/null || true
+        callgrind_annotate --inclusive=yes "$file" 2>/dev/null | swift demangle --simplified \
+            >"$out/$scenario.inclusive.txt" || true
+        callgrind_annotate "$file" 2>/dev/null | swift demangle --simplified >"$out/$scenario.self.txt" || true
         printf '%-14s %16s %14.0f\n' "$scenario" "$ir" "$(echo "$ir / $n" | bc -l)"
     done
+    if [ "$top" -gt 0 ]; then
+        for scenario in $scenarios; do
+            echo
+            echo "$scenario: the $top costliest functions, inclusive (Ir per object, share)"
+            # Lines: "IR (SHARE%)  FILE:FUNCTION [OBJECT]". Left out: the
+            # frames from the process's start to the measured function, this
+            # file's helpers and closures, and thunks (each repeats the cost
+            # of the function it calls).
+            grep -E '^ *[0-9,]+ \( *[0-9.]+%\)  ' "$out/$scenario.inclusive.txt" \
+                | grep -v -E 'PROGRAM TOTALS|libc_start|below main|EngineCost_main|ld-linux' \
+                | grep -v -E '(measured[A-Za-z]*|run[A-Za-z]*|insertAll|updateAll|sumOfScores)\(_:' \
+                | grep -v -E 'partial apply for|reabstraction thunk' \
+                | head -"$top" \
+                | sed -E 's/ \[[^]]*\]$//; s/  [^ :]*:/  /' \
+                | awk -v n="$n" '{ir = $1; gsub(",", "", ir); $1 = ""; printf "%10.0f %s\n", ir / n, $0}'
+        done
+    fi
 fi
 
 if [ "${SKIP_WALL:-0}" != 1 ]; then
