@@ -44,7 +44,7 @@ measured() {
 }
 
 echo "Strata: $root at $(git -C "$root" rev-parse HEAD 2>/dev/null || echo '?')"
-echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -m), $(nproc) cores, $(swift --version 2>&1 | head -1)"
+echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -m), $(nproc) cores, $(swift --version 2>&1 | awk 'NR == 1')"
 
 (cd "$here" && STRATA_ROOT="$root" swift build -c release --scratch-path "$scratch" >&2)
 bin="$(cd "$here" && STRATA_ROOT="$root" swift build -c release --scratch-path "$scratch" --show-bin-path)/EngineCost"
@@ -78,14 +78,18 @@ if [ "${SKIP_CALLGRIND:-0}" != 1 ]; then
             # Lines: "IR (SHARE%)  FILE:FUNCTION [OBJECT]". Left out: the
             # frames from the process's start to the measured function, this
             # file's helpers and closures, and thunks (each repeats the cost
-            # of the function it calls).
+            # of the function it calls); a function listed twice (under two
+            # source files, when code of one is inlined into another) once.
             grep -E '^ *[0-9,]+ \( *[0-9.]+%\)  ' "$out/$scenario.inclusive.txt" \
                 | grep -v -E 'PROGRAM TOTALS|libc_start|below main|EngineCost_main|ld-linux' \
                 | grep -v -E '(measured[A-Za-z]*|run[A-Za-z]*|insertAll|updateAll|sumOfScores)\(_:' \
                 | grep -v -E 'partial apply for|reabstraction thunk' \
-                | head -"$top" \
                 | sed -E 's/ \[[^]]*\]$//; s/  [^ :]*:/  /' \
-                | awk -v n="$n" '{ir = $1; gsub(",", "", ir); $1 = ""; printf "%10.0f %s\n", ir / n, $0}'
+                | awk -v n="$n" -v top="$top" '{
+                    ir = $1; gsub(",", "", ir); $1 = ""
+                    name = substr($0, index($0, "%)") + 3)
+                    if (!seen[name]++ && ++shown <= top) printf "%10.0f %s\n", ir / n, $0
+                }' || true
         done
     fi
 fi
@@ -96,7 +100,7 @@ if [ "${SKIP_WALL:-0}" != 1 ]; then
     printf '%-14s %12s %14s %14s\n' scenario "ms" "ns per object" "objects/s"
     for scenario in $scenarios; do
         # Lines: SCENARIO N NANOSECONDS [FIELD CHANGES]
-        best=$("$bin" "$scenario" "$wall_n" "$rounds" | sort -n -k3 | head -1)
+        best=$("$bin" "$scenario" "$wall_n" "$rounds" | sort -n -k3 | awk 'NR == 1')
         ns=$(echo "$best" | awk '{print $3}')
         printf '%-14s %12.1f %14.0f %14.0f' "$scenario" "$(echo "$ns / 1000000" | bc -l)" \
             "$(echo "$ns / $wall_n" | bc -l)" "$(echo "$wall_n * 1000000000 / $ns" | bc -l)"
