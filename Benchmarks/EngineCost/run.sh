@@ -17,9 +17,10 @@
 #   SCENARIOS    which scenarios, space-separated (default: all)
 #   SKIP_CALLGRIND=1, SKIP_WALL=1  leave out one half
 # Callgrind's files, callgrind_annotate of each (inclusive and self,
-# demangled) are left in $SCRATCH/callgrind; TOP=K (default 12) prints the K
+# demangled) are left in $SCRATCH/callgrind; TOP=K (default 20) prints the K
 # costliest functions inclusive under each measured function, leaving out
-# the measured function itself and its callers.
+# the measured function itself and its callers, then the K/2 costliest by
+# self cost (TOP=0: neither).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -30,7 +31,7 @@ n=${N:-20000}
 wall_n=${WALL_N:-100000}
 rounds=${ROUNDS:-5}
 scenarios=${SCENARIOS:-apply insert insert-synced insert-sync update-kept migration scan}
-top=${TOP:-12}
+top=${TOP:-20}
 
 measured() {
     case $1 in
@@ -63,7 +64,9 @@ if [ "${SKIP_CALLGRIND:-0}" != 1 ]; then
             echo "warning: $symbols symbols match $fn; the toggle may not count the whole function" >&2
         fi
         file="$out/$scenario.callgrind"
-        valgrind --tool=callgrind --collect-atstart=no --toggle-collect="*$fn*" \
+        # A fixed hash seed: Set and Dictionary then probe alike in every
+        # run, which keeps the counts of one revision within a few Ir.
+        SWIFT_DETERMINISTIC_HASHING=1 valgrind --tool=callgrind --collect-atstart=no --toggle-collect="*$fn*" \
             --callgrind-out-file="$file" "$bin" "$scenario" "$n" 1 >/dev/null 2>"$out/$scenario.valgrind.log"
         ir=$(awk '/^(totals|summary):/ {print $2; exit}' "$file")
         callgrind_annotate --inclusive=yes "$file" 2>/dev/null | swift demangle --simplified \
@@ -89,6 +92,14 @@ if [ "${SKIP_CALLGRIND:-0}" != 1 ]; then
                     ir = $1; gsub(",", "", ir); $1 = ""
                     name = substr($0, index($0, "%)") + 3)
                     if (!seen[name]++ && ++shown <= top) printf "%10.0f %s\n", ir / n, $0
+                }' || true
+            echo "$scenario: the $((top / 2)) costliest functions, self cost (Ir per object, share)"
+            grep -E '^ *[0-9,]+ \( *[0-9.]+%\)  ' "$out/$scenario.self.txt" \
+                | grep -v 'PROGRAM TOTALS' \
+                | sed -E 's/ \[([^]]*)\]$/ [\1]/; s/  [^ :]*:/  /; s#\[[^]]*/([^]/]*)\]$#[\1]#' \
+                | awk -v n="$n" -v top="$((top / 2))" '{
+                    ir = $1; gsub(",", "", ir); $1 = ""
+                    if (++shown <= top) printf "%10.0f %s\n", ir / n, $0
                 }' || true
         done
     fi
