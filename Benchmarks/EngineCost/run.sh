@@ -16,6 +16,12 @@
 #   ROUNDS       wall-time rounds, the best is reported (default 5)
 #   SCENARIOS    which scenarios, space-separated (default: all)
 #   SKIP_CALLGRIND=1, SKIP_WALL=1  leave out one half
+#   BASELINE     another build's EngineCost binary (the BEFORE one, e.g.
+#                /work/wt-cost/.build-before/x86_64-unknown-linux-gnu/release/EngineCost):
+#                the wall time then alternates the two, ROUNDS times two
+#                rounds each, and prints both bests and their ratio, which
+#                a shared, busy machine disturbs far less than two runs
+#                made minutes apart
 # Callgrind's files, callgrind_annotate of each (inclusive and self,
 # demangled) are left in $SCRATCH/callgrind; TOP=K (default 20) prints the K
 # costliest functions inclusive under each measured function, leaving out
@@ -44,7 +50,8 @@ measured() {
     esac
 }
 
-echo "Strata: $root at $(git -C "$root" rev-parse HEAD 2>/dev/null || echo '?')"
+dirty=$(git -C "$root" status --porcelain --untracked-files=no -- Sources 2>/dev/null | awk 'END {print NR}')
+echo "Strata: $root at $(git -C "$root" rev-parse HEAD 2>/dev/null || echo '?')$([ "${dirty:-0}" = 0 ] || echo ", with $dirty uncommitted files in Sources")"
 echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -m), $(nproc) cores, $(swift --version 2>&1 | awk 'NR == 1')"
 
 (cd "$here" && STRATA_ROOT="$root" swift build -c release --scratch-path "$scratch" >&2)
@@ -105,7 +112,26 @@ if [ "${SKIP_CALLGRIND:-0}" != 1 ]; then
     fi
 fi
 
-if [ "${SKIP_WALL:-0}" != 1 ]; then
+if [ "${SKIP_WALL:-0}" != 1 ] && [ -n "${BASELINE:-}" ]; then
+    echo
+    echo "wall time, release, N = $wall_n, alternating with BASELINE $BASELINE, best of $((2 * rounds)) each"
+    printf '%-14s %12s %12s %18s\n' scenario "ms" "baseline ms" "baseline / this"
+    for scenario in $scenarios; do
+        # Lines: SCENARIO N NANOSECONDS [FIELD CHANGES]; two rounds a process.
+        results=$(for _ in $(seq "$rounds"); do
+            "$bin" "$scenario" "$wall_n" 2 | sed 's/^/this /'
+            "$BASELINE" "$scenario" "$wall_n" 2 | sed 's/^/baseline /'
+        done)
+        echo "$results" | awk -v s="$scenario" -v n="$wall_n" '
+            $1 == "this" && (a == "" || $4 < a) { a = $4; fa = $5 }
+            $1 == "baseline" && (b == "" || $4 < b) { b = $4; fb = $5 }
+            END {
+                printf "%-14s %12.1f %12.1f %17.2fx", s, a / 1e6, b / 1e6, b / a
+                if (fa != "") printf "   %.0f vs %.0f field changes/s", fa * 1e9 / a, fb * 1e9 / b
+                printf "\n"
+            }'
+    done
+elif [ "${SKIP_WALL:-0}" != 1 ]; then
     echo
     echo "wall time, release, N = $wall_n, best of $rounds"
     printf '%-14s %12s %14s %14s\n' scenario "ms" "ns per object" "objects/s"
