@@ -36,14 +36,14 @@ scratch=${SCRATCH:-$repo/.build-enginecost}
 n=${N:-20000}
 wall_n=${WALL_N:-100000}
 rounds=${ROUNDS:-5}
-scenarios=${SCENARIOS:-apply insert insert-synced insert-sync update-kept migration scan}
+scenarios=${SCENARIOS:-apply insert insert-synced insert-sync update-kept update-kept-sync migration scan}
 top=${TOP:-20}
 
 measured() {
     case $1 in
         apply) echo measuredApply ;;
         insert | insert-synced | insert-sync) echo measuredInsert ;;
-        update-kept) echo measuredUpdateKept ;;
+        update-kept | update-kept-sync) echo measuredUpdateKept ;;
         migration) echo measuredMigration ;;
         scan) echo measuredScan ;;
         *) echo "unknown scenario $1" >&2; exit 2 ;;

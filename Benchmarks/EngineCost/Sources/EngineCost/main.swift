@@ -24,6 +24,7 @@
 //   update-kept   N typed updates of one field, in a synced file written by
 //                 a newer app version (ItemV2, with `rank`) and opened by
 //                 the older one (Item): every object carries a kept field
+//   update-kept-sync  the same with sync enabled (the recorder runs)
 //   migration     the open of a local file at version 1 holding N objects
 //                 at version 2 (ItemV2 adds `rank`), with a migration
 //                 closure that sets `rank` on every object
@@ -179,15 +180,15 @@ func runInsert(_ n: Int, _ mode: Mode) throws -> Int64 {
 
 /// A synced file of `n` objects written at version 2 (with `rank`), opened
 /// at version 1; then one field of each object changed by a typed update.
-func runUpdateKept(_ n: Int) throws -> Int64 {
-    let newer = try open("kept.strata", .synced, version: 2, models: [ItemV2.self])
+func runUpdateKept(_ n: Int, _ mode: Mode) throws -> Int64 {
+    let newer = try open("kept.strata", mode, version: 2, models: [ItemV2.self])
     try newer.write { tx in
         for id in 0 ..< n {
             try tx.insert(ItemV2(id: id, name: "item \(id)", group: id % 100, score: id, note: nil, rank: id + 7))
         }
     }
     newer.close()
-    let older = try open("kept.strata", .synced, version: 1)
+    let older = try open("kept.strata", mode, version: 1)
     var objects = try older.read { tx in try tx.objects(Item.self).array() }
     precondition(objects.count == n, "expected \(n) objects")
     for index in objects.indices { objects[index].score += 1 }
@@ -197,7 +198,7 @@ func runUpdateKept(_ n: Int) throws -> Int64 {
     let sum = try sumOfScores(older)
     precondition(sum == n * (n + 1) / 2, "the updates do not read back")
     older.close()
-    let check = try open("kept.strata", .synced, version: 2, models: [ItemV2.self])
+    let check = try open("kept.strata", mode, version: 2, models: [ItemV2.self])
     let ranks = try check.read { tx in try tx.objects(ItemV2.self).where(\.id, in: 0 ..< 3).map(\.rank) }
     precondition(ranks == [7, 8, 9], "the kept field did not survive the updates: \(ranks)")
     check.close()
@@ -240,7 +241,9 @@ func runScan(_ n: Int) throws -> Int64 {
     return elapsed
 }
 
-let scenarios = ["apply", "insert", "insert-synced", "insert-sync", "update-kept", "migration", "scan"]
+let scenarios = [
+    "apply", "insert", "insert-synced", "insert-sync", "update-kept", "update-kept-sync", "migration", "scan",
+]
 let arguments = CommandLine.arguments
 guard arguments.count >= 2, scenarios.contains(arguments[1]) else {
     FileHandle.standardError.write(Data("usage: EngineCost \(scenarios.joined(separator: "|")) [N] [ROUNDS]\n".utf8))
@@ -259,7 +262,8 @@ for _ in 0 ..< rounds {
     case "insert": print("\(scenario) \(n) \(try runInsert(n, .local))")
     case "insert-synced": print("\(scenario) \(n) \(try runInsert(n, .synced))")
     case "insert-sync": print("\(scenario) \(n) \(try runInsert(n, .sync))")
-    case "update-kept": print("\(scenario) \(n) \(try runUpdateKept(n))")
+    case "update-kept": print("\(scenario) \(n) \(try runUpdateKept(n, .synced))")
+    case "update-kept-sync": print("\(scenario) \(n) \(try runUpdateKept(n, .sync))")
     case "migration": print("\(scenario) \(n) \(try runMigration(n))")
     default: print("\(scenario) \(n) \(try runScan(n))")
     }
