@@ -37,7 +37,7 @@ hub-bench: deps hub-deps
 # `make format` rewrites the files in place, `make lint` fails on anything
 # it would change or any rule broken, then checks the layer rule of
 # DESIGN.md §1 (scripts/check-layers.sh). Neither needs the network.
-FORMAT_PATHS = Sources Tests Benchmarks/Sources Benchmarks/Benchmarks Package.swift Benchmarks/Package.swift Hub/Sources Hub/Tests Hub/Package.swift
+FORMAT_PATHS = Sources Tests Benchmarks/Sources Benchmarks/Benchmarks Package.swift Benchmarks/Package.swift Benchmarks/EngineCost/Sources Benchmarks/EngineCost/Package.swift Hub/Sources Hub/Tests Hub/Package.swift
 format:
 	$(SWIFT) format format --in-place --recursive --parallel $(FORMAT_PATHS)
 

@@ -4,12 +4,15 @@
 #   scripts/check-layers.sh [ROOT]      ROOT defaults to the repository root
 #
 # The folders of Sources/Strata are layers, lowest first:
-#   Storage → Encoding → Schema → Objects → Migration → Database → Observation → Sync
-# No file of a layer may name a type declared in a higher one. The files
-# at the top of Sources/Strata (StrataError.swift) are shared by every
-# layer: they are neither checked nor a source of names. Only
-# Sources/Strata/Storage/ may import CLMDB
-# or call an mdb_ function; that is checked across every target in Sources.
+#   Storage → Encoding → Schema → Engine → Objects → Migration → Database
+#   → Observation → Sync
+# A folder inside a layer's folder is a room of that layer (Engine/Capture,
+# Objects/Queries, Sync/Merge): its files belong to the layer. No file of
+# a layer may name a type declared in a higher one. Sources/Strata/Errors
+# (StrataError and its factories) is shared by every layer: it is neither
+# checked nor a source of names. Only Sources/Strata/Storage/ may import
+# CLMDB or call an mdb_ function; that is checked across every target in
+# Sources.
 #
 # How a layer's names are found, from the text alone (no type checker):
 #   - Every type declared at the top level of a file of the folder
@@ -43,7 +46,7 @@ if [[ ! -d "$src" ]]; then
     exit 2
 fi
 
-layers=(Storage Encoding Schema Objects Migration Database Observation Sync)
+layers=(Storage Encoding Schema Engine Objects Migration Database Observation Sync)
 
 # Every Swift file of a layer, as "LAYER_INDEX<TAB>PATH", lowest layer first.
 files=$(
@@ -196,6 +199,6 @@ END {
 ' && status=0 || status=$?
 
 if [[ $status -eq 0 ]]; then
-    echo "layers ok: Storage → Encoding → Schema → Objects → Migration → Database → Observation → Sync"
+    echo "layers ok: Storage → Encoding → Schema → Engine → Objects → Migration → Database → Observation → Sync"
 fi
 exit "$status"

@@ -36,16 +36,16 @@ struct DeletePlan {
     typealias Object = (table: ObjectTable, key: [UInt8])
     /// A link of `field` in the object `source` of `table` to the object
     /// with record key `target` of `targetTable`.
-    typealias Link = (
+    typealias Reference = (
         table: ObjectTable, field: ObjectTable.Field, source: [UInt8], targetTable: ObjectTable, target: [UInt8]
     )
 
     /// The objects deleted, the given ones first.
     private(set) var doomed: [Object] = []
     /// The links to unlink, in objects that stay.
-    private(set) var unlinks: [Link] = []
+    private(set) var unlinks: [Reference] = []
     /// The links that refuse the delete, from objects that stay.
-    private(set) var refusals: [Link] = []
+    private(set) var refusals: [Reference] = []
 
     private struct Identity: Hashable {
         let type: TypeID
@@ -66,8 +66,8 @@ struct DeletePlan {
         for object in objects where seen.insert(Identity(type: object.table.type.id, key: object.key)).inserted {
             doomed.append(object)
         }
-        var unlinks: [Link] = []
-        var refusals: [Link] = []
+        var unlinks: [Reference] = []
+        var refusals: [Reference] = []
         var next = 0
         while next < doomed.count {
             let (target, targetKey) = doomed[next]
@@ -90,7 +90,7 @@ struct DeletePlan {
         }
         // Only now is every object that goes known: a cascade may reach an
         // object that refused or was to be unlinked before.
-        func stays(_ link: Link) -> Bool { !seen.contains(Identity(type: link.table.type.id, key: link.source)) }
+        func stays(_ link: Reference) -> Bool { !seen.contains(Identity(type: link.table.type.id, key: link.source)) }
         self.unlinks = unlinks.filter(stays)
         self.refusals = refusals.filter(stays)
     }
