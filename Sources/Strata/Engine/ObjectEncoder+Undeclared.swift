@@ -78,7 +78,7 @@ extension ObjectEncoder {
     /// would: with `base`, its kept fields and the fields learned after
     /// the table was opened, copied as they are (a retired property's
     /// field is dropped); without, the kept fields' empty values.
-    func spliceUndeclared(_ table: ObjectTable, base: RecordView?) throws {
+    func spliceUndeclared(_ table: ObjectTable, base: RecordView?) {
         let undeclared = spliceBuffers.undeclared
         undeclared.removeAll()
         var extras: [(id: PropertyID, end: Int)] = []
@@ -100,8 +100,8 @@ extension ObjectEncoder {
         let declared = spliceBuffers.declared
         declared.removeAll()
         record.withUnsafeBytes { declared.append(contentsOf: $0) }
-        try declared.withUnsafeBytes { declaredBytes in
-            try undeclared.withUnsafeBytes { undeclaredBytes in
+        declared.withUnsafeBytes { declaredBytes in
+            undeclared.withUnsafeBytes { undeclaredBytes in
                 let own: RecordView
                 do throws(DecodingFailure) {
                     own = try RecordView(trusting: declaredBytes)

@@ -138,9 +138,9 @@ final class TableEngine {
         case .encoded where table.primaryKey == nil:
             encoder.key.removeAll()
             KeyCodec.appendAutomaticID(try nextAutomaticID(table), to: encoder.key)
-            if !table.keptFields.isEmpty { try encoder.spliceUndeclared(table, base: nil) }
+            if !table.keptFields.isEmpty { encoder.spliceUndeclared(table, base: nil) }
         case .encoded:
-            if !table.keptFields.isEmpty { try encoder.spliceUndeclared(table, base: nil) }
+            if !table.keptFields.isEmpty { encoder.spliceUndeclared(table, base: nil) }
         }
         guard try write(table, encoder, over: nil, placement: .newKey) else {
             let key = encoder.decodedKey(table)
@@ -196,7 +196,7 @@ final class TableEngine {
                         table: table, schemaVersion: writingSchemaVersion, automaticKey: .keep, base: stored
                     ) { given(table.fields[$0]).map(ObjectEncoder.FieldSource.value) ?? .absent }
                 case .encoded where !table.keptFields.isEmpty || table.preservesUnknownFields:
-                    try encoder.spliceUndeclared(table, base: stored)
+                    encoder.spliceUndeclared(table, base: stored)
                 case .encoded:
                     break
                 }
@@ -209,7 +209,7 @@ final class TableEngine {
                 given(table.fields[$0]).map(ObjectEncoder.FieldSource.value) ?? .absent
             }
         case .encoded where !table.keptFields.isEmpty:
-            try encoder.spliceUndeclared(table, base: nil)
+            encoder.spliceUndeclared(table, base: nil)
         case .encoded:
             break
         }
