@@ -79,52 +79,61 @@ extension ObjectEncoder {
     /// the table was opened, copied as they are (a retired property's
     /// field is dropped); without, the kept fields' empty values.
     func spliceUndeclared(_ table: ObjectTable, base: RecordView?) {
-        let undeclared = spliceBuffers.undeclared
-        undeclared.removeAll()
-        var extras: [(id: PropertyID, end: Int)] = []
-        if let base {
-            base.forEachEncodedField { id, bytes in
-                guard table.shape.position(ofField: id) == nil,
-                    !table.knowsHidden(id) || table.keptFields.contains(where: { $0.id == id })
-                else { return }
-                undeclared.append(contentsOf: bytes)
-                extras.append((id, undeclared.count))
-            }
-        } else {
-            for field in table.keptFields {
-                CompositeCodec.appendEmpty(undeclared, field)
-                extras.append((field.id, undeclared.count))
-            }
+        func isUndeclared(_ id: PropertyID) -> Bool {
+            table.shape.position(ofField: id) == nil
+                && (!table.knowsHidden(id) || table.keptFields.contains(where: { $0.id == id }))
         }
-        guard !extras.isEmpty else { return }
-        let declared = spliceBuffers.declared
+        var count = 0
+        if let base {
+            base.forEachEncodedField { id, _ in if isUndeclared(id) { count += 1 } }
+        } else {
+            count = table.keptFields.count
+        }
+        guard count > 0 else { return }
+        let declared = spliceBuffer
         declared.removeAll()
         record.withUnsafeBytes { declared.append(contentsOf: $0) }
         declared.withUnsafeBytes { declaredBytes in
-            undeclared.withUnsafeBytes { undeclaredBytes in
-                let own: RecordView
-                do throws(DecodingFailure) {
-                    own = try RecordView(trusting: declaredBytes)
-                } catch {
-                    preconditionFailure("A record Strata encoded for '\(table.name)' does not decode: \(error.reason)")
+            let own: RecordView
+            do throws(DecodingFailure) {
+                own = try RecordView(trusting: declaredBytes)
+            } catch {
+                preconditionFailure("A record Strata encoded for '\(table.name)' does not decode: \(error.reason)")
+            }
+            record.removeAll()
+            RecordCodec.beginRecord(
+                record, schemaVersion: own.effectiveSchemaVersion, fieldCount: own.fieldCount + count)
+            // The model's fields, walked beside the undeclared ones: both
+            // are in id order.
+            let ownBase = declaredBytes.baseAddress!
+            let end = declaredBytes.count
+            var p = own.fieldsOffset
+            var left = own.fieldCount
+            func appendOwn(before id: PropertyID?) {
+                while left > 0 {
+                    var q = p
+                    guard let ownID = RecordView.varint(ownBase, &q, end), RecordView.skip(ownBase, &q, end) else {
+                        return
+                    }
+                    if let id, ownID >= UInt64(id.rawValue) { return }
+                    record.append(contentsOf: UnsafeRawBufferPointer(start: ownBase + p, count: q - p))
+                    p = q
+                    left -= 1
                 }
-                record.removeAll()
-                RecordCodec.beginRecord(
-                    record, schemaVersion: own.effectiveSchemaVersion, fieldCount: own.fieldCount + extras.count)
-                var next = 0
-                var start = 0
-                func appendExtra() {
-                    record.append(
-                        contentsOf: UnsafeRawBufferPointer(rebasing: undeclaredBytes[start ..< extras[next].end]))
-                    start = extras[next].end
-                    next += 1
-                }
-                own.forEachEncodedField { id, bytes in
-                    while next < extras.count && extras[next].id < id { appendExtra() }
+            }
+            if let base {
+                base.forEachEncodedField { id, bytes in
+                    guard isUndeclared(id) else { return }
+                    appendOwn(before: id)
                     record.append(contentsOf: bytes)
                 }
-                while next < extras.count { appendExtra() }
+            } else {
+                for field in table.keptFields {
+                    appendOwn(before: field.id)
+                    CompositeCodec.appendEmpty(record, field)
+                }
             }
+            appendOwn(before: nil)
         }
     }
 }

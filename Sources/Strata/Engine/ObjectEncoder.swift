@@ -11,8 +11,9 @@ final class ObjectEncoder {
     let key = ByteWriter(capacity: 64)
     let index = ByteWriter(capacity: 64)
     private let slots: Slots
-    /// Scratch space of ``spliceUndeclared(_:base:)``, made on first use.
-    private(set) lazy var spliceBuffers = (declared: ByteWriter(capacity: 256), undeclared: ByteWriter(capacity: 64))
+    /// Scratch space of ``spliceUndeclared(_:base:)``: a `let`, so that
+    /// using it pays no exclusivity check.
+    let spliceBuffer = ByteWriter(capacity: 256)
 
     /// Where each field's value is in the caller's dictionary, by field
     /// position.
