@@ -79,6 +79,14 @@ enum RecordCodec {
         writer.appendVarint(UInt64(fieldCount))
     }
 
+    /// The size of the header ``beginRecord(_:schemaVersion:fieldCount:)``
+    /// writes: where a record's first field starts.
+    @inline(__always)
+    static func headerSize(schemaVersion: UInt64, fieldCount: Int) -> Int {
+        func varintSize(_ value: UInt64) -> Int { max(1, (64 - value.leadingZeroBitCount + 6) / 7) }
+        return 1 + varintSize(schemaVersion) + varintSize(UInt64(fieldCount))
+    }
+
     /// Appends one field. Fields must be appended in increasing id order.
     /// An embedded object (``Value/object(_:)``) is written by its type's
     /// layout, never through here.

@@ -123,6 +123,16 @@ extension RecordView {
         return nil
     }
 
+    /// Whether field `id` is stored with the same bytes here and in
+    /// `other` (both absent counts as the same): the test of whether a
+    /// write moves the field's index entry or backlinks.
+    func storesSameField(_ id: PropertyID, expectedAt position: Int, as other: RecordView) -> Bool {
+        let mine = encodedField(id, expectedAt: position)?.bytes
+        let theirs = other.encodedField(id, expectedAt: position)?.bytes
+        guard let mine, let theirs else { return mine == nil && theirs == nil }
+        return mine.count == theirs.count && memcmp(mine.baseAddress!, theirs.baseAddress!, mine.count) == 0
+    }
+
     /// Calls `body` with every field's id and encoded bytes (its id, tag
     /// and payload, as ``encodedField(_:expectedAt:)`` gives them), in id
     /// order.

@@ -109,6 +109,13 @@ struct RecordView {
     /// itself: reads the header only. Field reads stay bounds-checked; they
     /// walk the fields instead of jumping to a remembered start.
     init(trusting bytes: UnsafeRawBufferPointer) throws(DecodingFailure) {
+        try self.init(trusting: bytes, fieldStarts: 0)
+    }
+
+    /// A view of a record that this transaction just encoded, with where
+    /// its first fields start (``fieldStarts``' packing) as the encoder
+    /// wrote them: reading one of them is a jump, not a walk.
+    init(trusting bytes: UnsafeRawBufferPointer, fieldStarts: UInt64) throws(DecodingFailure) {
         guard let base = bytes.baseAddress, bytes.count >= 3, base.load(as: UInt8.self) == RecordCodec.layoutVersion
         else {
             throw DecodingFailure(reason: "a record without a valid header", offset: 0)
@@ -120,7 +127,8 @@ struct RecordView {
         else {
             throw DecodingFailure(reason: "a record without a valid header", offset: p)
         }
-        self.init(bytes: bytes, schemaVersion: version, fieldCount: Int(count), fieldsOffset: p, fieldStarts: 0)
+        self.init(
+            bytes: bytes, schemaVersion: version, fieldCount: Int(count), fieldsOffset: p, fieldStarts: fieldStarts)
     }
 
     private init(

@@ -1,5 +1,5 @@
-/// Reusable buffers for encoding one object — its record, its key, its
-/// index keys — and the values matched to its fields. Kept by a transaction
+/// Reusable buffers for encoding one object — its record and its key —
+/// and the values matched to its fields. Kept by a transaction
 /// and reused for every write, so that encoding stops allocating once the
 /// buffers have reached their working size.
 ///
@@ -9,7 +9,6 @@
 final class ObjectEncoder {
     let record = ByteWriter(capacity: 256)
     let key = ByteWriter(capacity: 64)
-    let index = ByteWriter(capacity: 64)
     private let slots: Slots
     /// Scratch space of ``spliceUndeclared(_:base:)``: a `let`, so that
     /// using it pays no exclusivity check.

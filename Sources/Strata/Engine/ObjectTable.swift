@@ -15,6 +15,9 @@ final class ObjectTable: @unchecked Sendable {
         let position: Int
         let name: String
         let type: PropertyType
+        /// How a primitive field's values are stored; nil for a composite
+        /// one.
+        let storedKind: StoredKind?
         let isOptional: Bool
         let defaultValue: Value?
         let valueWhenAbsent: Value
@@ -46,6 +49,7 @@ final class ObjectTable: @unchecked Sendable {
             self.position = position
             self.name = property.name
             self.type = property.type
+            self.storedKind = StoredKind(property.type)
             self.isOptional = property.isOptional
             self.defaultValue = property.defaultValue
             if property.type == .embedded && !property.isOptional, let embedded {

@@ -1,16 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 extension TableEngine {
     /// Appends the index key of `field`'s value in `record`: from the
     /// stored bytes, as the kind table makes it, when it can; else from the
     /// value a read gives (an absent field's default, a decimal, null).
     func appendIndexKey(_ table: ObjectTable, _ field: ObjectTable.Field, in record: RecordView, to writer: ByteWriter)
     {
-        if let kind = StoredKind(field.type), let base = record.bytes.baseAddress,
+        if let kind = field.storedKind, let base = record.bytes.baseAddress,
             let p = record.fieldOffset(forField: field.id, expectedAt: field.position),
             StoredKind.appendIndexKey(kind: kind, storedAt: p, base, record.bytes.count, to: writer) != nil
         {
@@ -22,62 +16,77 @@ extension TableEngine {
     /// Reads, before a write replaces or deletes `before` (which may move
     /// its bytes), which index entries the write moves: per field of
     /// ``ObjectTable/indexedFields``, 8 bytes (big-endian) in
-    /// `oldKeys.ends`, 0 when the field's bytes are the same in `after`,
-    /// else one past the end of its old index key, appended to
-    /// `oldKeys.keys`. Nothing for a new object, all of whose entries are
-    /// added. Returns whether any entry moves.
-    func indexMoves(
-        _ table: ObjectTable, before: RecordView?, after: RecordView?, oldKeys: (keys: ByteWriter, ends: ByteWriter)
-    ) -> Bool {
-        oldKeys.keys.removeAll()
-        oldKeys.ends.removeAll()
-        guard let before else { return true }
+    /// ``indexKeys``' `ends`, 0 when the field's bytes are the same in
+    /// `after`, else one past the end of its old index key, appended to
+    /// its `old`. Returns whether any entry moves.
+    func indexMoves(_ table: ObjectTable, before: RecordView, after: RecordView?) -> Bool {
+        let scratch = indexKeys
+        scratch.old.removeAll()
+        scratch.ends.removeAll()
         var moves = false
         for field in table.indexedFields {
-            if let after, let old = before.encodedField(field.id, expectedAt: field.position)?.bytes,
-                let new = after.encodedField(field.id, expectedAt: field.position)?.bytes,
-                old.count == new.count, memcmp(old.baseAddress!, new.baseAddress!, old.count) == 0
-            {
-                oldKeys.ends.appendBigEndian(0)
+            if let after, before.storesSameField(field.id, expectedAt: field.position, as: after) {
+                scratch.ends.appendBigEndian(0)
                 continue
             }
             moves = true
-            appendIndexKey(table, field, in: before, to: oldKeys.keys)
-            oldKeys.ends.appendBigEndian(UInt64(oldKeys.keys.count) + 1)
+            appendIndexKey(table, field, in: before, to: scratch.old)
+            scratch.ends.appendBigEndian(UInt64(scratch.old.count) + 1)
         }
         return moves
     }
 
-    /// Carries out the moves ``indexMoves(_:before:after:oldKeys:)`` read
-    /// for the object with record key `key`: per moved field, removes its
-    /// old entry and adds the one of `after` (nil: the object was
-    /// deleted), unless the two keys are the same.
-    func moveIndexEntries(
-        _ table: ObjectTable, key: UnsafeRawBufferPointer, oldKeys: (keys: ByteWriter, ends: ByteWriter),
-        after: RecordView?
-    ) throws {
-        let newKey = encoder.index
-        try oldKeys.keys.withUnsafeBytes { old in
-            try oldKeys.ends.withUnsafeBytes { ends in
+    /// Carries out the moves ``indexMoves(_:before:after:)`` read for the
+    /// object with record key `key`: per moved field, removes its old entry
+    /// and adds the one of `after` (nil: the object was deleted), unless
+    /// the two keys are the same.
+    func moveIndexEntries(_ table: ObjectTable, key: UnsafeRawBufferPointer, after: RecordView?) throws {
+        let scratch = indexKeys
+        try scratch.old.withUnsafeBytes { old in
+            try scratch.ends.withUnsafeBytes { ends in
                 var start = 0
                 for (offset, field) in table.indexedFields.enumerated() {
-                    var oldKey: UnsafeRawBufferPointer?
-                    if !ends.isEmpty {
-                        let end = Int(
-                            UInt64(bigEndian: ends.loadUnaligned(fromByteOffset: offset * 8, as: UInt64.self)))
-                        guard end > 0 else { continue }
-                        oldKey = UnsafeRawBufferPointer(rebasing: old[start ..< end - 1])
-                        start = end - 1
+                    let end = Int(UInt64(bigEndian: ends.loadUnaligned(fromByteOffset: offset * 8, as: UInt64.self)))
+                    guard end > 0 else { continue }
+                    let oldKey = UnsafeRawBufferPointer(rebasing: old[start ..< end - 1])
+                    start = end - 1
+                    let cursor = try indexCursor(field.index!)
+                    guard let after else {
+                        try removeEntry(oldKey, key, cursor)
+                        continue
                     }
-                    newKey.removeAll()
-                    if let after { appendIndexKey(table, field, in: after, to: newKey) }
-                    try newKey.withUnsafeBytes { newKey in
-                        if let oldKey, after != nil, oldKey.elementsEqual(newKey) { return }
-                        if let oldKey { _ = try lmdb.delete(field.index!, oldKey, value: key) }
-                        if after != nil { _ = try lmdb.put(field.index!, newKey, key) }
+                    scratch.new.removeAll()
+                    appendIndexKey(table, field, in: after, to: scratch.new)
+                    try scratch.new.withUnsafeBytes { newKey in
+                        if oldKey.elementsEqual(newKey) { return }
+                        try removeEntry(oldKey, key, cursor)
+                        try cursor.put(key: newKey, value: key)
                     }
                 }
             }
+        }
+    }
+
+    /// Removes the index entry `indexKey` → `objectKey` through `cursor`,
+    /// if there is one.
+    @inline(__always)
+    private func removeEntry(
+        _ indexKey: UnsafeRawBufferPointer, _ objectKey: UnsafeRawBufferPointer, _ cursor: LMDBCursor
+    )
+        throws
+    {
+        if try cursor.seek(exactly: indexKey, value: objectKey) != nil { try cursor.deleteCurrent() }
+    }
+
+    /// Adds every index entry of the new record `after`, whose record key
+    /// is `key`.
+    func addIndexEntries(_ table: ObjectTable, key: UnsafeRawBufferPointer, _ after: RecordView) throws {
+        let newKey = indexKeys.new
+        for field in table.indexedFields {
+            newKey.removeAll()
+            appendIndexKey(table, field, in: after, to: newKey)
+            let cursor = try indexCursor(field.index!)
+            try newKey.withUnsafeBytes { try cursor.put(key: $0, value: key) }
         }
     }
 

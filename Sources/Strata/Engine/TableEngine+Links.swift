@@ -49,12 +49,7 @@ extension TableEngine {
     /// Whether any link field's bytes differ between two records of
     /// `table`.
     func linksDiffer(_ table: ObjectTable, _ old: RecordView, _ new: RecordView) -> Bool {
-        table.linkFields.contains { field in
-            let before = old.encodedField(field.id, expectedAt: field.position)?.bytes
-            let after = new.encodedField(field.id, expectedAt: field.position)?.bytes
-            guard let before, let after else { return before != nil || after != nil }
-            return !before.elementsEqual(after)
-        }
+        table.linkFields.contains { !old.storesSameField($0.id, expectedAt: $0.position, as: new) }
     }
 
     /// Checks, before the object with record key `key` is written, that

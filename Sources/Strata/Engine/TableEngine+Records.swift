@@ -50,43 +50,66 @@ extension TableEngine {
     ///   - before: The stored record, nil for a new object. Required
     ///     whenever there is one (for its entries and the subscribers).
     ///   - after: The new record's bytes, nil to delete the object.
+    ///   - fieldStarts: Where `after`'s first fields start, packed as
+    ///     ``RecordView/fieldStarts``, when its encoder knows (0: unknown).
     /// - Returns: False when nothing was written: `.newKey` found the key
     ///   taken, or a delete found no record.
     @discardableResult
     func write(
         _ table: ObjectTable, key: UnsafeRawBufferPointer, before: RecordView?, after: UnsafeRawBufferPointer?,
-        origin: ChangeOrigin = .local, entries: EntryUpkeep = .derived, placement: Placement = .byKey
+        origin: ChangeOrigin = .local, entries: EntryUpkeep = .derived, placement: Placement = .byKey,
+        fieldStarts: UInt64 = 0
     ) throws -> Bool {
+        // A migration's rewrite with no one to tell needs neither view.
+        if entries == .rebuiltLater && !notifies {
+            return try putOrDelete(table, key, before: before, after: after, nil, origin, placement)
+        }
         let afterView = after.map { bytes in
             do throws(DecodingFailure) {
-                return try RecordView(trusting: bytes)
+                return try RecordView(trusting: bytes, fieldStarts: fieldStarts)
             } catch {
                 preconditionFailure("A record Strata encoded for '\(table.name)' does not decode: \(error.reason)")
             }
         }
-        let oldEntries = entries == .derived ? before : nil
+        switch entries {
+        case .rebuiltLater:
+            return try putOrDelete(table, key, before: before, after: after, afterView, origin, placement)
+        case .derived where before != nil:
+            return try replace(table, key: key, before: before!, after: after, afterView, origin, placement)
+        case .derived, .added:
+            // Every entry of the new record is added: a new object, or
+            // the repack, which writes back links that resolved before
+            // (their targets may not be written back yet).
+            let newLinks = afterView.flatMap { table.linkFields.isEmpty ? nil : linkKeys(table, $0) }
+            if entries == .derived, let newLinks { try checkLinkTargets(table, key: key, old: nil, new: newLinks) }
+            guard try putOrDelete(table, key, before: before, after: after, afterView, origin, placement),
+                let afterView
+            else { return false }
+            if !table.indexedFields.isEmpty { try addIndexEntries(table, key: key, afterView) }
+            if let newLinks { try relink(table, key: key, old: nil, new: newLinks) }
+            return true
+        }
+    }
+
+    /// ``write(_:key:before:after:origin:entries:placement:)`` over a
+    /// stored record, deriving the entries that move from the two records.
+    private func replace(
+        _ table: ObjectTable, key: UnsafeRawBufferPointer, before: RecordView, after: UnsafeRawBufferPointer?,
+        _ afterView: RecordView?, _ origin: ChangeOrigin, _ placement: Placement
+    ) throws -> Bool {
         // Everything read from `before` is read before the put, which may
         // move the stored bytes.
-        let indexes = table.indexedFields.isEmpty || entries == .rebuiltLater ? nil : oldIndexKeys
-        let movesIndexes = indexes.map { indexMoves(table, before: oldEntries, after: afterView, oldKeys: $0) } ?? false
-        var linkChanges: (old: [[[UInt8]]]?, new: [[[UInt8]]]?)?
-        if entries != .rebuiltLater && !table.linkFields.isEmpty
-            && (oldEntries == nil || afterView == nil || linksDiffer(table, oldEntries!, afterView!))
-        {
-            let change = (old: oldEntries.map { linkKeys(table, $0) }, new: afterView.map { linkKeys(table, $0) })
-            // A repack writes back links that resolved before; their
-            // targets may not be written back yet.
-            if entries == .derived, let new = change.new {
-                try checkLinkTargets(table, key: key, old: change.old, new: new)
-            }
+        let movesIndexes = !table.indexedFields.isEmpty && indexMoves(table, before: before, after: afterView)
+        var linkChanges: (old: [[[UInt8]]], new: [[[UInt8]]]?)?
+        if !table.linkFields.isEmpty && (afterView == nil || linksDiffer(table, before, afterView!)) {
+            let change = (old: linkKeys(table, before), new: afterView.map { linkKeys(table, $0) })
+            if let new = change.new { try checkLinkTargets(table, key: key, old: change.old, new: new) }
             linkChanges = change
         }
         guard try putOrDelete(table, key, before: before, after: after, afterView, origin, placement) else {
             return false
         }
-        if let indexes, movesIndexes {
-            try moveIndexEntries(table, key: key, oldKeys: indexes, after: afterView)
-        }
+        if movesIndexes { try moveIndexEntries(table, key: key, after: afterView) }
         if let linkChanges { try relink(table, key: key, old: linkChanges.old, new: linkChanges.new) }
         return true
     }
@@ -137,13 +160,13 @@ extension TableEngine {
     @discardableResult
     func write(
         _ table: ObjectTable, _ encoder: ObjectEncoder, over stored: RecordView?, origin: ChangeOrigin = .local,
-        entries: EntryUpkeep = .derived, placement: Placement = .byKey
+        entries: EntryUpkeep = .derived, placement: Placement = .byKey, fieldStarts: UInt64 = 0
     ) throws -> Bool {
         try encoder.key.withUnsafeBytes { key in
             try encoder.record.withUnsafeBytes { record in
                 try write(
                     table, key: key, before: stored, after: record, origin: origin, entries: entries,
-                    placement: placement)
+                    placement: placement, fieldStarts: fieldStarts)
             }
         }
     }
@@ -162,9 +185,12 @@ extension TableEngine {
         } else {
             current = try cursor.seek(exactly: key)?.value
         }
+        // With entries rebuilt later, `before` serves the subscribers only,
+        // and a replacement at the cursor needs none without them.
+        let before = notifies ? try current.map { try table.validatedView(key: key, record: $0) } : nil
         try write(
-            table, key: key, before: try current.map { try table.validatedView(key: key, record: $0) }, after: record,
-            entries: .rebuiltLater, placement: current == nil ? .byKey : .current(cursor))
+            table, key: key, before: before, after: record, entries: .rebuiltLater,
+            placement: current == nil ? .byKey : .current(cursor))
     }
 
     /// Deletes the record with `key`, leaving index entries and backlinks

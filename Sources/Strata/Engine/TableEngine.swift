@@ -30,9 +30,13 @@ final class TableEngine {
     /// instructions per insert in all (a tenth of a typed insert).
     let frontierTable: UnsafeMutablePointer<ObjectTable?>
     let frontierKey = ByteWriter(capacity: 64)
-    /// The index keys a write removes, read from the stored record before
-    /// it is replaced (``indexMoves(_:before:after:oldKeys:)``).
-    let oldIndexKeys = (keys: ByteWriter(capacity: 128), ends: ByteWriter(capacity: 64))
+    /// The cursors the engine keeps on the index databases it writes
+    /// (``indexCursor(_:)``), in raw memory like the frontier.
+    private let indexCursors: UnsafeMutablePointer<[(index: DatabaseHandle, cursor: LMDBCursor)]>
+    /// The index keys of one write: those it removes (`old`, `ends`), read
+    /// from the stored record before it is replaced
+    /// (``indexMoves(_:before:after:)``), and the one it adds (`new`).
+    let indexKeys = (old: ByteWriter(capacity: 128), ends: ByteWriter(capacity: 64), new: ByteWriter(capacity: 64))
     /// Reported to ``Instrumentation`` when the transaction commits. In
     /// raw memory, like the frontier: as a stored `var`, every counted
     /// write paid an exclusivity check.
@@ -88,6 +92,8 @@ final class TableEngine {
         self.sync = sync
         notifies = !self.subscribers.isEmpty
         frontierTable = .allocate(capacity: 1)
+        indexCursors = .allocate(capacity: 1)
+        indexCursors.initialize(to: [])
         frontierTable.initialize(to: nil)
         tallyStorage = .allocate(capacity: 1)
         tallyStorage.initialize(to: Instrumentation.Tally())
@@ -95,9 +101,23 @@ final class TableEngine {
 
     deinit {
         frontierTable.deinitialize(count: 1)
+        indexCursors.deinitialize(count: 1)
+        indexCursors.deallocate()
         frontierTable.deallocate()
         tallyStorage.deinitialize(count: 1)
         tallyStorage.deallocate()
+    }
+
+    /// A cursor on the index database `index` that stays open until the
+    /// transaction ends, where the last write through it left it: index
+    /// entries written one after another mostly fall on the page it is at,
+    /// which LMDB then finds without a search from the tree's root.
+    @inline(__always)
+    func indexCursor(_ index: DatabaseHandle) throws -> LMDBCursor {
+        for kept in indexCursors.pointee where kept.index == index { return kept.cursor }
+        let cursor = try lmdb.keptCursor(index)
+        indexCursors.pointee.append((index, cursor))
+        return cursor
     }
 
     // MARK: Objects
@@ -117,7 +137,11 @@ final class TableEngine {
         /// Already in ``encoder``, record and primary key, written by a
         /// model's binding (``ModelBinding/encodeRecord(_:into:schemaVersion:)``);
         /// `given` still answers for the primary key, for messages.
-        case encoded
+        /// `fieldStarts`: where the record's first fields start, packed as
+        /// ``RecordView/fieldStarts`` (0: unknown).
+        case encoded(fieldStarts: UInt64)
+
+        var isEncoded: Bool { if case .encoded = self { true } else { false } }
     }
 
     /// Inserts a new object whose values `given` returns by field (nil: not
@@ -142,7 +166,7 @@ final class TableEngine {
         case .encoded:
             if !table.keptFields.isEmpty { encoder.spliceUndeclared(table, base: nil) }
         }
-        guard try write(table, encoder, over: nil, placement: .newKey) else {
+        guard try write(table, encoder, over: nil, placement: .newKey, fieldStarts: fieldStarts(record, table)) else {
             let key = encoder.decodedKey(table)
             if table.primaryKey == nil {
                 throw StrataError.corruptCounter(
@@ -150,6 +174,16 @@ final class TableEngine {
             }
             throw StrataError.duplicatePrimaryKey(typeName: table.name, key: "\(key)", path: path)
         }
+    }
+
+    /// Where the first fields of the record in ``encoder`` start, when
+    /// `record` says and the write did not splice fields into it.
+    @inline(__always)
+    private func fieldStarts(_ record: RecordSource, _ table: ObjectTable) -> UInt64 {
+        guard case .encoded(let starts) = record, table.keptFields.isEmpty, !table.preservesUnknownFields else {
+            return 0
+        }
+        return starts
     }
 
     /// Replaces the object with the same primary key, or inserts it.
@@ -182,7 +216,7 @@ final class TableEngine {
         // The key alone first: when it cannot be encoded, the full encoding
         // below throws the error that explains why.
         if needsStored, let key = given(primaryKey) ?? primaryKey.defaultValue,
-            record == .encoded || (try? encoder.encodeKey(key, table: table)) != nil
+            record.isEncoded || (try? encoder.encodeKey(key, table: table)) != nil
         {
             let keyBytes = encoder.key.bytes
             return try keyBytes.withUnsafeBytes { keyBytes in
@@ -200,7 +234,7 @@ final class TableEngine {
                 case .encoded:
                     break
                 }
-                try write(table, encoder, over: stored)
+                try write(table, encoder, over: stored, fieldStarts: fieldStarts(record, table))
             }
         }
         switch record {
@@ -215,7 +249,7 @@ final class TableEngine {
         }
         // Nothing to keep up (no index, link, kept field or subscriber):
         // the record overwrites whatever the key holds, unread.
-        try write(table, encoder, over: nil)
+        try write(table, encoder, over: nil, fieldStarts: fieldStarts(record, table))
     }
 
     /// Changes some properties of an existing object; `origin` says who

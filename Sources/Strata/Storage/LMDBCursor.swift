@@ -130,8 +130,10 @@ final class LMDBCursor {
 
     /// Stores `value` under `key` through the cursor, which ends at the
     /// entry: a key on the page the cursor is at is found without a search
-    /// from the tree's root. Not for duplicate-key databases. `key` and
-    /// `value` must not point into the map.
+    /// from the tree's root. In a duplicate-key database, adds the pair
+    /// (storing an existing pair again changes nothing), as
+    /// ``LMDBTransaction/put(_:_:_:noOverwrite:)`` does. `key` and `value`
+    /// must not point into the map.
     func put(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))

@@ -41,6 +41,10 @@ final class ModelBinding: @unchecked Sendable {
     private let scratch = ByteWriter(capacity: 256)
     /// Per model position, where its bytes end in the buffer written.
     private let ends: UnsafeMutableBufferPointer<Int>
+    /// The positions, below eight, of the indexed fields, whose starts
+    /// ``recordFieldStarts(schemaVersion:)`` hands to the engine; none
+    /// unless ``inOrder``.
+    private let indexedPositions: [Int]
     /// The model positions of properties that may read a stored value as
     /// something else: those that hold a ``PersistableEnum`` with an
     /// ``PersistableEnum/unknownCase`` (which a raw value the enum does not
@@ -59,7 +63,7 @@ final class ModelBinding: @unchecked Sendable {
         /// A link, list or embedded object: written by the checking path
         /// (``CompositeCodec``) from the value.
         let isComposite: Bool
-        /// Whether the write needs the value again (primary key, indexed or
+        /// Whether the write needs the value again (primary key or
         /// composite): it is kept in ``ModelBinding/slots``.
         let keepsValue: Bool
     }
@@ -121,8 +125,7 @@ final class ModelBinding: @unchecked Sendable {
                 return RecordField(
                     id: UInt64(field.id.rawValue), kind: StoredKind(field.type), isOptional: field.isOptional,
                     isComposite: field.type.isComposite,
-                    keepsValue: field.isPrimaryKey || field.type.isComposite
-                        || table.indexedFields.contains { $0 === field })
+                    keepsValue: field.isPrimaryKey || field.type.isComposite)
             }
             recordFields = .allocate(capacity: max(count, 1))
             _ = recordFields!.initialize(from: fields)
@@ -130,6 +133,7 @@ final class ModelBinding: @unchecked Sendable {
             recordFields = nil
         }
         inOrder = writesRecords && !table.hasCompositeFields && toTable == Array(0 ..< count)
+        indexedPositions = inOrder ? table.indexedFields.map(\.position).filter { $0 < 8 } : []
         fallbackPositions = (0 ..< count).compactMap { position in
             guard toTable[position] >= 0 else { return nil }
             if let type = schema.enumTypes[position], type.hasUnknownCase { return (position, type) }
@@ -231,6 +235,23 @@ final class ModelBinding: @unchecked Sendable {
             }
         }
         return true
+    }
+
+    /// Where the indexed fields of the record that
+    /// ``finishRecord(_:into:schemaVersion:)`` completed start, packed as
+    /// ``RecordView/fieldStarts`` (0 for the other fields: unknown), so
+    /// that the engine reads them without a walk; 0 unless the model
+    /// writes its fields in field order.
+    @inline(__always)
+    func recordFieldStarts(schemaVersion: UInt64) -> UInt64 {
+        var starts: UInt64 = 0
+        for position in indexedPositions {
+            let start =
+                position == 0
+                ? RecordCodec.headerSize(schemaVersion: schemaVersion, fieldCount: count) : ends[position - 1]
+            if start < 256 { starts |= UInt64(start) << (8 * UInt64(position)) }
+        }
+        return starts
     }
 
     /// Puts the fields written into ``scratch`` in field order, with the

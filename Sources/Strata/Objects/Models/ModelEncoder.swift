@@ -8,8 +8,8 @@ import Foundation
 /// A write through a model's binding writes each primitive value straight
 /// into record bytes: the field's id, tag and payload (as `StoredKind`
 /// lays them out), keeping no `Value` but those the write needs again:
-/// the primary key, the indexed properties and the links, lists and
-/// embedded objects, which the engine's checking codec encodes. Elsewhere (and for a type whose records hold fields
+/// the primary key and the links, lists and embedded objects, which the
+/// engine's checking codec encodes. Elsewhere (and for a type whose records hold fields
 /// the model lacks) the values go into slots by position.
 public struct ModelEncoder: ~Copyable {
     let slots: UnsafeMutablePointer<Value>

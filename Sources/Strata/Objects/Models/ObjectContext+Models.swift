@@ -7,7 +7,8 @@ extension ObjectContext {
         let binding = try binding(M.self)
         let encoder = engine.encoder
         if try binding.encodeRecord(object, into: encoder, schemaVersion: engine.writingSchemaVersion) {
-            try engine.insert(binding.table, record: .encoded) { binding.given($0) }
+            let starts = binding.recordFieldStarts(schemaVersion: engine.writingSchemaVersion)
+            try engine.insert(binding.table, record: .encoded(fieldStarts: starts)) { binding.given($0) }
         } else {
             binding.encode(object)
             try engine.insert(binding.table) { binding.given($0) }
@@ -36,7 +37,10 @@ extension ObjectContext {
             if !binding.fallbackPositions.isEmpty { try keepUnknownValues(binding) }
             try engine.replace(binding.table, requireExisting: requireExisting) { binding.given($0) }
         } else if try binding.encodeRecord(object, into: encoder, schemaVersion: engine.writingSchemaVersion) {
-            try engine.replace(binding.table, requireExisting: requireExisting, record: .encoded) { binding.given($0) }
+            let starts = binding.recordFieldStarts(schemaVersion: engine.writingSchemaVersion)
+            try engine.replace(binding.table, requireExisting: requireExisting, record: .encoded(fieldStarts: starts)) {
+                binding.given($0)
+            }
         } else {
             binding.encode(object)
             try engine.replace(binding.table, requireExisting: requireExisting) { binding.given($0) }
