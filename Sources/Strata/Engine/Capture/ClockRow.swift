@@ -293,6 +293,7 @@ struct ClockRow: Equatable, Sendable {
             causalLength: causalLength, seq: seq, maxWriterVersion: maxWriter,
             base: LocalStamp(time: baseTime, origin: baseOrigin))
         row.base.seq = seq - baseBack
+        row.exceptions.reserveCapacity(Int(count))
         for _ in 0 ..< count {
             guard let path = path(), row.exceptions.last.map({ $0.path < path }) ?? true,
                 let zigzag = varint(), let origin = origin(), let back = varint(), back <= seq
