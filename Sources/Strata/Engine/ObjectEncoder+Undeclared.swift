@@ -41,7 +41,8 @@ extension ObjectEncoder {
                     return
                 }
             }
-            fields.insert(Field(id: id, override: override), at: at)
+            let field = Field(id: id, override: override)
+            if at == fields.endIndex { fields.append(field) } else { fields.insert(field, at: at) }
         }
 
         /// Forgets every override, keeping the storage for the next object.

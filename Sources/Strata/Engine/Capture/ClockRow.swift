@@ -140,7 +140,13 @@ struct ClockRow: Equatable, Sendable {
         case .found(let i):
             if clock == base { exceptions.remove(at: i) } else { exceptions[i].clock = clock }
         case .insert(let at):
-            if clock != base { exceptions.insert((path, clock), at: at) }
+            guard clock != base else { return }
+            // Appending is the common case, and far cheaper than an insert.
+            if at == exceptions.endIndex {
+                exceptions.append((path, clock))
+            } else {
+                exceptions.insert((path, clock), at: at)
+            }
         }
     }
 
