@@ -13,6 +13,42 @@ extension ObjectEncoder {
         case encoded([UInt8])
     }
 
+    /// The fields a record written over a stored one overrides, by
+    /// ascending id: a short list (an object has a handful of fields), which
+    /// a merge empties and fills again for each object instead of hashing
+    /// ids into a dictionary of its own.
+    struct FieldOverrides {
+        struct Field {
+            var id: PropertyID
+            var override: FieldOverride
+        }
+
+        /// By ascending id, each id once.
+        private(set) var fields: [Field] = []
+
+        /// Whether field `id` is overridden.
+        func contains(_ id: PropertyID) -> Bool { fields.contains { $0.id == id } }
+
+        /// Overrides field `id` with `override`, in place of an earlier
+        /// override of it.
+        mutating func set(_ id: PropertyID, _ override: FieldOverride) {
+            // Fields mostly come in id order: the search starts at the end.
+            var at = fields.endIndex
+            while at > 0 && fields[at - 1].id >= id {
+                at -= 1
+                if fields[at].id == id {
+                    fields[at].override = override
+                    return
+                }
+            }
+            let field = Field(id: id, override: override)
+            if at == fields.endIndex { fields.append(field) } else { fields.insert(field, at: at) }
+        }
+
+        /// Forgets every override, keeping the storage for the next object.
+        mutating func removeAll() { fields.removeAll(keepingCapacity: true) }
+    }
+
     /// Encodes a record of `table` holding `overrides` and, for every
     /// other field id, the bytes `base` stores, copied as they are (nil
     /// `base`: a new object or a new life, whose other fields are absent
@@ -22,29 +58,32 @@ extension ObjectEncoder {
     /// Unlike ``encode(table:schemaVersion:automaticKey:base:storedPositions:rekeys:_:)``,
     /// nothing is filled in: a field neither overridden nor stored stays
     /// absent, as the peer that wrote the object left it.
-    func encode(
-        table: ObjectTable, schemaVersion: UInt64, base: RecordView?, overrides: [PropertyID: FieldOverride]
-    ) throws {
-        let ids = overrides.keys.sorted()
-        var count = ids.count
-        base?.forEachEncodedField { id, _ in if overrides[id] == nil { count += 1 } }
+    func encode(table: ObjectTable, schemaVersion: UInt64, base: RecordView?, overrides: FieldOverrides) throws {
+        let fields = overrides.fields
+        // The stored fields and the overrides are both in id order: each
+        // walk of the stored ones goes beside the overrides.
+        var count = fields.count
+        var next = 0
+        base?.forEachEncodedField { id, _ in
+            while next < fields.count && fields[next].id < id { next += 1 }
+            if next == fields.count || fields[next].id != id { count += 1 }
+        }
         record.removeAll()
         RecordCodec.beginRecord(record, schemaVersion: schemaVersion, fieldCount: count)
-        // One walk of the stored fields, by id, beside the overridden ids.
-        var next = 0
+        next = 0
         try base?.forEachEncodedField { id, bytes in
-            while next < ids.count && ids[next] < id {
-                try append(overrides[ids[next]]!, id: ids[next], of: table)
+            while next < fields.count && fields[next].id < id {
+                try append(fields[next].override, id: fields[next].id, of: table)
                 next += 1
             }
-            if next < ids.count && ids[next] == id {
-                try append(overrides[id]!, id: id, of: table)
+            if next < fields.count && fields[next].id == id {
+                try append(fields[next].override, id: id, of: table)
                 next += 1
             } else {
                 record.append(contentsOf: bytes)
             }
         }
-        for id in ids[next...] { try append(overrides[id]!, id: id, of: table) }
+        for field in fields[next...] { try append(field.override, id: field.id, of: table) }
     }
 
     /// Appends one overridden field.

@@ -140,7 +140,13 @@ struct ClockRow: Equatable, Sendable {
         case .found(let i):
             if clock == base { exceptions.remove(at: i) } else { exceptions[i].clock = clock }
         case .insert(let at):
-            if clock != base { exceptions.insert((path, clock), at: at) }
+            guard clock != base else { return }
+            // Appending is the common case, and far cheaper than an insert.
+            if at == exceptions.endIndex {
+                exceptions.append((path, clock))
+            } else {
+                exceptions.insert((path, clock), at: at)
+            }
         }
     }
 
@@ -293,6 +299,7 @@ struct ClockRow: Equatable, Sendable {
             causalLength: causalLength, seq: seq, maxWriterVersion: maxWriter,
             base: LocalStamp(time: baseTime, origin: baseOrigin))
         row.base.seq = seq - baseBack
+        row.exceptions.reserveCapacity(Int(count))
         for _ in 0 ..< count {
             guard let path = path(), row.exceptions.last.map({ $0.path < path }) ?? true,
                 let zigzag = varint(), let origin = origin(), let back = varint(), back <= seq

@@ -82,7 +82,8 @@ extension ChangesetReader {
     /// Reads one entry of `content` (whose tables are read): its indexes in
     /// range, a key of its type's key type, a causal length above 0, no
     /// field for a tombstone, each field once, of the entry's type, with a
-    /// value its descriptor admits. `seenFields` is scratch space.
+    /// value its descriptor admits. `seenFields` is scratch space, for an
+    /// entry of more than ``fewFields`` fields.
     mutating func entry(of content: ChangesetContent, _ tables: Tables, seenFields: inout Set<Int>)
         throws(StrataError) -> ChangeEntry
     {
@@ -111,7 +112,8 @@ extension ChangesetReader {
         }
         var fields: [FieldChange] = []
         fields.reserveCapacity(fieldCount)
-        seenFields.removeAll(keepingCapacity: true)
+        let isShort = fieldCount <= Self.fewFields
+        if !isShort { seenFields.removeAll(keepingCapacity: true) }
         for _ in 0 ..< fieldCount {
             let start = p
             let field = try index(of: "an entry's field", below: content.fields.count)
@@ -121,7 +123,9 @@ extension ChangesetReader {
                     "the field '\(content.types[wire.type].name).\(wire.path)' is in an entry of "
                         + "'\(content.types[type].name)'", at: start)
             }
-            guard seenFields.insert(field).inserted else {
+            // A few fields are compared with those read; more are hashed.
+            let isNew = isShort ? !fields.contains { $0.field == field } : seenFields.insert(field).inserted
+            guard isNew else {
                 throw malformed(
                     "the field '\(wire.path)' appears twice in the entry of the object \(Self.brief(key))", at: start)
             }
@@ -143,6 +147,10 @@ extension ChangesetReader {
             type: type, key: key, causalLength: causalLength, writerVersion: writerVersion,
             stamp: WireStamp(time: HybridTime(rawValue: time), origin: origin), fields: fields)
     }
+
+    /// The most fields of an entry that are checked for a repeat by a look
+    /// at the fields read, without hashing.
+    static let fewFields = 16
 
     /// A value as a message shows it: cut after 40 characters.
     static func brief(_ value: Value) -> String {

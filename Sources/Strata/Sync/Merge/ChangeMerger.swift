@@ -24,6 +24,20 @@ final class ChangeMerger {
     private var tables: [String: ObjectTable]
     var report = SyncApplyReport()
     private let keyWriter = ByteWriter(capacity: 64)
+    /// Scratch space of ``merge(_:_:_:origins:target:)`` and
+    /// ``write(_:key:keyValue:stored:newLife:embedded:version:clock:)``,
+    /// emptied for each object and kept for the next: the fields of the
+    /// entry that win, and the fields the record written overrides.
+    private var winners: [Winner] = []
+    private var overrides = ObjectEncoder.FieldOverrides()
+
+    /// A field of an entry whose value wins over the file's.
+    private struct Winner {
+        var id: PropertyID
+        var target: Target
+        var value: Value
+        var stamp: LocalStamp
+    }
 
     init(engine: TableEngine, recorder: SyncRecorder, store: CatalogStore, tables: [String: ObjectTable]) throws {
         self.engine = engine
@@ -104,12 +118,15 @@ final class ChangeMerger {
         let key = keyWriter.bytes
         func local(_ stamp: WireStamp) -> LocalStamp { LocalStamp(time: stamp.time, origin: origins[stamp.origin]) }
         try key.withUnsafeBytes { key in
-            let existing = try log.row(table.type.id, key)
+            var existing = try log.row(table.type.id, key)
+            let previousSeq = existing?.seq
             let localLength = existing?.causalLength ?? 0
             guard entry.causalLength >= localLength else { return }
             let stored = try engine.storedView(table, key: key)
             let newLife = entry.causalLength > localLength
-            var row = existing ?? ClockRow(causalLength: entry.causalLength, seq: 0, maxWriterVersion: 0, base: .none)
+            // Taken, not copied: changing the row then copies no clocks.
+            var row =
+                existing.take() ?? ClockRow(causalLength: entry.causalLength, seq: 0, maxWriterVersion: 0, base: .none)
             row.causalLength = entry.causalLength
             row.maxWriterVersion = max(row.maxWriterVersion, entry.writerVersion)
             guard row.isLive else {
@@ -120,9 +137,9 @@ final class ChangeMerger {
                     row.seq = seq
                     row.stampAll(FieldClock(stamp: local(entry.stamp), seq: seq))
                     if stored != nil {
-                        try deleteWithoutRules(table, key, clock: .peer(row: row, previousSeq: existing?.seq))
+                        try deleteWithoutRules(table, key, clock: .peer(row: row, previousSeq: previousSeq))
                     } else {
-                        try log.store(row, previousSeq: existing?.seq, table.type.id, key)
+                        try log.store(row, previousSeq: previousSeq, table.type.id, key)
                     }
                     report.deletedObjects += 1
                 }
@@ -130,7 +147,7 @@ final class ChangeMerger {
             }
             // Which fields win: all of a new life's, else those whose stamp
             // is above the file's.
-            var winners: [(id: PropertyID, target: Target, value: Value, stamp: LocalStamp)] = []
+            winners.removeAll(keepingCapacity: true)
             var inside = EmbeddedChanges()
             for change in entry.fields {
                 let stamp = local(change.stamp)
@@ -159,23 +176,21 @@ final class ChangeMerger {
                         stored.fieldOffset(forField: id, expectedAt: Int.max) == nil ? .none : row.stamp(of: id)
                     guard try isAbove(stamp, current) else { continue }
                 }
-                winners.append((id, destination, change.value, stamp))
+                winners.append(Winner(id: id, target: destination, value: change.value, stamp: stamp))
             }
             let seq = try log.nextSeq()
-            var merged = row
-            merged.seq = seq
+            row.seq = seq
             // A new life starts empty: a field it has not received yet has
             // no stamp, so that any value of it wins when it comes.
-            if newLife { merged.stampAll(FieldClock(stamp: .none, seq: seq)) }
-            for winner in winners { merged.set(winner.id, FieldClock(stamp: winner.stamp, seq: seq)) }
-            let embedded = try mergeEmbedded(inside, in: newLife ? nil : stored, row: &merged, seq: seq)
+            if newLife { row.stampAll(FieldClock(stamp: .none, seq: seq)) }
+            for winner in winners { row.set(winner.id, FieldClock(stamp: winner.stamp, seq: seq)) }
+            let embedded = try mergeEmbedded(inside, in: newLife ? nil : stored, row: &row, seq: seq)
             guard newLife || !winners.isEmpty || !embedded.fields.isEmpty || embedded.changed > 0 || stored == nil
             else { return }
             _ = try log.seq()
             try write(
-                table, key: key, keyValue: entry.key, stored: stored, newLife: newLife,
-                winners.map { ($0.target, $0.value) }, embedded: embedded.fields, version: entry.writerVersion,
-                clock: .peer(row: merged, previousSeq: existing?.seq))
+                table, key: key, keyValue: entry.key, stored: stored, newLife: newLife, embedded: embedded.fields,
+                version: entry.writerVersion, clock: .peer(row: row, previousSeq: previousSeq))
             report.changedObjects += 1
             report.changedFields += winners.count + embedded.changed
         }
@@ -191,27 +206,30 @@ final class ChangeMerger {
     }
 
     /// Writes the object's record: the stored fields (none for a new life)
-    /// with the winners over them, links materialized (an absent target's
-    /// register is kept in the shadow database), through the engine's one
-    /// write, which stores `clock` (the merged clock row) through sync
-    /// capture and moves index entries and backlinks.
+    /// with the ``winners`` and the `embedded` fields over them, links
+    /// materialized (an absent target's register is kept in the shadow
+    /// database), through the engine's one write, which stores `clock` (the
+    /// merged clock row) through sync capture and moves index entries and
+    /// backlinks.
     private func write(
         _ table: ObjectTable, key: UnsafeRawBufferPointer, keyValue: Value, stored: RecordView?, newLife: Bool,
-        _ winners: [(Target, Value)], embedded: [PropertyID: [UInt8]], version: UInt64, clock: ChangeOrigin
+        embedded: [PropertyID: [UInt8]], version: UInt64, clock: ChangeOrigin
     ) throws {
-        var overrides = embedded.mapValues(ObjectEncoder.FieldOverride.encoded)
+        overrides.removeAll()
+        for (id, bytes) in embedded { overrides.set(id, .encoded(bytes)) }
         // The key, whether the entry carries its field or not (it carries
         // the fields changed since the receiver's cursor): the record holds it.
-        if let keyField = table.primaryKey { overrides[keyField.id] = .value(keyValue.coerced(to: keyField.type)) }
-        for (target, value) in winners {
-            switch target {
+        if let keyField = table.primaryKey { overrides.set(keyField.id, .value(keyValue.coerced(to: keyField.type))) }
+        for winner in winners {
+            let value = winner.value
+            switch winner.target {
             case .declared(let field):
                 let coerced = value.coerced(to: field.type)
                 guard coerced.fits(field.type, optional: field.isOptional || field.isLink) else {
                     throw notFitting(value, "\(table.name).\(field.name)")
                 }
                 guard field.isLink else {
-                    overrides[field.id] = .value(coerced)
+                    overrides.set(field.id, .value(coerced))
                     continue
                 }
                 let register = SyncLog.registerKey(table.type.id, field.id, key)
@@ -221,9 +239,9 @@ final class ChangeMerger {
                 } else {
                     try log.keepShadow(register, value: coerced, absent: absent)
                 }
-                overrides[field.id] = .value(materialized)
+                overrides.set(field.id, .value(materialized))
             case .kept(let id):
-                overrides[id] = .value(value)
+                overrides.set(id, .value(value))
             case .embedded, .inside, .skipped:
                 continue
             }
@@ -231,7 +249,7 @@ final class ChangeMerger {
         if newLife {
             // A new life: an earlier life's registers kept for absent
             // targets must not return when those targets come.
-            for field in table.linkFields where overrides[field.id] == nil {
+            for field in table.linkFields where !overrides.contains(field.id) {
                 try log.dropShadow(SyncLog.registerKey(table.type.id, field.id, key))
             }
         }
