@@ -1,5 +1,5 @@
 /// The one write path of records: every record Strata writes, replaces or
-/// deletes goes through ``write(_:key:before:after:origin:entries:placement:)``,
+/// deletes goes through ``write(_:key:before:after:origin:entries:placement:fieldStarts:)``,
 /// which hands each write to the transaction's change subscribers
 /// (``ChangeSubscriber``) and keeps the object's index entries and
 /// backlinks.
@@ -54,16 +54,29 @@ extension TableEngine {
     ///     ``RecordView/fieldStarts``, when its encoder knows (0: unknown).
     /// - Returns: False when nothing was written: `.newKey` found the key
     ///   taken, or a delete found no record.
-    @discardableResult
+    @discardableResult @inline(__always)
     func write(
         _ table: ObjectTable, key: UnsafeRawBufferPointer, before: RecordView?, after: UnsafeRawBufferPointer?,
         origin: ChangeOrigin = .local, entries: EntryUpkeep = .derived, placement: Placement = .byKey,
         fieldStarts: UInt64 = 0
     ) throws -> Bool {
-        // A migration's rewrite with no one to tell needs neither view.
+        // A migration's rewrite with no one to tell needs neither view nor
+        // entries: the test is made where the write is called, and the
+        // record put right there.
         if entries == .rebuiltLater && !notifies {
             return try putOrDelete(table, key, before: before, after: after, nil, origin, placement)
         }
+        return try write(
+            table, key: key, before: before, after: after, origin, entries, placement, fieldStarts: fieldStarts)
+    }
+
+    /// ``write(_:key:before:after:origin:entries:placement:fieldStarts:)``
+    /// with views of the records, for subscribers, index entries and
+    /// backlinks.
+    private func write(
+        _ table: ObjectTable, key: UnsafeRawBufferPointer, before: RecordView?, after: UnsafeRawBufferPointer?,
+        _ origin: ChangeOrigin, _ entries: EntryUpkeep, _ placement: Placement, fieldStarts: UInt64
+    ) throws -> Bool {
         let afterView = after.map { bytes in
             do throws(DecodingFailure) {
                 return try RecordView(trusting: bytes, fieldStarts: fieldStarts)
@@ -91,7 +104,7 @@ extension TableEngine {
         }
     }
 
-    /// ``write(_:key:before:after:origin:entries:placement:)`` over a
+    /// ``write(_:key:before:after:origin:entries:placement:fieldStarts:)`` over a
     /// stored record, deriving the entries that move from the two records.
     private func replace(
         _ table: ObjectTable, key: UnsafeRawBufferPointer, before: RecordView, after: UnsafeRawBufferPointer?,
@@ -129,7 +142,6 @@ extension TableEngine {
             tally.recordWritten()
             return true
         }
-        tally.recordWritten()
         if notifies, before != nil { try announce(.replaced, table, key, before: before, after: afterView, origin) }
         switch placement {
         case .current(let cursor):
@@ -142,6 +154,7 @@ extension TableEngine {
                     || lmdb.put(table.records, key, after, noOverwrite: newKey)
             else { return false }
         }
+        tally.recordWritten()
         if notifies, before == nil { try announce(.inserted, table, key, before: nil, after: afterView, origin) }
         return true
     }
@@ -176,6 +189,7 @@ extension TableEngine {
     /// one to replace, and replacing it in place skips a search of the tree.
     /// `key` must not point into the map (a put may move those bytes).
     /// Index entries and backlinks are left to the caller (a migration).
+    @inline(__always)
     func replaceRecord(
         _ table: ObjectTable, key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer, walking cursor: LMDBCursor
     ) throws {

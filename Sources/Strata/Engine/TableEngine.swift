@@ -166,7 +166,8 @@ final class TableEngine {
         case .encoded:
             if !table.keptFields.isEmpty { encoder.spliceUndeclared(table, base: nil) }
         }
-        guard try write(table, encoder, over: nil, placement: .newKey, fieldStarts: fieldStarts(record, table)) else {
+        let starts = fieldStarts(record, spliced: !table.keptFields.isEmpty)
+        guard try write(table, encoder, over: nil, placement: .newKey, fieldStarts: starts) else {
             let key = encoder.decodedKey(table)
             if table.primaryKey == nil {
                 throw StrataError.corruptCounter(
@@ -177,12 +178,10 @@ final class TableEngine {
     }
 
     /// Where the first fields of the record in ``encoder`` start, when
-    /// `record` says and the write did not splice fields into it.
+    /// `record` says and no fields were spliced into it (`spliced`).
     @inline(__always)
-    private func fieldStarts(_ record: RecordSource, _ table: ObjectTable) -> UInt64 {
-        guard case .encoded(let starts) = record, table.keptFields.isEmpty, !table.preservesUnknownFields else {
-            return 0
-        }
+    private func fieldStarts(_ record: RecordSource, spliced: Bool) -> UInt64 {
+        guard case .encoded(let starts) = record, !spliced else { return 0 }
         return starts
     }
 
@@ -234,7 +233,8 @@ final class TableEngine {
                 case .encoded:
                     break
                 }
-                try write(table, encoder, over: stored, fieldStarts: fieldStarts(record, table))
+                let spliced = !table.keptFields.isEmpty || table.preservesUnknownFields
+                try write(table, encoder, over: stored, fieldStarts: fieldStarts(record, spliced: spliced))
             }
         }
         switch record {
@@ -249,7 +249,7 @@ final class TableEngine {
         }
         // Nothing to keep up (no index, link, kept field or subscriber):
         // the record overwrites whatever the key holds, unread.
-        try write(table, encoder, over: nil, fieldStarts: fieldStarts(record, table))
+        try write(table, encoder, over: nil, fieldStarts: fieldStarts(record, spliced: !table.keptFields.isEmpty))
     }
 
     /// Changes some properties of an existing object; `origin` says who

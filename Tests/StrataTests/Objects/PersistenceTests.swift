@@ -26,7 +26,8 @@ import Testing
 
     /// The counter that migration tests use to prove which operations
     /// rewrite records: one per record written or deleted by a committed
-    /// transaction, none for reads, index entries or rolled-back writes.
+    /// transaction, none for reads, index entries, refused inserts or
+    /// rolled-back writes.
     @Test(arguments: Fixtures.modes) func recordWritesCountEachRecordWrittenOrDeletedAndNothingElse(
         _ mode: Database.Mode
     ) throws {
@@ -49,6 +50,10 @@ import Testing
             _ = try tx.objects("Person").count
         }
         try count { tx in _ = try tx.objects("Person").count }
+        // An insert refused for a taken key writes nothing.
+        try count { tx in
+            #expect(throws: StrataError.self) { try tx.insert("Person", Fixtures.person(1)) }
+        }
         struct Rollback: Error {}
         let before = Instrumentation.recordWrites(in: path)
         #expect(throws: Rollback.self) {
@@ -58,6 +63,6 @@ import Testing
             }
         }
         counts.append(Instrumentation.recordWrites(in: path) - before)
-        #expect(counts == [3, 2, 1, 0, 0])
+        #expect(counts == [3, 2, 1, 0, 0, 0])
     }
 }
