@@ -113,7 +113,9 @@ enum ChangeOrigin {
     /// A peer's changes merged into the file: `row` is the object's clock
     /// row after the merge (the peer's stamps on the fields that won), the
     /// one to store in place of the row at `previousSeq` (nil: none).
-    case peer(row: ClockRow, previousSeq: UInt64?)
+    /// Boxed, so that an origin is one word: every write passes one down
+    /// several calls, and most are `.local`.
+    indirect case peer(row: ClockRow, previousSeq: UInt64?)
     /// Links written again from sync's registers (a target appeared, or a
     /// peer deleted one): the registers, and so the stamps, are unchanged.
     case materialized
