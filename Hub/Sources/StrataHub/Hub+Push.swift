@@ -72,6 +72,11 @@ extension Hub {
             if changed {
                 try await connection.query(
                     "UPDATE tenants SET next_seq = \(seq) WHERE id = \(device.tenant)", logger: logger)
+                // Delivered to every hub process's listener when (and
+                // only if) the transaction commits.
+                try await connection.query(
+                    "SELECT pg_notify(\(Hub.commitChannel), \(device.tenant.uuidString + ":" + String(seq)))",
+                    logger: logger)
             }
             let cursor = try await advanceCursor(of: content, device: device, connection)
             let answer = HubPushAnswer(

@@ -9,7 +9,9 @@ import PostgresNIO
 /// The hub's work, apart from HTTP: devices and their tokens, pushes
 /// merged in PostgreSQL, pulls served from it. It holds no state but the
 /// connection pool and the subscribers of each tenant's commits, so any
-/// number of hubs can serve one database.
+/// number of hub processes can serve one database: each commit is
+/// announced through PostgreSQL (`NOTIFY`), and every process's
+/// ``CommitListener`` pokes its own subscribers.
 public final class Hub: Sendable {
     /// The pool of connections to the hub's database; the application
     /// runs it as a service.
@@ -25,6 +27,9 @@ public final class Hub: Sendable {
     public let requestTimeout: Duration
     /// The subscribers of each tenant's commits.
     public let commits = CommitBroadcaster()
+    /// The PostgreSQL channel on which each commit is announced, with the
+    /// payload `TENANT:SEQ`, to every hub process on the database.
+    public static let commitChannel = "strata_commits"
 
     /// A hub on `client`'s database (migrated: ``HubSchema/migrate(_:logger:)``).
     public init(
@@ -177,10 +182,19 @@ public final class Hub: Sendable {
     static func now() -> UInt64 { UInt64(Date().timeIntervalSince1970 * 1000) }
 }
 
-/// The subscribers of each tenant's commits: the WebSocket connections of
-/// its devices, poked with the hub sequence number after each commit.
+/// The subscribers of each tenant's commits: the WebSocket connections and
+/// long polls of its devices, poked with the hub sequence number after
+/// each commit, whichever process made it. A commit is heard twice in the
+/// process that made it (at once, and through PostgreSQL): each sequence
+/// number is passed on once, and none below one passed on already.
 public final class CommitBroadcaster: Sendable {
-    private let state = NIOLockedValueBox<[UUID: [UUID: AsyncStream<Int64>.Continuation]]>([:])
+    private struct State {
+        var subscribers: [UUID: [UUID: AsyncStream<Int64>.Continuation]] = [:]
+        /// Per tenant with subscribers, the last sequence number passed on.
+        var published: [UUID: Int64] = [:]
+    }
+
+    private let state = NIOLockedValueBox(State())
 
     /// No subscribers yet.
     public init() {}
@@ -189,15 +203,43 @@ public final class CommitBroadcaster: Sendable {
     public func subscribe(_ tenant: UUID) -> AsyncStream<Int64> {
         let id = UUID()
         let (stream, continuation) = AsyncStream<Int64>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        state.withLockedValue { $0[tenant, default: [:]][id] = continuation }
+        state.withLockedValue { $0.subscribers[tenant, default: [:]][id] = continuation }
         continuation.onTermination = { [weak self] _ in
-            self?.state.withLockedValue { $0[tenant]?[id] = nil }
+            self?.state.withLockedValue { state in
+                state.subscribers[tenant]?[id] = nil
+                if state.subscribers[tenant]?.isEmpty ?? false {
+                    state.subscribers[tenant] = nil
+                    state.published[tenant] = nil
+                }
+            }
         }
         return stream
     }
 
+    /// The tenants that have subscribers in this process.
+    var subscribedTenants: [UUID] { state.withLockedValue { Array($0.subscribers.keys) } }
+
+    /// Pokes `tenant`'s subscribers with `seq`, unless they were poked with
+    /// it or a later one.
     func publish(_ tenant: UUID, seq: Int64) {
-        let subscribers = state.withLockedValue { Array(($0[tenant] ?? [:]).values) }
+        let subscribers = state.withLockedValue { state -> [AsyncStream<Int64>.Continuation] in
+            guard let subscribers = state.subscribers[tenant], seq > state.published[tenant] ?? -1 else { return [] }
+            state.published[tenant] = seq
+            return Array(subscribers.values)
+        }
         for subscriber in subscribers { subscriber.yield(seq) }
+    }
+
+    /// Pokes the subscribers of the commit a `NOTIFY` announced: its
+    /// payload is `TENANT:SEQ` (``Hub/commitChannel``). False for a payload
+    /// of another form, which pokes no one.
+    @discardableResult
+    func publish(notification payload: String) -> Bool {
+        let parts = payload.split(separator: ":")
+        guard parts.count == 2, let tenant = UUID(uuidString: String(parts[0])), let seq = Int64(parts[1]) else {
+            return false
+        }
+        publish(tenant, seq: seq)
+        return true
     }
 }

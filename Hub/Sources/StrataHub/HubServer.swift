@@ -133,7 +133,8 @@ public enum HubServer {
     }
 
     /// The application: the router on `host`:`port`, WebSocket upgrades
-    /// included, with the PostgreSQL client as a service it runs.
+    /// included, with the PostgreSQL client and the ``CommitListener`` (the
+    /// commits of every hub process on the database) as services it runs.
     public static func application(
         _ hub: Hub, host: String, port: Int,
         onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in },
@@ -143,7 +144,7 @@ public enum HubServer {
         var application = Application(
             router: router, server: .http1WebSocketUpgrade(webSocketRouter: router),
             configuration: .init(address: .hostname(host, port: port), serverName: "strata-hub"),
-            services: [hub.client], onServerRunning: onServerRunning, logger: logger)
+            services: [hub.client, CommitListener(hub: hub)], onServerRunning: onServerRunning, logger: logger)
         // Serve only a database this hub's version migrated.
         application.beforeServerStarts {
             let version = try await HubSchema.version(hub.client, logger: logger)

@@ -17,7 +17,10 @@ struct HubBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "strata-hub-bench", abstract: "Measure a running hub (docs/Benchmarks.md, \"Hub\").")
 
-    @Option(help: "The hub's URL.") var url: String
+    @Option(
+        help:
+            "A hub's URL; give it once per hub process on the database (the load test's devices switch between them at random)."
+    ) var url: [String]
     @Option(help: "Objects pushed for one tenant (10 field changes each).") var objects = 50_000
     @Option(help: "Objects per push.") var page = 1_000
     @Option(help: "Devices of the load test.") var devices = 100
@@ -26,7 +29,11 @@ struct HubBench: AsyncParsableCommand {
     @Option(help: "A scratch folder for the devices' files.") var folder = NSTemporaryDirectory() + "strata-hub-bench"
 
     func run() async throws {
-        guard let hubURL = URL(string: url) else { throw ValidationError("--url is not a URL: \(url)") }
+        let hubURLs = try url.map { text in
+            guard let url = URL(string: text) else { throw ValidationError("--url is not a URL: \(text)") }
+            return url
+        }
+        guard let hubURL = hubURLs.first else { throw ValidationError("Give the hub's URL with --url.") }
         try? FileManager.default.removeItem(atPath: folder)
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -39,7 +46,7 @@ struct HubBench: AsyncParsableCommand {
             let one = try await bench.ingest(tenants: 1, objects: objects)
             try await bench.ingest(tenants: 4, objects: objects / 2)
             try await bench.pull(one)
-            try await LoadTest(bench: bench, devices: devices, tenants: tenants, seconds: seconds).run()
+            try await LoadTest(bench: bench, urls: hubURLs, devices: devices, tenants: tenants, seconds: seconds).run()
         }
     }
 }

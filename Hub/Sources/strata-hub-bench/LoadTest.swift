@@ -7,17 +7,22 @@ import StrataHub
 /// notes (of a hundred per tenant, so that they conflict) and exchanging
 /// with the hub, again and again for `seconds`; then every device
 /// exchanges twice more and the devices of each tenant must hold the
-/// same notes.
+/// same notes. With several hub processes (`urls`), each exchange goes to
+/// one of them at random, as a load balancer would send it.
 struct LoadTest {
     let bench: Bench
+    let urls: [URL]
     let devices: Int
     let tenants: Int
     let seconds: Int
 
     struct Member: Sendable {
         let db: Database
-        let hub: HTTPHub
+        /// The device's client of each hub process.
+        let hubs: [HTTPHub]
         let tenant: Int
+
+        var hub: HTTPHub { hubs.randomElement()! }
     }
 
     /// What the devices saw, from any task.
@@ -44,7 +49,7 @@ struct LoadTest {
             let tenant = index % tenants
             let token = try await bench.hub.addDevice(tenant: tenantIDs[tenant], name: "load \(index)").token
             let db = try bench.open("load-\(index).strata", tenant: tenantIDs[tenant], schema: Self.schema)
-            members.append(Member(db: db, hub: HTTPHub(url: bench.url, token: token), tenant: tenant))
+            members.append(Member(db: db, hubs: urls.map { HTTPHub(url: $0, token: token) }, tenant: tenant))
         }
         defer { for member in members { member.db.close() } }
         let tally = Tally()
@@ -106,7 +111,7 @@ struct LoadTest {
         print("")
         print("| load test | value |")
         print("|---|---:|")
-        print("| devices, tenants | \(devices), \(tenants) |")
+        print("| devices, tenants, hub processes | \(devices), \(tenants), \(urls.count) |")
         print("| seconds | \(seconds) |")
         print("| exchanges (push + pull rounds) | \(latencies.count.formatted()) |")
         print("| notes written | \(writes.formatted()) |")
