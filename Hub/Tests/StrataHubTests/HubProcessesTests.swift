@@ -139,3 +139,62 @@ struct HubProcessesTests {
         }
     }
 }
+
+/// Two `strata-hub serve` processes on a cluster of their own, restarted
+/// under them: each listens again, and a device's stream on one still
+/// hears the commits made through the other.
+struct HubProcessesRestartTests {
+    @Test func theStreamOfOneProcessHearsTheOtherAcrossAPostgresRestart() async throws {
+        guard let script = ProcessInfo.processInfo.environment["HUB_CLUSTER_SCRIPT"] else {
+            throw HubTestError("HUB_CLUSTER_SCRIPT is not set: run the tests with `make hub-test`.")
+        }
+        let cluster = "/tmp/strata-hub-listen-\(UUID().uuidString.prefix(8))"
+        try await ChildProcess.run(script, "start", cluster)
+        defer { _ = try? ChildProcess(script, ["stop", cluster]) }
+        let settings = PostgresSettings(host: cluster, port: 5432, user: "strata", database: "strata")
+        let tenant = UUID()
+        let (phone, laptop) = try await settings.withClient(logger: TestCluster.logger) { client in
+            try await HubSchema.migrate(client, logger: TestCluster.logger)
+            let hub = Hub(client: client, logger: TestCluster.logger)
+            return (
+                try await hub.addDevice(tenant: tenant, name: "phone").token,
+                try await hub.addDevice(tenant: tenant, name: "laptop").token
+            )
+        }
+        let first = try await HubProcess(settings: settings)
+        let second = try await HubProcess(settings: settings)
+        defer {
+            Task {
+                await first.kill()
+                await second.kill()
+            }
+        }
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let laptopFile = try folder.open("laptop.strata", tenant: tenant)
+        defer { laptopFile.close() }
+        let pokes = EventLog()
+        let stream = await HubProcessesTests.openStream(second.url, token: phone, into: pokes)
+        defer { stream.cancel() }
+        // The second process may not listen yet; its first listen catches
+        // the tenant up, so the poke comes either way.
+        try await laptopFile.write { tx in try tx.insert(Note(id: 1, title: "before the restart")) }
+        try await laptopFile.sync.exchange(with: HTTPHub(url: first.url, token: laptop))
+        try await HubClientTests.waitUntil("the first poke") { pokes.texts.contains("{\"hubSeq\":1}") }
+
+        try await ChildProcess.run(script, "restart", cluster)
+        try await laptopFile.write { tx in try tx.insert(Note(id: 2, title: "after the restart")) }
+        let deadline = Date().addingTimeInterval(60)
+        while true {
+            do {
+                try await laptopFile.sync.exchange(with: HTTPHub(url: first.url, token: laptop))
+                break
+            } catch {
+                guard Date() < deadline else { throw error }
+                try await Task.sleep(for: .milliseconds(200))
+            }
+        }
+        try await HubClientTests.waitUntil("a poke after the restart") { pokes.texts.contains("{\"hubSeq\":2}") }
+        #expect(pokes.texts == ["{\"hubSeq\":1}", "{\"hubSeq\":2}"])
+    }
+}
