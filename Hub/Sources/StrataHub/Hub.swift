@@ -185,12 +185,15 @@ public final class Hub: Sendable {
 /// The subscribers of each tenant's commits: the WebSocket connections and
 /// long polls of its devices, poked with the hub sequence number after
 /// each commit, whichever process made it. A commit is heard twice in the
-/// process that made it (at once, and through PostgreSQL): each sequence
-/// number is passed on once, and none below one passed on already.
+/// process that made it (at once, and through PostgreSQL): a sequence
+/// number the tenant's subscribers were just poked with is not passed on
+/// again. A lower one is (a restored database numbers its commits from
+/// where the backup ends), so a poke may come twice when this process's
+/// own commit is heard before another process's earlier one.
 public final class CommitBroadcaster: Sendable {
     private struct State {
         var subscribers: [UUID: [UUID: AsyncStream<Int64>.Continuation]] = [:]
-        /// Per tenant with subscribers, the last sequence number passed on.
+        /// Per tenant with subscribers, the sequence number last passed on.
         var published: [UUID: Int64] = [:]
     }
 
@@ -219,11 +222,11 @@ public final class CommitBroadcaster: Sendable {
     /// The tenants that have subscribers in this process.
     var subscribedTenants: [UUID] { state.withLockedValue { Array($0.subscribers.keys) } }
 
-    /// Pokes `tenant`'s subscribers with `seq`, unless they were poked with
-    /// it or a later one.
+    /// Pokes `tenant`'s subscribers with `seq`, unless it is the one they
+    /// were last poked with.
     func publish(_ tenant: UUID, seq: Int64) {
         let subscribers = state.withLockedValue { state -> [AsyncStream<Int64>.Continuation] in
-            guard let subscribers = state.subscribers[tenant], seq > state.published[tenant] ?? -1 else { return [] }
+            guard let subscribers = state.subscribers[tenant], seq != state.published[tenant] else { return [] }
             state.published[tenant] = seq
             return Array(subscribers.values)
         }
