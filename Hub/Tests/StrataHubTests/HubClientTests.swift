@@ -96,20 +96,7 @@ struct HubClientTests {
                     try await WebSocketClient.connect(url: socket, logger: TestCluster.logger) { _, _, _ in }
                 }
                 let received = EventLog()
-                let connected = AsyncStream<Void>.makeStream()
-                let listening = Task {
-                    try await WebSocketClient.connect(
-                        url: socket,
-                        configuration: .init(additionalHeaders: [.authorization: "Bearer \(added.token)"]),
-                        logger: TestCluster.logger
-                    ) { inbound, _, _ in
-                        connected.continuation.yield()
-                        for try await message in inbound.messages(maxSize: 1 << 10) {
-                            if case .text(let text) = message { received.append(text) }
-                        }
-                    }
-                }
-                for await _ in connected.stream { break }
+                let listening = await HubProcessesTests.openStream(url, token: added.token, into: received)
                 try await Task.sleep(for: .milliseconds(200))
                 // Another tenant's commit pokes no one here.
                 try await alien.write { tx in try tx.insert(Note(id: 1, title: "elsewhere")) }

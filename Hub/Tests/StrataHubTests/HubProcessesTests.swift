@@ -145,24 +145,13 @@ struct HubProcessesTests {
 /// hears the commits made through the other.
 struct HubProcessesRestartTests {
     @Test func theStreamOfOneProcessHearsTheOtherAcrossAPostgresRestart() async throws {
-        guard let script = ProcessInfo.processInfo.environment["HUB_CLUSTER_SCRIPT"] else {
-            throw HubTestError("HUB_CLUSTER_SCRIPT is not set: run the tests with `make hub-test`.")
-        }
-        let cluster = "/tmp/strata-hub-listen-\(UUID().uuidString.prefix(8))"
-        try await ChildProcess.run(script, "start", cluster)
-        defer { _ = try? ChildProcess(script, ["stop", cluster]) }
-        let settings = PostgresSettings(host: cluster, port: 5432, user: "strata", database: "strata")
+        let cluster = try await OwnCluster()
+        defer { cluster.stop() }
         let tenant = UUID()
-        let (phone, laptop) = try await settings.withClient(logger: TestCluster.logger) { client in
-            try await HubSchema.migrate(client, logger: TestCluster.logger)
-            let hub = Hub(client: client, logger: TestCluster.logger)
-            return (
-                try await hub.addDevice(tenant: tenant, name: "phone").token,
-                try await hub.addDevice(tenant: tenant, name: "laptop").token
-            )
-        }
-        let first = try await HubProcess(settings: settings)
-        let second = try await HubProcess(settings: settings)
+        let tokens = try await cluster.addDevices(["phone", "laptop"], tenant: tenant)
+        let (phone, laptop) = (tokens[0], tokens[1])
+        let first = try await HubProcess(settings: cluster.settings)
+        let second = try await HubProcess(settings: cluster.settings)
         defer {
             Task {
                 await first.kill()
@@ -182,7 +171,7 @@ struct HubProcessesRestartTests {
         try await laptopFile.sync.exchange(with: HTTPHub(url: first.url, token: laptop))
         try await HubClientTests.waitUntil("the first poke") { pokes.texts.contains("{\"hubSeq\":1}") }
 
-        try await ChildProcess.run(script, "restart", cluster)
+        try await cluster.run("restart")
         try await laptopFile.write { tx in try tx.insert(Note(id: 2, title: "after the restart")) }
         let deadline = Date().addingTimeInterval(60)
         while true {

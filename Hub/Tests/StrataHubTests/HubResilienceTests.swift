@@ -72,36 +72,25 @@ struct HubResilienceTests {
     }
 
     @Test func postgresStoppedAndRestartedUnderARunningHub() async throws {
-        // A cluster of its own: stopping the shared one would fail the
-        // tests running beside this one.
-        guard let script = ProcessInfo.processInfo.environment["HUB_CLUSTER_SCRIPT"] else {
-            throw HubTestError("HUB_CLUSTER_SCRIPT is not set: run the tests with `make hub-test`.")
-        }
-        let folder = "/tmp/strata-hub-outage-\(UUID().uuidString.prefix(8))"
-        try await ChildProcess.run(script, "start", folder)
-        defer { _ = try? ChildProcess(script, ["stop", folder]) }
-        let settings = PostgresSettings(host: folder, port: 5432, user: "strata", database: "strata")
-        let token = try await settings.withClient(logger: TestCluster.logger) { client in
-            try await HubSchema.migrate(client, logger: TestCluster.logger)
-            return try await Hub(client: client, logger: TestCluster.logger).addDevice(tenant: UUID(), name: "phone")
-                .token
-        }
-        let server = try await HubProcess(settings: settings, arguments: ["--request-timeout", "3"])
+        let cluster = try await OwnCluster()
+        defer { cluster.stop() }
+        let token = try await cluster.addDevices(["phone"], tenant: UUID())[0]
+        let server = try await HubProcess(settings: cluster.settings, arguments: ["--request-timeout", "3"])
         defer { Task { await server.kill() } }
         let site = SiteID.random().bytes.map { String(format: "%02x", $0) }.joined()
         #expect(try await server.request("v1/session?site=\(site)", token: token).status == 200)
-        try await ChildProcess.run(script, "pause", folder)
+        try await cluster.run("pause")
         let down = try await server.request("v1/session?site=\(site)", token: token)
         #expect(down.status == 503, "\(String(decoding: down.body, as: UTF8.self))")
         #expect(String(decoding: down.body, as: UTF8.self).contains("\"error\":\"unavailable\""))
-        try await ChildProcess.run(script, "resume", folder)
+        try await cluster.run("resume")
         // The hub's pool connects again by itself.
         let deadline = Date().addingTimeInterval(60)
         while try await server.request("v1/session?site=\(site)", token: token).status != 200 {
             guard Date() < deadline else { throw HubTestError("the hub never reconnected") }
             try await Task.sleep(for: .milliseconds(200))
         }
-        try await ChildProcess.run(script, "restart", folder)
+        try await cluster.run("restart")
         let after = Date().addingTimeInterval(60)
         while try await server.request("v1/session?site=\(site)", token: token).status != 200 {
             guard Date() < after else { throw HubTestError("the hub never reconnected after a restart") }

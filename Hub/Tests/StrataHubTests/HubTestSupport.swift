@@ -155,3 +155,48 @@ extension Result where Failure == any Error {
         }
     }
 }
+
+/// A PostgreSQL cluster of a test's own, for the tests that pause or
+/// restart PostgreSQL under a hub (doing so to the shared one would fail
+/// the tests running beside them): started with its database migrated;
+/// the test stops it (``stop()``).
+struct OwnCluster {
+    let script: String
+    let folder: String
+    let settings: PostgresSettings
+
+    init() async throws {
+        guard let script = ProcessInfo.processInfo.environment["HUB_CLUSTER_SCRIPT"] else {
+            throw HubTestError("HUB_CLUSTER_SCRIPT is not set: run the tests with `make hub-test`.")
+        }
+        self.script = script
+        folder = "/tmp/strata-hub-own-\(UUID().uuidString.prefix(8))"
+        settings = PostgresSettings(host: folder, port: 5432, user: "strata", database: "strata")
+        try await ChildProcess.run(script, "start", folder)
+        do {
+            try await settings.withClient(logger: TestCluster.logger) { client in
+                try await HubSchema.migrate(client, logger: TestCluster.logger)
+            }
+        } catch {
+            stop()
+            throw error
+        }
+    }
+
+    /// Runs the cluster script's `command` on it: `pause`, `resume` or
+    /// `restart`.
+    func run(_ command: String) async throws { try await ChildProcess.run(script, command, folder) }
+
+    /// Stops it and removes its folder, without waiting.
+    func stop() { _ = try? ChildProcess(script, ["stop", folder]) }
+
+    /// A new device's token for each of `names`, all of `tenant`.
+    func addDevices(_ names: [String], tenant: UUID) async throws -> [String] {
+        try await settings.withClient(logger: TestCluster.logger) { client in
+            let hub = Hub(client: client, logger: TestCluster.logger)
+            var tokens: [String] = []
+            for name in names { tokens.append(try await hub.addDevice(tenant: tenant, name: name).token) }
+            return tokens
+        }
+    }
+}
