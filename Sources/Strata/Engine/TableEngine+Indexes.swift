@@ -16,11 +16,11 @@ extension TableEngine {
     /// Reads, before a write replaces or deletes `before` (which may move
     /// its bytes), which index entries the write moves: per field of
     /// ``ObjectTable/indexedFields``, 8 bytes (big-endian) in
-    /// ``indexKeys``' `ends`, 0 when the field's bytes are the same in
+    /// ``indexScratch``' `ends`, 0 when the field's bytes are the same in
     /// `after`, else one past the end of its old index key, appended to
     /// its `old`. Returns whether any entry moves.
     func indexMoves(_ table: ObjectTable, before: RecordView, after: RecordView?) -> Bool {
-        let scratch = indexKeys
+        let scratch = indexScratch
         scratch.old.removeAll()
         scratch.ends.removeAll()
         var moves = false
@@ -41,7 +41,7 @@ extension TableEngine {
     /// and adds the one of `after` (nil: the object was deleted), unless
     /// the two keys are the same.
     func moveIndexEntries(_ table: ObjectTable, key: UnsafeRawBufferPointer, after: RecordView?) throws {
-        let scratch = indexKeys
+        let scratch = indexScratch
         try scratch.old.withUnsafeBytes { old in
             try scratch.ends.withUnsafeBytes { ends in
                 var start = 0
@@ -50,7 +50,7 @@ extension TableEngine {
                     guard end > 0 else { continue }
                     let oldKey = UnsafeRawBufferPointer(rebasing: old[start ..< end - 1])
                     start = end - 1
-                    let cursor = try indexCursor(field.index!)
+                    let cursor = try scratch.cursor(field.index!, in: lmdb)
                     guard let after else {
                         try removeEntry(oldKey, key, cursor)
                         continue
@@ -81,11 +81,12 @@ extension TableEngine {
     /// Adds every index entry of the new record `after`, whose record key
     /// is `key`.
     func addIndexEntries(_ table: ObjectTable, key: UnsafeRawBufferPointer, _ after: RecordView) throws {
-        let newKey = indexKeys.new
+        let scratch = indexScratch
+        let newKey = scratch.new
         for field in table.indexedFields {
             newKey.removeAll()
             appendIndexKey(table, field, in: after, to: newKey)
-            let cursor = try indexCursor(field.index!)
+            let cursor = try scratch.cursor(field.index!, in: lmdb)
             try newKey.withUnsafeBytes { try cursor.put(key: $0, value: key) }
         }
     }

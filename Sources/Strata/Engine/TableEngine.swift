@@ -30,13 +30,17 @@ final class TableEngine {
     /// instructions per insert in all (a tenth of a typed insert).
     let frontierTable: UnsafeMutablePointer<ObjectTable?>
     let frontierKey = ByteWriter(capacity: 64)
-    /// The cursors the engine keeps on the index databases it writes
-    /// (``indexCursor(_:)``), in raw memory like the frontier.
-    private let indexCursors: UnsafeMutablePointer<[(index: DatabaseHandle, cursor: LMDBCursor)]>
-    /// The index keys of one write: those it removes (`old`, `ends`), read
-    /// from the stored record before it is replaced
-    /// (``indexMoves(_:before:after:)``), and the one it adds (`new`).
-    let indexKeys = (old: ByteWriter(capacity: 128), ends: ByteWriter(capacity: 64), new: ByteWriter(capacity: 64))
+    /// The buffers and cursors of index writes, made by the first write
+    /// that keeps index entries: most transactions only read, and should
+    /// not pay for them. In raw memory like the frontier: a `lazy var`
+    /// paid an exclusivity check on every indexed write.
+    var indexScratch: IndexScratch {
+        if let scratch = indexScratchStorage.pointee { return scratch }
+        let scratch = IndexScratch()
+        indexScratchStorage.pointee = scratch
+        return scratch
+    }
+    private let indexScratchStorage: UnsafeMutablePointer<IndexScratch?>
     /// Reported to ``Instrumentation`` when the transaction commits. In
     /// raw memory, like the frontier: as a stored `var`, every counted
     /// write paid an exclusivity check.
@@ -92,8 +96,8 @@ final class TableEngine {
         self.sync = sync
         notifies = !self.subscribers.isEmpty
         frontierTable = .allocate(capacity: 1)
-        indexCursors = .allocate(capacity: 1)
-        indexCursors.initialize(to: [])
+        indexScratchStorage = .allocate(capacity: 1)
+        indexScratchStorage.initialize(to: nil)
         frontierTable.initialize(to: nil)
         tallyStorage = .allocate(capacity: 1)
         tallyStorage.initialize(to: Instrumentation.Tally())
@@ -101,23 +105,11 @@ final class TableEngine {
 
     deinit {
         frontierTable.deinitialize(count: 1)
-        indexCursors.deinitialize(count: 1)
-        indexCursors.deallocate()
+        indexScratchStorage.deinitialize(count: 1)
+        indexScratchStorage.deallocate()
         frontierTable.deallocate()
         tallyStorage.deinitialize(count: 1)
         tallyStorage.deallocate()
-    }
-
-    /// A cursor on the index database `index` that stays open until the
-    /// transaction ends, where the last write through it left it: index
-    /// entries written one after another mostly fall on the page it is at,
-    /// which LMDB then finds without a search from the tree's root.
-    @inline(__always)
-    func indexCursor(_ index: DatabaseHandle) throws -> LMDBCursor {
-        for kept in indexCursors.pointee where kept.index == index { return kept.cursor }
-        let cursor = try lmdb.keptCursor(index)
-        indexCursors.pointee.append((index, cursor))
-        return cursor
     }
 
     // MARK: Objects

@@ -123,7 +123,7 @@ final class ModelBinding: @unchecked Sendable {
             let fields = toTable.map { position in
                 let field = table.fields[position]
                 return RecordField(
-                    id: UInt64(field.id.rawValue), kind: StoredKind(field.type), isOptional: field.isOptional,
+                    id: UInt64(field.id.rawValue), kind: field.storedKind, isOptional: field.isOptional,
                     isComposite: field.type.isComposite,
                     keepsValue: field.isPrimaryKey || field.type.isComposite)
             }

@@ -59,6 +59,7 @@ import Foundation
 
 /// An object type as a changeset names it.
 @_spi(Hub) public struct WireType: Equatable, Sendable {
+    /// The type's name, as the catalog and the app's schema spell it.
     public var name: String
     /// The name of the primary key property: a receiver that learns the
     /// type names its key the same, so that the app version declaring
@@ -168,6 +169,7 @@ extension ChangesetContent {
 @_spi(Hub) public struct FieldChange: Equatable, Sendable {
     /// An index into ``ChangesetContent/fields``.
     public var field: Int
+    /// The stamp of the field's last write.
     public var stamp: WireStamp
     /// The value: a scalar, a link (`.link(key)`), a list, or an embedded
     /// object (`.object`, its fields by name).
