@@ -53,6 +53,37 @@ struct ChangeRows {
         var path: String
     }
 
+    /// One object: its type and encoded key.
+    struct ObjectRef: Hashable {
+        var type: String
+        var key: ByteBuffer
+
+        /// As a push's answer names it: the key as text.
+        var refusal: HubRefusedObject {
+            get throws {
+                let value = try ChangesetCodec.value(from: Array(key.readableBytesView))
+                let text =
+                    switch value {
+                    case .string(let string): string
+                    case .int(let number): String(number)
+                    case .uuid(let uuid): uuid.uuidString
+                    default: "\(value)"
+                    }
+                return HubRefusedObject(type: type, key: text)
+            }
+        }
+    }
+
+    /// The rows without those of the objects `refused`.
+    func without(_ refused: Set<ObjectRef>) -> ChangeRows {
+        guard !refused.isEmpty else { return self }
+        var kept = self
+        kept.objects.removeAll { refused.contains(ObjectRef(type: $0.type, key: $0.key)) }
+        kept.fields = fields.map { level in level.filter { !refused.contains(ObjectRef(type: $0.type, key: $0.key)) } }
+        kept.holders.removeAll { refused.contains(ObjectRef(type: $0.type, key: $0.key)) }
+        return kept
+    }
+
     /// A field the schema registry refused: its descriptor for its path.
     struct Refused: Hashable {
         var type: String

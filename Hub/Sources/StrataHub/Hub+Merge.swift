@@ -10,7 +10,13 @@ import PostgresNIO
 extension Hub {
     /// Merges `rows` under the hub sequence number `seq`; whether anything
     /// changed (then every changed object has `seq`).
-    func merge(_ rows: ChangeRows, seq: Int64, tenant: UUID, _ connection: PostgresConnection) async throws -> Bool {
+    ///
+    /// `extract` names, by type, the top-level fields whose merged values
+    /// are copied to `sync_attrs` for the dataset's sync rules.
+    func merge(
+        _ rows: ChangeRows, seq: Int64, tenant: UUID, _ connection: PostgresConnection,
+        extract: [String: Set<String>] = [:]
+    ) async throws -> Bool {
         let logger = self.logger
         guard !rows.objects.isEmpty else { return false }
         let objects = rows.objects
@@ -81,7 +87,33 @@ extension Hub {
                   AND starts_with(f.path, u.p || '/') AND NOT starts_with(f.path, u.p || '/' || h.rank || '/')
                 """, logger: logger)
         }
-        // 5. An object a register of changed moves to `seq`, with the
+        // 5. The values the sync rules read, where this commit wrote them
+        //    (a deleted object's stay: its tombstone goes where it could
+        //    be read).
+        let ruled = (rows.fields.first ?? []).filter { extract[$0.type]?.contains($0.path) == true }
+        if !ruled.isEmpty {
+            try await connection.query(
+                PostgresQuery(
+                    unsafeSQL: """
+                        INSERT INTO sync_attrs AS a (tenant_id, type_name, object_key, field, value, seq)
+                        SELECT f.tenant_id, f.type_name, f.object_key, f.path, \(AttrValue.sql("f.value")), f.seq
+                        FROM unnest($2::text[], $3::bytea[], $4::text[]) AS u(t, k, p)
+                        JOIN fields f ON f.tenant_id = $1 AND f.type_name = u.t AND f.object_key = u.k
+                         AND f.path = u.p AND f.seq = $5
+                        ON CONFLICT (tenant_id, type_name, object_key, field)
+                        DO UPDATE SET value = excluded.value, seq = excluded.seq
+                        """,
+                    binds: {
+                        var binds = PostgresBindings()
+                        binds.append(tenant)
+                        binds.append(ruled.map(\.type))
+                        binds.append(ruled.map(\.key))
+                        binds.append(ruled.map(\.path))
+                        binds.append(seq)
+                        return binds
+                    }()), logger: logger)
+        }
+        // 6. An object a register of changed moves to `seq`, with the
         //    highest writer version and stamp.
         try await connection.query(
             """

@@ -9,7 +9,7 @@ extension Hub {
     public func session(device: Device, site: SiteID) async throws -> HubSession {
         let maxBodyBytes = self.maxBodyBytes
         return try await inTenant(device.tenant, readOnly: true) { connection in
-            let (epoch, nextSeq) = try await self.tenantState(device.tenant, connection)
+            let (epoch, nextSeq, _) = try await self.tenantState(device.tenant, connection)
             let progress = try await self.siteProgress(site.uuid, connection)
             return HubSession(
                 tenant: device.tenant, device: device.id, epoch: epoch, hubSeq: UInt64(nextSeq),
@@ -24,10 +24,12 @@ extension Hub {
         }
     }
 
-    func tenantState(_ tenant: UUID, _ connection: PostgresConnection) async throws -> (epoch: UUID, nextSeq: Int64) {
+    func tenantState(_ tenant: UUID, _ connection: PostgresConnection) async throws -> (
+        epoch: UUID, nextSeq: Int64, rulesVersion: Int64
+    ) {
         let rows = try await connection.query(
-            "SELECT epoch, next_seq FROM tenants WHERE id = \(tenant)", logger: logger)
-        for try await row in rows.decode((UUID, Int64).self) { return row }
+            "SELECT epoch, next_seq, rules_version FROM tenants WHERE id = \(tenant)", logger: logger)
+        for try await row in rows.decode((UUID, Int64, Int64).self) { return row }
         throw HubError.unauthorized
     }
 
@@ -47,23 +49,35 @@ extension Hub {
         let logger = self.logger
         let tenant = device.tenant
         let result: Data? = try await inTenant(tenant, readOnly: true) { connection in
-            let (current, nextSeq) = try await self.tenantState(tenant, connection)
+            let (current, nextSeq, rulesVersion) = try await self.tenantState(tenant, connection)
             if let epoch, epoch != current { throw HubError.epochChanged(current) }
             // A cursor past the last commit: the data went back in time.
             guard after <= UInt64(nextSeq) else { return nil }
             let (upto, hasMore) = try await self.pageEnd(
                 tenant, after: after, nextSeq: nextSeq, limit: limit, connection)
             var builder = PullBuilder()
-            let rows = try await connection.query(
-                """
+            var text = SQLText()
+            let (tenantBind, sinceBind) = (text.bind(tenant), text.bind(Int64(bitPattern: since)))
+            let (afterBind, uptoBind) = (text.bind(Int64(bitPattern: after)), text.bind(upto))
+            // With rules, only the objects the device may read (docs/Hub.md,
+            // "Sync rules").
+            var readable = ""
+            if let rules = try await self.rules(tenant, version: rulesVersion, connection) {
+                let schema = try await self.ruleSchema(tenant, for: rules, connection)
+                var compiler = RuleCompiler(rules: rules, claims: device.claims, schema: schema, text: text)
+                readable = " AND " + compiler.allows(.read, "o")
+                text = compiler.text
+            }
+            text.sql = """
                 SELECT o.type_name, o.object_key, o.cl, o.hlc, o.origin, o.max_writer_version,
                        f.path, f.descriptor, f.rank, f.value, f.hlc, f.origin
                 FROM objects o LEFT JOIN fields f
                   ON f.tenant_id = o.tenant_id AND f.type_name = o.type_name AND f.object_key = o.object_key
-                 AND (f.seq > \(Int64(bitPattern: since)) OR f.rank > 0)
-                WHERE o.tenant_id = \(tenant) AND o.seq > \(Int64(bitPattern: after)) AND o.seq <= \(upto)
+                 AND (f.seq > \(sinceBind) OR f.rank > 0)
+                WHERE o.tenant_id = \(tenantBind) AND o.seq > \(afterBind) AND o.seq <= \(uptoBind)\(readable)
                 ORDER BY o.seq, o.type_name, o.object_key, f.path
-                """, logger: logger)
+                """
+            let rows = try await connection.query(text.query, logger: logger)
             for try await row in rows.decode(
                 (
                     String, ByteBuffer, Int64, Int64, UUID, Int64, String?, String?, Int64?, ByteBuffer?, Int64?,

@@ -14,10 +14,20 @@ private struct ConflictAnswer: Encodable {
     func encode(to encoder: any Encoder) throws {
         try answer.encode(to: encoder)
         var container = encoder.container(keyedBy: Keys.self)
-        try container.encode(HubRefusal.Code.schemaConflict.rawValue, forKey: .error)
-        try container.encode(
-            "\(answer.refusedFields.count) field(s) name another type than the dataset has for them; they were dropped, the rest merged. Give a field of another type a new name.",
-            forKey: .message)
+        var parts: [String] = []
+        if !answer.refusedFields.isEmpty {
+            parts.append(
+                "\(answer.refusedFields.count) field(s) name another type than the dataset has for them; they were dropped. Give a field of another type a new name."
+            )
+        }
+        if !answer.refusedObjects.isEmpty {
+            parts.append(
+                "\(answer.refusedObjects.count) object(s) are outside what the dataset's sync rules let this device write; they were not merged."
+            )
+        }
+        let code: HubRefusal.Code = answer.refusedFields.isEmpty ? .outsideRules : .schemaConflict
+        try container.encode(code.rawValue, forKey: .error)
+        try container.encode((parts + ["The rest was merged."]).joined(separator: " "), forKey: .message)
     }
 }
 
@@ -42,9 +52,9 @@ extension Hub {
         let logger = self.logger
         let (status, answer, committed) = try await inTenant(device.tenant) { connection in
             let tenantRows = try await connection.query(
-                "SELECT next_seq FROM tenants WHERE id = \(device.tenant) FOR UPDATE", logger: logger)
-            var nextSeq: Int64 = 0
-            for try await value in tenantRows.decode(Int64.self) { nextSeq = value }
+                "SELECT next_seq, rules_version FROM tenants WHERE id = \(device.tenant) FOR UPDATE", logger: logger)
+            var (nextSeq, rulesVersion): (Int64, Int64) = (0, 0)
+            for try await value in tenantRows.decode((Int64, Int64).self) { (nextSeq, rulesVersion) = value }
             let stored = try await connection.query(
                 "SELECT status, answer FROM batches WHERE device_id = \(device.id) AND body_sha256 = \(hash)",
                 logger: logger)
@@ -68,7 +78,16 @@ extension Hub {
                         ChangeRows.Refused(type: $0.type, path: $0.field, descriptor: $0.descriptor)
                     }),
                 refusedTypes: Set(rejected.filter(\.isPrimaryKey).map(\.type)))
-            let changed = try await merge(rows, seq: seq, tenant: device.tenant, connection)
+            var changed: Bool
+            var refusedObjects: [HubRefusedObject] = []
+            if let rules = try await self.rules(device.tenant, version: rulesVersion, connection) {
+                let refused: Set<ChangeRows.ObjectRef>
+                (changed, refused) = try await mergeWithinRules(
+                    rows, rules: rules, device: device, seq: seq, connection)
+                refusedObjects = try refused.map { try $0.refusal }.sorted { ($0.type, $0.key) < ($1.type, $1.key) }
+            } else {
+                changed = try await merge(rows, seq: seq, tenant: device.tenant, connection)
+            }
             if changed {
                 try await connection.query(
                     "UPDATE tenants SET next_seq = \(seq) WHERE id = \(device.tenant)", logger: logger)
@@ -81,11 +100,13 @@ extension Hub {
             let cursor = try await advanceCursor(of: content, device: device, connection)
             let answer = HubPushAnswer(
                 acceptedThrough: cursor, hubSeq: UInt64(changed ? seq : nextSeq), hubTimeMilliseconds: Hub.now(),
-                refusedFields: rejected.sorted { ($0.type, $0.field) < ($1.type, $1.field) })
-            let status = rejected.isEmpty ? 200 : 422
+                refusedFields: rejected.sorted { ($0.type, $0.field) < ($1.type, $1.field) },
+                refusedObjects: refusedObjects)
+            let refusedAny = !rejected.isEmpty || !refusedObjects.isEmpty
+            let status = refusedAny ? 422 : 200
             let json =
-                try rejected.isEmpty
-                ? JSONEncoder().encode(answer) : JSONEncoder().encode(ConflictAnswer(answer: answer))
+                try refusedAny
+                ? JSONEncoder().encode(ConflictAnswer(answer: answer)) : JSONEncoder().encode(answer)
             let text = String(decoding: json, as: UTF8.self)
             try await connection.query(
                 """

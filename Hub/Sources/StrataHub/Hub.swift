@@ -27,6 +27,8 @@ public final class Hub: Sendable {
     public let requestTimeout: Duration
     /// The subscribers of each tenant's commits.
     public let commits = CommitBroadcaster()
+    /// The sync rules and rule schemas this process has read.
+    let rulesCache = RulesCache()
     /// The PostgreSQL channel on which each commit is announced, with the
     /// payload `TENANT:SEQ`, to every hub process on the database.
     public static let commitChannel = "strata_commits"
@@ -50,6 +52,15 @@ public final class Hub: Sendable {
         public var id: UUID
         /// The tenant (dataset) the device's token belongs to.
         public var tenant: UUID
+        /// Who the device acts for, as the dataset's sync rules read it.
+        public var claims: HubClaims
+
+        /// A device of `tenant`, with `claims`.
+        public init(id: UUID, tenant: UUID, claims: HubClaims = HubClaims()) {
+            self.id = id
+            self.tenant = tenant
+            self.claims = claims
+        }
     }
 
     /// Runs `body` in a transaction that sees and writes only `tenant`'s

@@ -61,6 +61,14 @@ public struct HubError: Error, CustomStringConvertible, Sendable {
             message: "No tenant \(tenant.uuidString) on this hub: add a device to it first (strata-hub device add).")
     }
 
+    /// Sync rules that do not parse or hold together: `line` is the
+    /// 1-based line of the text, nil for a fault of the rules as a whole.
+    static func invalidRules(line: Int?, _ message: String) -> HubError {
+        HubError(
+            code: .invalidRules, status: .badRequest,
+            message: line.map { "Sync rules, line \($0): \(message)" } ?? "Sync rules: \(message)")
+    }
+
     static func epochChanged(_ epoch: UUID) -> HubError {
         HubError(
             code: .epochChanged, status: .gone,

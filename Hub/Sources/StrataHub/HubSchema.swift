@@ -116,11 +116,46 @@ public enum HubSchema {
                 """,
             ] + rowLevelSecurity(tenantTables) + tenantRole
 
-        )
+        ),
+        // Sync rules (docs/Hub.md, "Sync rules").
+        Step(
+            version: 2,
+            statements: [
+                // Each version of a tenant's rules; a null source is "no
+                // rules" (everything open). The tenant's row names the one
+                // in force, so a push or pull reads it with the tenant.
+                """
+                CREATE TABLE sync_rules (
+                    tenant_id uuid NOT NULL REFERENCES tenants,
+                    version bigint NOT NULL,
+                    source text,
+                    created_at timestamptz NOT NULL DEFAULT now(),
+                    PRIMARY KEY (tenant_id, version))
+                """,
+                "ALTER TABLE tenants ADD COLUMN rules_version bigint NOT NULL DEFAULT 0",
+                // The values of the fields rules read, kept when an object
+                // is deleted (its tombstone goes to the devices that could
+                // read it) and indexed for the rules' lookups.
+                """
+                CREATE TABLE sync_attrs (
+                    tenant_id uuid NOT NULL,
+                    type_name text NOT NULL,
+                    object_key bytea NOT NULL,
+                    field text NOT NULL,
+                    value bytea NOT NULL,
+                    seq bigint NOT NULL,
+                    PRIMARY KEY (tenant_id, type_name, object_key, field))
+                """,
+                "CREATE INDEX sync_attrs_by_value ON sync_attrs (tenant_id, type_name, field, value)",
+                "GRANT SELECT, INSERT, UPDATE, DELETE ON \(laterTenantTables.joined(separator: ", ")) TO strata_tenant",
+            ] + rowLevelSecurity(laterTenantTables)
+        ),
     ]
 
     /// The tables whose rows belong to one tenant.
     static let tenantTables = ["site_cursors", "object_types", "schema_registry", "objects", "fields", "batches"]
+    /// The tenant tables steps after the first made.
+    static let laterTenantTables = ["sync_rules", "sync_attrs"]
 
     /// The role every tenant's transaction runs as (`SET LOCAL ROLE`): it
     /// has no `BYPASSRLS`, so row-level security holds even when the hub

@@ -96,6 +96,10 @@ public struct SyncHubReport: Sendable, Equatable, CustomStringConvertible {
     /// another type (`schemaConflict`). The rest of those pushes was
     /// merged.
     public internal(set) var refusedFields: [HubRefusedField] = []
+    /// The objects the hub did not merge: the dataset's sync rules do not
+    /// let this device write them (`outsideRules`). The rest of those
+    /// pushes was merged; this file keeps its version of them.
+    public internal(set) var refusedObjects: [HubRefusedObject] = []
     /// The hub's epoch the round ended with.
     public internal(set) var epoch: UUID
     /// The epoch the round began with, when the hub's data was restored
@@ -142,6 +146,9 @@ public struct SyncHubReport: Sendable, Equatable, CustomStringConvertible {
                 "; learned \(count(received.learnedTypes.count, "type")), \(count(received.learnedFields.count, "field"))"
         }
         if !refusedFields.isEmpty { text += "; the hub refused \(count(refusedFields.count, "field"))" }
+        if !refusedObjects.isEmpty {
+            text += "; the hub's rules refused \(count(refusedObjects.count, "object"))"
+        }
         return text
     }
 }

@@ -81,6 +81,9 @@ public enum SyncEvent: Sendable {
     /// The hub refused fields of a push: the dataset has them with another
     /// type. The rest was merged.
     case refusedFields([HubRefusedField])
+    /// The hub refused objects of a push: the dataset's sync rules do not
+    /// let this device write them. The rest was merged.
+    case refusedObjects([HubRefusedObject])
     /// The hub's clock and this device's differ by more than a changeset's
     /// stamps may: pushes or pulls are refused until a clock is set right.
     case clockSkew(hubTime: Date, localTime: Date)
@@ -162,6 +165,7 @@ struct HubRunLoop<Hub: SyncHub> {
         if let from, from != report.epoch { events?(.epochChanged(from: from, to: report.epoch)) }
         epoch = report.epoch
         if !report.refusedFields.isEmpty { events?(.refusedFields(report.refusedFields)) }
+        if !report.refusedObjects.isEmpty { events?(.refusedObjects(report.refusedObjects)) }
         events?(.exchanged(report))
     }
 

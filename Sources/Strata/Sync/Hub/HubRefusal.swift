@@ -96,6 +96,11 @@ public struct HubRefusal: Error, Sendable, Hashable {
         /// 422: fields name a type the dataset has with another type; the
         /// rest was merged. A push answers it as a ``HubPushAnswer``.
         public static let schemaConflict = Code(rawValue: "schemaConflict")
+        /// 422: objects of the push are outside the device's sync rules (the
+        /// hub's operator sets them per dataset): those objects were not
+        /// merged, the rest was. A push answers it as a ``HubPushAnswer``
+        /// whose ``HubPushAnswer/refusedObjects`` names them.
+        public static let outsideRules = Code(rawValue: "outsideRules")
         /// 503: the hub's database cannot be reached.
         public static let unavailable = Code(rawValue: "unavailable")
         /// 500: a failure of the hub's own; its message says which, its
@@ -104,6 +109,10 @@ public struct HubRefusal: Error, Sendable, Hashable {
         /// The hub's operator named a tenant the hub has no device of
         /// (`strata-hub epoch`); no request of a device is answered so.
         public static let unknownTenant = Code(rawValue: "unknownTenant")
+        /// The hub's operator gave sync rules that do not parse or do not
+        /// hold together (`strata-hub rules set`); the message names the
+        /// line. No request of a device is answered so.
+        public static let invalidRules = Code(rawValue: "invalidRules")
         /// The hub's PostgreSQL schema was migrated by a newer hub: the
         /// operator runs the newer `strata-hub`. The hub does not serve.
         public static let schemaTooNew = Code(rawValue: "schemaTooNew")

@@ -93,6 +93,7 @@ struct HubRound: Sendable {
             report!.pushedPages += 1
             report!.hubSeq = max(report!.hubSeq, answer.hubSeq)
             report!.refusedFields += answer.refusedFields
+            report!.refusedObjects += answer.refusedObjects
             report!.pushPageSize = pushSize
             try acknowledge(answer.acceptedThrough)
             // A hub that did not move the cursor would be sent the same

@@ -126,16 +126,21 @@ public struct HubPushAnswer: Sendable, Hashable, Codable {
     /// dataset has a field of that name with another type (the hub's
     /// `schemaConflict`); empty when it merged everything.
     public var refusedFields: [HubRefusedField]
+    /// The objects of the changeset the hub did not merge, because the
+    /// dataset's sync rules do not let this device write them (the hub's
+    /// `outsideRules`); empty when it merged everything.
+    public var refusedObjects: [HubRefusedObject]
 
     /// An answer from its parts.
     public init(
         acceptedThrough: SyncCursor, hubSeq: UInt64, hubTimeMilliseconds: UInt64,
-        refusedFields: [HubRefusedField] = []
+        refusedFields: [HubRefusedField] = [], refusedObjects: [HubRefusedObject] = []
     ) {
         self.acceptedThrough = acceptedThrough
         self.hubSeq = hubSeq
         self.hubTimeMilliseconds = hubTimeMilliseconds
         self.refusedFields = refusedFields
+        self.refusedObjects = refusedObjects
     }
 
     /// The hub's clock as a date.
@@ -145,6 +150,7 @@ public struct HubPushAnswer: Sendable, Hashable, Codable {
         case acceptedThrough, hubSeq
         case hubTimeMilliseconds = "hubTime"
         case refusedFields = "fields"
+        case refusedObjects = "objects"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -153,6 +159,7 @@ public struct HubPushAnswer: Sendable, Hashable, Codable {
         hubSeq = try container.decode(UInt64.self, forKey: .hubSeq)
         hubTimeMilliseconds = try container.decode(UInt64.self, forKey: .hubTimeMilliseconds)
         refusedFields = try container.decodeIfPresent([HubRefusedField].self, forKey: .refusedFields) ?? []
+        refusedObjects = try container.decodeIfPresent([HubRefusedObject].self, forKey: .refusedObjects) ?? []
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -161,7 +168,28 @@ public struct HubPushAnswer: Sendable, Hashable, Codable {
         try container.encode(hubSeq, forKey: .hubSeq)
         try container.encode(hubTimeMilliseconds, forKey: .hubTimeMilliseconds)
         if !refusedFields.isEmpty { try container.encode(refusedFields, forKey: .refusedFields) }
+        if !refusedObjects.isEmpty { try container.encode(refusedObjects, forKey: .refusedObjects) }
     }
+}
+
+/// An object the hub refused to merge: the dataset's sync rules do not let
+/// the device write it, as it stands on the hub or as the push would have
+/// left it (docs/Hub.md, "Sync rules"). The device keeps its own version;
+/// the hub's changes to the object still arrive.
+public struct HubRefusedObject: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The object type's name.
+    public var type: String
+    /// The primary key, as text: the string, the number, or the UUID.
+    public var key: String
+
+    /// A refused object from its parts.
+    public init(type: String, key: String) {
+        self.type = type
+        self.key = key
+    }
+
+    /// `Note 42`.
+    public var description: String { "\(type) \(key)" }
 }
 
 /// A field the hub refused to merge: the dataset already has a field of
