@@ -10,7 +10,7 @@ struct StrataHubCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "strata-hub",
         abstract: "The Strata sync hub: devices' changes merged in PostgreSQL.",
-        subcommands: [Serve.self, Migrate.self, DeviceCommand.self, EpochCommand.self])
+        subcommands: [Serve.self, Migrate.self, DeviceCommand.self, EpochCommand.self, RulesCommand.self])
 }
 
 /// Where PostgreSQL is; libpq's environment variables by default.
@@ -134,5 +134,104 @@ struct EpochCommand: AsyncParsableCommand {
             try await Hub(client: client, logger: logger).renewEpoch(tenant: tenant)
         }
         print("epoch \(epoch.uuidString)")
+    }
+}
+
+struct RulesCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "rules",
+        abstract: "A dataset's sync rules: which objects each device may read and write (docs/Hub.md).",
+        subcommands: [Check.self, Set.self, Show.self, Clear.self])
+
+    /// The text of the rules file `path` ("-": standard input).
+    static func source(_ path: String) throws -> String {
+        let data =
+            path == "-"
+            ? FileHandle.standardInput.readDataToEndOfFile()
+            : try Data(contentsOf: URL(fileURLWithPath: path))
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw ValidationError("\(path) is not UTF-8 text.")
+        }
+        return text
+    }
+
+    static func tenant(_ text: String) throws -> UUID {
+        guard let tenant = UUID(uuidString: text) else {
+            throw ValidationError("--tenant must be the dataset's UUID, not '\(text)'.")
+        }
+        return tenant
+    }
+
+    struct Check: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Read a rules file and say what it allows, or what is wrong in it (no database needed).")
+        @Argument(help: "The rules file ('-': standard input).") var file: String
+
+        func run() async throws {
+            let rules = try SyncRules(parsing: try RulesCommand.source(file))
+            for (type, typeRules) in rules.types.sorted(by: { $0.key < $1.key }) {
+                print(
+                    "\(type): read \(typeRules.read == nil ? "denied" : "by rule"), write \(typeRules.write == nil ? "denied" : "by rule")"
+                )
+            }
+            print("Every other type: denied.")
+        }
+    }
+
+    struct Set: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Put a rules file in force for a dataset, as its next version.")
+        @OptionGroup var database: DatabaseOptions
+        @Option(help: "The tenant: the dataset's UUID.") var tenant: String
+        @Argument(help: "The rules file ('-': standard input).") var file: String
+
+        func run() async throws {
+            let tenant = try RulesCommand.tenant(self.tenant)
+            let source = try RulesCommand.source(file)
+            _ = try SyncRules(parsing: source)
+            let logger = Logger(label: "strata-hub")
+            let version = try await database.settings.withClient(logger: logger) { client in
+                try await Hub(client: client, logger: logger).setRules(tenant: tenant, source: source)
+            }
+            print("rules version \(version) in force for \(tenant.uuidString)")
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Print the rules in force for a dataset.")
+        @OptionGroup var database: DatabaseOptions
+        @Option(help: "The tenant: the dataset's UUID.") var tenant: String
+
+        func run() async throws {
+            let tenant = try RulesCommand.tenant(self.tenant)
+            let logger = Logger(label: "strata-hub")
+            let rules = try await database.settings.withClient(logger: logger) { client in
+                try await Hub(client: client, logger: logger).rules(tenant: tenant)
+            }
+            guard let source = rules.source else {
+                print("# version \(rules.version): no rules; every device reads and writes everything")
+                return
+            }
+            print("# version \(rules.version)")
+            print(source, terminator: source.hasSuffix("\n") ? "" : "\n")
+        }
+    }
+
+    struct Clear: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract:
+                "Take a dataset's rules away (a new version without rules): every device reads and writes everything."
+        )
+        @OptionGroup var database: DatabaseOptions
+        @Option(help: "The tenant: the dataset's UUID.") var tenant: String
+
+        func run() async throws {
+            let tenant = try RulesCommand.tenant(self.tenant)
+            let logger = Logger(label: "strata-hub")
+            let version = try await database.settings.withClient(logger: logger) { client in
+                try await Hub(client: client, logger: logger).setRules(tenant: tenant, source: nil)
+            }
+            print("rules version \(version): none in force for \(tenant.uuidString)")
+        }
     }
 }

@@ -16,6 +16,8 @@ import Darwin
         ["device", "add", "--tenant", UUID().uuidString],
         ["device", "revoke", UUID().uuidString],
         ["epoch", "--tenant", UUID().uuidString],
+        ["rules", "show", "--tenant", UUID().uuidString],
+        ["rules", "clear", "--tenant", UUID().uuidString],
         ["serve", "--port", "0"],
     ]
 
@@ -39,6 +41,23 @@ import Darwin
                 "Cannot reach PostgreSQL at localhost:\(port) (user strata, database strata), the default: PGHOST is not set"
             ),
             "\(result.output)")
+    }
+
+    @Test func rulesCheckSaysWhatARulesFileAllowsOrWhereItIsWrong() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let good = folder.file("good.rules")
+        try "# owners\nNote: ownerID = claims.sub\nLabel read: true\n".write(
+            toFile: good, atomically: true, encoding: .utf8)
+        let checked = try await Self.run(["rules", "check", good])
+        #expect(checked.status == 0, "\(checked.output)")
+        #expect(checked.output.contains("Label: read by rule, write denied"), "\(checked.output)")
+        #expect(checked.output.contains("Note: read by rule, write by rule"), "\(checked.output)")
+        let bad = folder.file("bad.rules")
+        try "Note: true\nLabel: name = 'open\n".write(toFile: bad, atomically: true, encoding: .utf8)
+        let refused = try await Self.run(["rules", "check", bad])
+        #expect(refused.status != 0)
+        #expect(refused.output.contains("Sync rules, line 2: A string is not closed"), "\(refused.output)")
     }
 
     @Test func aSocketFolderWithoutAServerIsNamed() async throws {
