@@ -43,7 +43,13 @@ extension Hub {
     /// - Throws: ``HubError`` `epochChanged` when `epoch` is not the
     ///   tenant's, or the cursor is past the hub's last commit (its data was
     ///   restored from a backup: the tenant gets a new epoch).
-    public func pull(device: Device, since: UInt64, after: UInt64, epoch: UUID?, limit: Int) async throws -> Data {
+    ///
+    /// With `subscriptions`, only the objects they select (docs/Hub.md,
+    /// "Subscriptions"); with sync rules, only those the device may read.
+    public func pull(
+        device: Device, since: UInt64, after: UInt64, epoch: UUID?, limit: Int,
+        subscriptions: HubSubscriptions? = nil
+    ) async throws -> Data {
         let limit = min(max(limit, 1), Hub.maxPullLimit)
         let after = max(after, since)
         let logger = self.logger
@@ -60,21 +66,26 @@ extension Hub {
             let (tenantBind, sinceBind) = (text.bind(tenant), text.bind(Int64(bitPattern: since)))
             let (afterBind, uptoBind) = (text.bind(Int64(bitPattern: after)), text.bind(upto))
             // With rules, only the objects the device may read (docs/Hub.md,
-            // "Sync rules").
-            var readable = ""
-            if let rules = try await self.rules(tenant, version: rulesVersion, connection) {
-                let schema = try await self.ruleSchema(tenant, for: rules, connection)
-                var compiler = RuleCompiler(rules: rules, claims: device.claims, schema: schema, text: text)
-                readable = " AND " + compiler.allows(.read, "o")
-                text = compiler.text
-            }
+            // "Sync rules"); with subscriptions, only those they select. An
+            // object whose ruled fields changed in the window may be new to
+            // the device: it gets all its fields.
+            let rules = try await self.rules(tenant, version: rulesVersion, connection)
+            let view = try await self.view(
+                of: device, rules: rules, subscriptions: subscriptions, text: &text, connection)
+            let entering =
+                rules == nil
+                ? ""
+                : """
+                 OR EXISTS (SELECT 1 FROM sync_attrs x WHERE x.tenant_id = o.tenant_id AND x.type_name = o.type_name
+                            AND x.object_key = o.object_key AND x.seq > \(sinceBind))
+                """
             text.sql = """
                 SELECT o.type_name, o.object_key, o.cl, o.hlc, o.origin, o.max_writer_version,
                        f.path, f.descriptor, f.rank, f.value, f.hlc, f.origin
                 FROM objects o LEFT JOIN fields f
                   ON f.tenant_id = o.tenant_id AND f.type_name = o.type_name AND f.object_key = o.object_key
-                 AND (f.seq > \(sinceBind) OR f.rank > 0)
-                WHERE o.tenant_id = \(tenantBind) AND o.seq > \(afterBind) AND o.seq <= \(uptoBind)\(readable)
+                 AND (f.seq > \(sinceBind) OR f.rank > 0\(entering))
+                WHERE o.tenant_id = \(tenantBind) AND o.seq > \(afterBind) AND o.seq <= \(uptoBind)\(view)
                 ORDER BY o.seq, o.type_name, o.object_key, f.path
                 """
             let rows = try await connection.query(text.query, logger: logger)
@@ -95,6 +106,98 @@ extension Hub {
         }
         if let result { return result }
         throw HubError.epochChanged(try await renewEpoch(tenant: tenant))
+    }
+
+    /// The SQL (` AND ...`, or nothing) that keeps, of the `objects` row
+    /// `o`, those the device may read and its subscriptions select.
+    func view(
+        of device: Device, rules: SyncRules?, subscriptions: HubSubscriptions?, text: inout SQLText,
+        _ connection: PostgresConnection
+    ) async throws -> String {
+        guard let rules else {
+            guard let subscriptions else { return "" }
+            // An open dataset lists no fields to subscribe by: whole types only.
+            guard subscriptions.entries.allSatisfy({ $0.filter == .everything }) else {
+                throw HubError.invalidRequest(
+                    "A subscription tests fields, and the dataset has no sync rules listing fields to subscribe by: the operator adds 'Type fields: ...' to its rules, or the device subscribes to whole types."
+                )
+            }
+            return " AND o.type_name = ANY(\(text.bind(subscriptions.entries.map(\.type)))::text[])"
+        }
+        let schema = try await ruleSchema(device.tenant, for: rules, connection)
+        var compiler = RuleCompiler(rules: rules, claims: device.claims, schema: schema, text: text)
+        var view = " AND " + compiler.allows(.read, "o")
+        if let subscriptions { view += " AND " + (try compiler.selects(subscriptions, "o")) }
+        text = compiler.text
+        return view
+    }
+
+    /// The first pull of a subscription's objects (docs/Hub.md,
+    /// "Subscriptions"): the live objects it selects, that the device may
+    /// read, whose last change is at or before the sequence number `upto`,
+    /// after the object key `after` (changeset bytes; empty: from the
+    /// first), in key order, at most `limit` of them, with all their
+    /// fields, as a changeset of the epoch's site whose summary says
+    /// `hasMore`.
+    ///
+    /// - Throws: ``HubError`` `epochChanged` when `epoch` is not the
+    ///   tenant's; `invalidRequest` for a subscription the rules do not
+    ///   allow.
+    public func catchUp(
+        device: Device, subscription: HubSubscriptions.Entry, upto: UInt64, after: [UInt8], epoch: UUID?, limit: Int
+    ) async throws -> Data {
+        let limit = min(max(limit, 1), Hub.maxPullLimit)
+        let tenant = device.tenant
+        return try await inTenant(tenant, readOnly: true) { connection in
+            let (current, nextSeq, rulesVersion) = try await self.tenantState(tenant, connection)
+            if let epoch, epoch != current { throw HubError.epochChanged(current) }
+            let upto = min(upto, UInt64(nextSeq))
+            var text = SQLText()
+            let tenantBind = text.bind(tenant)
+            let (typeBind, uptoBind) = (text.bind(subscription.type), text.bind(Int64(upto)))
+            let (afterBind, limitBind) = (text.bind(ByteBuffer(bytes: after)), text.bind(Int64(limit)))
+            let rules = try await self.rules(tenant, version: rulesVersion, connection)
+            let view = try await self.view(
+                of: device, rules: rules, subscriptions: HubSubscriptions(entries: [subscription]), text: &text,
+                connection)
+            var narrowed = ""
+            if let rules {
+                let schema = try await self.ruleSchema(tenant, for: rules, connection)
+                var compiler = RuleCompiler(rules: rules, claims: device.claims, schema: schema, text: text)
+                if let keys = compiler.candidates(subscription.filter, type: subscription.type, tenant: tenantBind) {
+                    narrowed = " AND o.object_key IN (\(keys))"
+                }
+                text = compiler.text
+            }
+            text.sql = """
+                WITH page AS (
+                    SELECT o.* FROM objects o
+                    WHERE o.tenant_id = \(tenantBind) AND o.type_name = \(typeBind) AND o.seq <= \(uptoBind)
+                      AND o.object_key > \(afterBind) AND o.cl % 2 = 1\(narrowed)\(view)
+                    ORDER BY o.object_key LIMIT \(limitBind))
+                SELECT o.type_name, o.object_key, o.cl, o.hlc, o.origin, o.max_writer_version,
+                       f.path, f.descriptor, f.rank, f.value, f.hlc, f.origin
+                FROM page o LEFT JOIN fields f
+                  ON f.tenant_id = o.tenant_id AND f.type_name = o.type_name AND f.object_key = o.object_key
+                ORDER BY o.object_key, f.path
+                """
+            var builder = PullBuilder()
+            let rows = try await connection.query(text.query, logger: self.logger)
+            for try await row in rows.decode(
+                (
+                    String, ByteBuffer, Int64, Int64, UUID, Int64, String?, String?, Int64?, ByteBuffer?, Int64?,
+                    UUID?
+                ).self)
+            {
+                try builder.add(row)
+            }
+            let types = try await self.wireTypes(builder.typeNames, connection)
+            return ChangesetCodec.encode(
+                try builder.content(
+                    dataset: SiteID(uuid: tenant), sender: SiteID(uuid: current), types: types,
+                    senderSeq: UInt64(nextSeq), since: 0, after: 0, upto: upto,
+                    hasMore: builder.entryCount == limit))
+        }
     }
 
     /// Where a page after `after` ends: the last hub commit whose objects,
@@ -142,6 +245,8 @@ struct PullBuilder {
     }
 
     private(set) var typeNames: [String] = []
+    /// The objects added so far.
+    var entryCount: Int { entries.count }
     private var typeIndexes: [String: Int] = [:]
     private var fields: [WireField] = []
     private var fieldIndexes: [FieldKey: Int] = [:]

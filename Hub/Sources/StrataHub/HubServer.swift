@@ -58,12 +58,6 @@ public enum HubServer {
                     }
                     return number
                 }
-                let since = try number("since")
-                let after = try number("after", default: since)
-                if let key = query.get("afterKey"), !key.isEmpty {
-                    throw HubError.invalidRequest(
-                        "`afterKey` must be empty: the hub's pages end at whole commits.")
-                }
                 var epoch: UUID?
                 if let text = query.get("epoch") {
                     guard let value = UUID(uuidString: text) ?? SiteID(hex: text).map(\.uuid) else {
@@ -72,8 +66,36 @@ public enum HubServer {
                     epoch = value
                 }
                 let limit = try number("limit", default: 5_000)
-                let data = try await hub.pull(
-                    device: device, since: since, after: after, epoch: epoch, limit: Int(min(limit, 1 << 30)))
+                func subscriptions(_ name: String) throws -> HubSubscriptions? {
+                    guard let text = query.get(name) else { return nil }
+                    guard let parsed = HubSubscriptions(parameter: text), !parsed.entries.isEmpty else {
+                        throw HubError.invalidRequest("`\(name)` is not the base64url of subscriptions' JSON.")
+                    }
+                    return parsed
+                }
+                let data: Data
+                if let catchUp = try subscriptions("catchUp") {
+                    guard catchUp.entries.count == 1 else {
+                        throw HubError.invalidRequest("`catchUp` names one subscription.")
+                    }
+                    guard let after = Data(hex: query.get("catchUpAfter") ?? "") else {
+                        throw HubError.invalidRequest("`catchUpAfter` must be hexadecimal digits.")
+                    }
+                    data = try await hub.catchUp(
+                        device: device, subscription: catchUp.entries[0], upto: try number("upto"),
+                        after: [UInt8](after),
+                        epoch: epoch, limit: Int(min(limit, 1 << 30)))
+                } else {
+                    let since = try number("since")
+                    let after = try number("after", default: since)
+                    if let key = query.get("afterKey"), !key.isEmpty {
+                        throw HubError.invalidRequest(
+                            "`afterKey` must be empty: the hub's pages end at whole commits.")
+                    }
+                    data = try await hub.pull(
+                        device: device, since: since, after: after, epoch: epoch, limit: Int(min(limit, 1 << 30)),
+                        subscriptions: try subscriptions("subscriptions"))
+                }
                 return Response(
                     status: .ok, headers: [.contentType: "application/vnd.strata.changeset"],
                     body: .init(byteBuffer: ByteBuffer(bytes: data)))

@@ -182,11 +182,12 @@ struct RuleCompiler {
         guard let descriptor = schema.descriptor(type, field) else { return "false" }
         let values = candidates.compactMap { value(of: $0, descriptor: descriptor) }
         guard !values.isEmpty else { return "false" }
-        let bytes = values.map(AttrValue.bytes)
         if schema.keys[type]?.name == field {
-            let test = "\(alias).object_key = ANY(\(text.bind(bytes))::bytea[])"
+            let keys = values.map { ByteBuffer(bytes: ChangesetCodec.valueBytes($0)) }
+            let test = "\(alias).object_key = ANY(\(text.bind(keys))::bytea[])"
             return negated ? "NOT \(test)" : test
         }
+        let bytes = values.map(AttrValue.bytes)
         let attr = self.alias()
         let test = """
             EXISTS (SELECT 1 FROM sync_attrs \(attr) WHERE \(attr).tenant_id = \(alias).tenant_id
@@ -194,6 +195,93 @@ struct RuleCompiler {
                 AND \(attr).field = \(text.bind(field)) AND \(attr).value = ANY(\(text.bind(bytes))::bytea[]))
             """
         return negated ? "NOT \(test)" : test
+    }
+
+    /// Whether one of `subscriptions` selects the `objects` row `alias`.
+    ///
+    /// - Throws: ``HubError`` `invalidRequest` for a subscription of a type
+    ///   the rules do not name, or one that tests a field they do not list
+    ///   (`Type fields: ...`).
+    mutating func selects(_ subscriptions: HubSubscriptions, _ alias: String) throws(HubError) -> String {
+        var byType: [String: [String]] = [:]
+        for entry in subscriptions.entries {
+            guard let typeRules = rules.types[entry.type] else {
+                throw HubError.invalidRequest(
+                    "A subscription names the type '\(entry.type)', which the dataset's sync rules do not name.")
+            }
+            let allowed = typeRules.subscribable.union([schema.keys[entry.type]?.name].compactMap { $0 })
+            let unlisted = entry.filter.fields.subtracting(allowed)
+            guard unlisted.isEmpty else {
+                throw HubError.invalidRequest(
+                    "A subscription of '\(entry.type)' tests \(unlisted.sorted().joined(separator: ", ")), which the dataset's sync rules do not list as fields to subscribe by (\(allowed.isEmpty ? "none" : allowed.sorted().joined(separator: ", "))): the operator adds '\(entry.type) fields: ...' to them."
+                )
+            }
+            byType[entry.type, default: []].append(condition(entry.filter, type: entry.type, alias: alias))
+        }
+        var cases: [String] = []
+        for (type, conditions) in byType.sorted(by: { $0.key < $1.key }) {
+            let any = conditions.contains("true") ? "true" : "(" + conditions.joined(separator: " OR ") + ")"
+            cases.append("WHEN \(text.bind(type)) THEN \(any)")
+        }
+        guard !cases.isEmpty else { return "false" }
+        return "(CASE \(alias).type_name \(cases.joined(separator: " ")) ELSE false END)"
+    }
+
+    /// The SQL of a subscription's filter on the row `alias` of `type`.
+    mutating func condition(_ filter: SyncFilter, type: String, alias: String) -> String {
+        switch filter {
+        case .everything: return "true"
+        case .oneOf(let field, let values):
+            guard schema.descriptor(type, field) != nil else { return "false" }
+            return values.isEmpty ? "false" : matches(field, of: type, alias: alias, values)
+        case .all(let parts):
+            return "(" + parts.map { condition($0, type: type, alias: alias) }.joined(separator: " AND ") + ")"
+        case .any(let parts):
+            guard !parts.isEmpty else { return "false" }
+            return "(" + parts.map { condition($0, type: type, alias: alias) }.joined(separator: " OR ") + ")"
+        case .not(let part): return "NOT \(condition(part, type: type, alias: alias))"
+        }
+    }
+
+    /// The keys of the objects of `type` that `filter` may select, from an
+    /// index (nil when it cannot narrow them: a NOT, or everything).
+    mutating func candidates(_ filter: SyncFilter, type: String, tenant: String) -> String? {
+        switch filter {
+        case .everything, .not: return nil
+        case .oneOf(let field, let values):
+            if schema.keys[type]?.name == field {
+                let keys = values.map { ByteBuffer(bytes: ChangesetCodec.valueBytes($0)) }
+                return "SELECT unnest(\(text.bind(keys))::bytea[])"
+            }
+            return """
+                SELECT object_key FROM sync_attrs WHERE tenant_id = \(tenant) AND type_name = \(text.bind(type))
+                AND field = \(text.bind(field)) AND value = ANY(\(text.bind(values.map(AttrValue.bytes)))::bytea[])
+                """
+        case .all(let parts):
+            for part in parts { if let narrowed = candidates(part, type: type, tenant: tenant) { return narrowed } }
+            return nil
+        case .any(let parts):
+            var unions: [String] = []
+            for part in parts {
+                guard let narrowed = candidates(part, type: type, tenant: tenant) else { return nil }
+                unions.append(narrowed)
+            }
+            return unions.isEmpty ? nil : unions.joined(separator: " UNION ")
+        }
+    }
+
+    /// Whether the row's `field` holds one of the `values`.
+    private mutating func matches(_ field: String, of type: String, alias: String, _ values: [Value]) -> String {
+        if schema.keys[type]?.name == field {
+            let keys = values.map { ByteBuffer(bytes: ChangesetCodec.valueBytes($0)) }
+            return "\(alias).object_key = ANY(\(text.bind(keys))::bytea[])"
+        }
+        let attr = self.alias()
+        return """
+            EXISTS (SELECT 1 FROM sync_attrs \(attr) WHERE \(attr).tenant_id = \(alias).tenant_id
+                AND \(attr).type_name = \(alias).type_name AND \(attr).object_key = \(alias).object_key
+                AND \(attr).field = \(text.bind(field)) AND \(attr).value = ANY(\(text.bind(values.map(AttrValue.bytes)))::bytea[]))
+            """
     }
 
     /// A claim or constant operand's value; nil for a field or a claim the

@@ -17,7 +17,8 @@ import Foundation
 /// ```
 ///
 /// A rule is `Type [read|write]: predicate`; without `read` or `write` it
-/// is both. The predicate combines, with `and`, `or`, `not` and
+/// is both. `Type fields: a, b` lists the fields devices' subscriptions
+/// may test (docs/Hub.md, "Subscriptions"). The predicate combines, with `and`, `or`, `not` and
 /// parentheses:
 ///
 /// - `field = operand`, `field != operand`: the object's field holds (does
@@ -40,6 +41,8 @@ public struct SyncRules: Sendable, Equatable {
     public struct TypeRules: Sendable, Equatable {
         public var read: RuleExpression?
         public var write: RuleExpression?
+        /// The fields a device's subscriptions may test (`Type fields: a, b`).
+        public var subscribable: Set<String> = []
     }
 
     /// The rules of each type the text names.
@@ -91,8 +94,18 @@ public struct SyncRules: Sendable, Equatable {
             throw RuleSyntaxError("'\(line[..<colon].trimmingCharacters(in: .whitespaces))' is not a type name.")
         }
         let mode = head.count == 2 ? String(head[1]) : nil
-        guard mode == nil || mode == "read" || mode == "write" else {
-            throw RuleSyntaxError("After the type comes 'read', 'write' or nothing (both), not '\(mode!)'.")
+        guard mode == nil || mode == "read" || mode == "write" || mode == "fields" else {
+            throw RuleSyntaxError("After the type comes 'read', 'write', 'fields' or nothing (both), not '\(mode!)'.")
+        }
+        if mode == "fields" {
+            let names = line[line.index(after: colon)...].split(separator: ",").map {
+                $0.trimmingCharacters(in: .whitespaces)
+            }
+            guard !names.isEmpty, names.allSatisfy({ RuleLexer.isIdentifier(Substring($0)) }) else {
+                throw RuleSyntaxError("'\(name) fields:' lists top-level field names, separated by commas.")
+            }
+            types[String(name), default: TypeRules()].subscribable.formUnion(names)
+            return
         }
         var parser = RuleParser(text: String(line[line.index(after: colon)...]))
         let expression = try parser.parseAll()
@@ -123,11 +136,13 @@ public struct SyncRules: Sendable, Equatable {
         return deepest
     }
 
-    /// The fields of each type that the rules read: the hub keeps their
-    /// values in `sync_attrs`, indexed, to evaluate the rules in SQL.
+    /// The fields of each type that the rules read or subscriptions may
+    /// test: the hub keeps their values in `sync_attrs`, indexed, to
+    /// evaluate both in SQL.
     public var ruledFields: [String: Set<String>] {
         var fields: [String: Set<String>] = [:]
         for (type, rules) in types {
+            fields[type, default: []].formUnion(rules.subscribable)
             for expression in [rules.read, rules.write].compactMap({ $0 }) {
                 fields[type, default: []].formUnion(expression.fields)
             }

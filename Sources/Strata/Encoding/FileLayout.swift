@@ -128,6 +128,8 @@ enum FileLayout {
         static let syncTime = Array("sync.hlc".utf8)
         /// Sync: the last change sequence number given to a transaction.
         static let syncSeq = Array("sync.seq".utf8)
+        /// Sync: the file's subscriptions (JSON), when it has some.
+        static let syncSubscriptions = Array("sync.subscriptions".utf8)
     }
 
     // MARK: Keys and values

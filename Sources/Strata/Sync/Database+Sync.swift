@@ -121,9 +121,11 @@ public struct DatabaseSync: Sendable {
     }
 
     /// Applies a peer's changes in one write transaction, with the peer's
-    /// cursor: all of it or, when it is refused, nothing.
+    /// cursor (unless `movingCursor` is false: a subscription's first
+    /// pull, which is not a page of the peer's log): all of it or, when it
+    /// is refused, nothing.
     @discardableResult
-    func apply(content: ChangesetContent) throws -> SyncApplyReport {
+    func apply(content: ChangesetContent, movingCursor: Bool = true) throws -> SyncApplyReport {
         let handles = try handles()
         let path = database.path
         guard content.dataset == handles.identity.dataset else {
@@ -164,7 +166,7 @@ public struct DatabaseSync: Sendable {
             let merger = try ChangeMerger(
                 engine: engine, recorder: recorder, store: database.store, tables: database.tables)
             try merger.apply(content)
-            try PeerCursor.advance(recorder.log, content)
+            if movingCursor { try PeerCursor.advance(recorder.log, content) }
             return merger.report
         }
     }

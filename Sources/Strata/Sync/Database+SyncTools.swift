@@ -87,7 +87,8 @@ extension DatabaseSync {
         // moves nothing.
         for _ in 0 ..< 8 {
             var sent = SyncApplyReport()
-            let round = try HubRound(sync: self, pageSize: 5_000, events: nil).run(with: hub, sent: &sent)
+            let round = try HubRound(sync: self, pageSize: 5_000, events: nil, usesSubscriptions: false).run(
+                with: hub, sent: &sent)
             report.received.add(round.received)
             report.sent.add(sent)
             report.rounds += 1

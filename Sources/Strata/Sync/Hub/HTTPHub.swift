@@ -70,6 +70,40 @@ public struct HTTPHub: SyncHub, CustomStringConvertible, CustomDebugStringConver
         return Changeset(data: body)
     }
 
+    /// `GET /v1/pull` with `subscriptions`: the base64url of their JSON
+    /// (``HubSubscriptions``).
+    public func pull(from cursor: SyncCursor, epoch: UUID, limit: Int, subscriptions: [SyncSubscription])
+        async throws -> Changeset
+    {
+        guard !subscriptions.isEmpty else { return try await pull(from: cursor, epoch: epoch, limit: limit) }
+        let request = try request(
+            "GET", "pull",
+            query: [
+                ("since", String(cursor.since)), ("after", String(cursor.after)),
+                ("afterKey", cursor.afterKey.hexString), ("epoch", epoch.uuidString.lowercased()),
+                ("limit", String(limit)), ("subscriptions", try HubSubscriptions(subscriptions).parameter),
+            ])
+        let (status, body) = try await send(request)
+        guard status == 200 else { throw Self.error(status: status, body: body, request: Self.name(of: request)) }
+        return Changeset(data: body)
+    }
+
+    /// `GET /v1/pull?catchUp=&upto=&catchUpAfter=&epoch=&limit=`.
+    public func catchUp(_ subscription: SyncSubscription, upto: UInt64, after: Data, epoch: UUID, limit: Int)
+        async throws -> Changeset
+    {
+        let request = try request(
+            "GET", "pull",
+            query: [
+                ("catchUp", try HubSubscriptions([subscription]).parameter), ("upto", String(upto)),
+                ("catchUpAfter", after.hexString), ("epoch", epoch.uuidString.lowercased()),
+                ("limit", String(limit)),
+            ])
+        let (status, body) = try await send(request)
+        guard status == 200 else { throw Self.error(status: status, body: body, request: Self.name(of: request)) }
+        return Changeset(data: body)
+    }
+
     /// The hub's sequence number after each commit of the dataset, by
     /// long polls of `GET /v1/wait` (each answered at the next commit, or
     /// after 25 seconds with the last one). Not the hub's WebSocket

@@ -19,8 +19,12 @@ struct HubRound: Sendable {
         case session(SiteID)
         /// ``SyncHub/push(_:)``.
         case push(Changeset)
-        /// ``SyncHub/pull(from:epoch:limit:)``, with the round's page size.
-        case pull(SyncCursor, epoch: UUID)
+        /// ``SyncHub/pull(from:epoch:limit:subscriptions:)``, with the
+        /// round's page size.
+        case pull(SyncCursor, epoch: UUID, subscriptions: [SyncSubscription])
+        /// ``SyncHub/catchUp(_:upto:after:epoch:limit:)``, with the round's
+        /// page size.
+        case catchUp(SyncSubscription, upto: UInt64, after: Data, epoch: UUID)
         /// Nothing: the round is over.
         case finished(SyncHubReport)
     }
@@ -33,6 +37,8 @@ struct HubRound: Sendable {
         /// (smaller) or a clock skew (to the pull), and throws the rest.
         case pushRefused(StrataError)
         case pulled(Changeset)
+        /// A page of a subscription's first pull.
+        case caughtUp(Changeset)
         /// The hub refused a pull: after an epoch change the round starts
         /// again; the rest it throws.
         case pullRefused(StrataError)
@@ -57,10 +63,20 @@ struct HubRound: Sendable {
     /// The page being pushed and its summary.
     private var pushing: (changeset: Changeset, summary: Changeset.Summary)?
     private var clockError: StrataError?
+    /// Whether the round pulls by the file's subscriptions: not when the
+    /// hub is another file (``InProcessHub``), which exchanges everything.
+    private let usesSubscriptions: Bool
+    /// The file's subscriptions, as the round last read them.
+    private var subscriptions: [SyncSubscription] = []
+    /// The subscription whose first pull is under way.
+    private var catchingUp: UUID?
 
-    init(sync: DatabaseSync, pageSize: Int, events: (@Sendable (SyncEvent) -> Void)?) throws {
+    init(
+        sync: DatabaseSync, pageSize: Int, events: (@Sendable (SyncEvent) -> Void)?, usesSubscriptions: Bool = true
+    ) throws {
         precondition(pageSize >= 1, "A page holds at least one object")
         self.sync = sync
+        self.usesSubscriptions = usesSubscriptions
         site = try sync.site
         self.pageSize = pageSize
         pushSize = pageSize
@@ -124,7 +140,32 @@ struct HubRound: Sendable {
                 return .finished(report!)
             }
             cursor = next
-            return .pull(cursor, epoch: session!.epoch)
+            return .pull(cursor, epoch: session!.epoch, subscriptions: subscriptions)
+        case .caughtUp(let changeset):
+            let content = try ChangesetCodec.decode(changeset.data)
+            let epochSite = SiteID(uuid: session!.epoch)
+            guard content.sender == epochSite else {
+                throw StrataError.changesetRefused(
+                    path: sync.database.path, "it was made by site \(content.sender), not by the hub's epoch",
+                    remedy: "Check what the transport's catchUp returns.")
+            }
+            report!.received.add(try sync.apply(content: content, movingCursor: false))
+            report!.pulledObjects += content.entries.count
+            report!.pulledPages += 1
+            let id = catchingUp!
+            let last = content.entries.last.map { Data(ChangesetCodec.valueBytes($0.key)) }
+            let (count, hasMore) = (content.entries.count, content.hasMore)
+            subscriptions = try sync.updateSubscriptions { list in
+                guard let index = list.firstIndex(where: { $0.id == id }), var catchUp = list[index].catchUp else {
+                    return list
+                }
+                catchUp.objects += count
+                if let last { catchUp.after = last }
+                list[index].catchUp = catchUp
+                list[index].state = hasMore && last != nil ? .pulling(objects: catchUp.objects) : .complete
+                return list
+            }
+            return try nextCatchUp()
         case .pullRefused(let error):
             guard error.hubRefusal?.code == .epochChanged, attempt < Self.epochAttempts else { throw error }
             return .session(site)
@@ -151,10 +192,40 @@ struct HubRound: Sendable {
         report!.pushPageSize = pushSize
     }
 
-    /// The pull of the session's epoch, from the file's cursor of it.
+    /// The pull of the session's epoch, from the file's cursor of it:
+    /// after the first pulls of the subscriptions that lack their objects.
     private mutating func firstPull() throws -> Request {
         cursor = try sync.cursor(of: SiteID(uuid: session!.epoch))
-        return .pull(cursor, epoch: session!.epoch)
+        guard usesSubscriptions else { return .pull(cursor, epoch: session!.epoch, subscriptions: []) }
+        // A subscription's first pull takes the objects changed up to where
+        // the file's cursor is now; the pulls take those changed after it.
+        let (epoch, upto) = (session!.epoch, cursor.after)
+        subscriptions = try sync.subscriptions()
+        // A write only when a first pull starts.
+        guard subscriptions.contains(where: { $0.state != .complete && $0.catchUp?.epoch != epoch }) else {
+            return try nextCatchUp()
+        }
+        subscriptions = try sync.updateSubscriptions { list in
+            for index in list.indices where list[index].state != .complete {
+                if list[index].catchUp?.epoch != epoch {
+                    list[index].catchUp = SyncSubscription.CatchUp(epoch: epoch, upto: upto, after: Data(), objects: 0)
+                    list[index].state = .pulling(objects: 0)
+                }
+            }
+            return list
+        }
+        return try nextCatchUp()
+    }
+
+    /// The next page of a subscription's first pull; the pull once none
+    /// lacks its objects.
+    private mutating func nextCatchUp() throws -> Request {
+        guard let next = subscriptions.first(where: { $0.state != .complete }), let catchUp = next.catchUp else {
+            catchingUp = nil
+            return .pull(cursor, epoch: session!.epoch, subscriptions: subscriptions)
+        }
+        catchingUp = next.id
+        return .catchUp(next, upto: catchUp.upto, after: catchUp.after, epoch: catchUp.epoch)
     }
 
     /// Tells of a hub clock further from this device's than a changeset's
@@ -204,10 +275,18 @@ extension HubRound {
             do { return .pushed(try await hub.push(changeset)) } catch let error as StrataError {
                 return .pushRefused(error)
             }
-        case .pull(let cursor, let epoch):
-            do { return .pulled(try await hub.pull(from: cursor, epoch: epoch, limit: limit)) } catch let error
-                as StrataError
-            {
+        case .pull(let cursor, let epoch, let subscriptions):
+            do {
+                return .pulled(
+                    try await hub.pull(from: cursor, epoch: epoch, limit: limit, subscriptions: subscriptions))
+            } catch let error as StrataError {
+                return .pullRefused(error)
+            }
+        case .catchUp(let subscription, let upto, let after, let epoch):
+            do {
+                return .caughtUp(
+                    try await hub.catchUp(subscription, upto: upto, after: after, epoch: epoch, limit: limit))
+            } catch let error as StrataError {
                 return .pullRefused(error)
             }
         case .finished: preconditionFailure("A finished round asks nothing")
@@ -230,8 +309,10 @@ extension HubRound {
                 let (answer, applied) = try hub.merge(changeset)
                 sent.add(applied)
                 request = try round.next(.pushed(answer))
-            case .pull(let cursor, let epoch):
+            case .pull(let cursor, let epoch, _):
                 request = try round.next(.pulled(try hub.changes(from: cursor, epoch: epoch, limit: pageSize)))
+            case .catchUp:
+                preconditionFailure("A round with another file asks for no subscription's objects")
             case .finished(let report):
                 return report
             }

@@ -42,6 +42,46 @@ public protocol SyncHub: Sendable {
     /// long as the hub tells; a stream that finishes at once when the
     /// transport cannot tell (the run loop then polls).
     func commits() -> AsyncStream<UInt64>
+
+    /// ``pull(from:epoch:limit:)`` of only the objects that
+    /// `subscriptions` select (a file's ``DatabaseSync/subscriptions()``);
+    /// all of them when it is empty.
+    func pull(from cursor: SyncCursor, epoch: UUID, limit: Int, subscriptions: [SyncSubscription]) async throws
+        -> Changeset
+
+    /// The first pull of a subscription's objects: those it selects (within
+    /// `subscriptions`' rules) whose last change on the hub is at or before
+    /// the hub's sequence number `upto`, after the object `after` (the
+    /// changeset bytes of the last key a page held; empty at first), at
+    /// most `limit` objects, as a changeset of the epoch's site whose
+    /// summary says `hasMore`. Applied without moving the file's cursor.
+    func catchUp(_ subscription: SyncSubscription, upto: UInt64, after: Data, epoch: UUID, limit: Int)
+        async throws -> Changeset
+}
+
+extension SyncHub {
+    /// A transport without subscriptions: pulls everything, and refuses a
+    /// file that has subscriptions.
+    public func pull(from cursor: SyncCursor, epoch: UUID, limit: Int, subscriptions: [SyncSubscription])
+        async throws -> Changeset
+    {
+        guard subscriptions.isEmpty else { throw Self.noSubscriptions }
+        return try await pull(from: cursor, epoch: epoch, limit: limit)
+    }
+
+    /// A transport without subscriptions refuses.
+    public func catchUp(_ subscription: SyncSubscription, upto: UInt64, after: Data, epoch: UUID, limit: Int)
+        async throws -> Changeset
+    {
+        throw Self.noSubscriptions
+    }
+
+    private static var noSubscriptions: StrataError {
+        StrataError.invalidConfiguration(
+            path: "",
+            "The transport \(Self.self) syncs whole datasets, and the file has subscriptions.",
+            remedy: "Sync through HTTPHub (strata-hub), or remove the file's subscriptions.")
+    }
 }
 
 /// What a hub knows of one device's file: the answer to
@@ -288,7 +328,7 @@ extension Data {
 
     /// The bytes of an even number of hexadecimal digits; nil for anything
     /// else.
-    init?(hex: String) {
+    @_spi(Hub) public init?(hex: String) {
         let digits = Array(hex.utf8)
         guard digits.count.isMultiple(of: 2) else { return nil }
         var bytes = [UInt8]()
