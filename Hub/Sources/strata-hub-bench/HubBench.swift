@@ -26,6 +26,8 @@ struct HubBench: AsyncParsableCommand {
     @Option(help: "Devices of the load test.") var devices = 100
     @Option(help: "Tenants the load test's devices are spread over.") var tenants = 10
     @Option(help: "Seconds of the load test.") var seconds = 60
+    @Option(help: "Objects of the partial-sync measure's tenant (a device subscribed to 1 % of them); 0 skips it.")
+    var partialObjects = 200_000
     @Option(help: "A scratch folder for the devices' files.") var folder = NSTemporaryDirectory() + "strata-hub-bench"
 
     func run() async throws {
@@ -46,6 +48,7 @@ struct HubBench: AsyncParsableCommand {
             let one = try await bench.ingest(tenants: 1, objects: objects)
             try await bench.ingest(tenants: 4, objects: objects / 2)
             try await bench.pull(one)
+            if partialObjects > 0 { try await PartialSync(bench: bench, objects: partialObjects).run() }
             try await LoadTest(bench: bench, urls: hubURLs, devices: devices, tenants: tenants, seconds: seconds).run()
         }
     }

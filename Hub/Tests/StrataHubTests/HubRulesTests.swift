@@ -85,6 +85,7 @@ struct SyncRulesParsingTests {
                 Project read: id in claims.projects
                 Project write: 'admin' in claims.roles   # only admins
                 Task: project in Project and not (title = 'secret')
+                Task fields: title, done
                 """)
         #expect(rules.types.keys.sorted() == ["Doc", "Project", "Task"])
         #expect(rules.types["Doc"]?.read == rules.types["Doc"]?.write)
@@ -95,12 +96,14 @@ struct SyncRulesParsingTests {
                     .follows(field: "project", type: "Project"),
                     .not(.equals(.field("title"), .string("secret"), negated: false)),
                 ]))
-        #expect(rules.ruledFields == ["Doc": ["ownerID"], "Project": ["id"], "Task": ["project", "title"]])
+        #expect(rules.types["Task"]?.subscribable == ["title", "done"])
+        #expect(rules.ruledFields == ["Doc": ["ownerID"], "Project": ["id"], "Task": ["project", "title", "done"]])
     }
 
     @Test(arguments: [
         ("Doc ownerID = claims.sub", "line 1", "'Type: predicate'"),
-        ("Doc delete: true", "line 1", "'read', 'write' or nothing"),
+        ("Doc delete: true", "line 1", "'read', 'write', 'fields' or nothing"),
+        ("Doc fields: a, b.c", "line 1", "lists top-level field names"),
         ("Doc: ownerID = 'open", "line 1", "not closed"),
         ("Doc: true\n\nDoc read: false", "line 3", "has a read rule already"),
         ("Doc: ownerID = text", "line 1", "not with another field"),
@@ -162,6 +165,68 @@ struct HubRulesTests {
             // Bob's cursor moved past the commit, though he got nothing of it.
             let bobAfter = try await bob.database.sync.cursor(of: SiteID(uuid: try await Self.epoch(hub, alice)))
             #expect(bobAfter.after > bobBefore.after)
+        }
+    }
+
+    /// An object that enters a device's view by a change of one field
+    /// arrives whole, not as that field alone.
+    @Test func anObjectGivenToADeviceArrivesWithAllItsFields() async throws {
+        try await TestCluster.withHub { hub, _ in
+            let folder = try TemporaryFolder()
+            defer { folder.remove() }
+            let tenant = UUID()
+            let admin = try await RuledDevice(
+                "admin", tenant: tenant, claims: ["roles": .array([.string("admin")])], hub: hub, in: folder)
+            let bob = try await RuledDevice(
+                "bob", tenant: tenant, claims: ["sub": .string("bob")], hub: hub, in: folder)
+            defer { [admin, bob].forEach { $0.database.close() } }
+            try await hub.setRules(tenant: tenant, source: Self.ownerRules)
+            try await admin.database.write { tx in try tx.insert(OwnedDoc(id: 1, ownerID: "alice", text: "hello")) }
+            try await admin.exchange()
+            try await bob.exchange()
+            #expect(try await bob.docIDs() == [])
+            try await admin.database.write { tx in try tx.update("Doc", key: 1, ["ownerID": .string("bob")]) }
+            try await admin.exchange()
+            try await bob.exchange()
+            let doc = try #require(try await bob.database.read { try $0.object(OwnedDoc.self, primaryKey: 1) })
+            #expect(doc.ownerID == "bob")
+            #expect(doc.text == "hello")
+        }
+    }
+
+    /// Subscriptions select within the rules, through every route: a
+    /// subscription of someone else's objects gets nothing, by the pull or
+    /// by its first pull.
+    @Test func aSubscriptionNeverReachesPastTheRules() async throws {
+        try await TestCluster.withHub { hub, _ in
+            let folder = try TemporaryFolder()
+            defer { folder.remove() }
+            let tenant = UUID()
+            let admin = try await RuledDevice(
+                "admin", tenant: tenant, claims: ["roles": .array([.string("admin")])], hub: hub, in: folder)
+            let alice = try await RuledDevice(
+                "alice", tenant: tenant, claims: ["sub": .string("alice")], hub: hub, in: folder)
+            defer { [admin, alice].forEach { $0.database.close() } }
+            try await hub.setRules(tenant: tenant, source: Self.ownerRules + "\nDoc fields: ownerID, text\n")
+            try await admin.database.write { tx in
+                for id in 1 ... 4 { try tx.insert(OwnedDoc(id: id, ownerID: id <= 2 ? "alice" : "bob", text: "t")) }
+            }
+            try await admin.exchange()
+            let epoch = try await Self.epoch(hub, alice)
+            let bobs = HubSubscriptions.Entry(type: "Doc", filter: .oneOf(field: "ownerID", values: [.string("bob")]))
+            let all = HubSubscriptions.Entry(type: "Doc", filter: .oneOf(field: "text", values: [.string("t")]))
+            for entry in [bobs, all] {
+                let caughtUp = try ChangesetCodec.decode(
+                    try await hub.catchUp(
+                        device: alice.device, subscription: entry, upto: 100, after: [], epoch: epoch, limit: 100))
+                let pulled = try ChangesetCodec.decode(
+                    try await hub.pull(
+                        device: alice.device, since: 0, after: 0, epoch: epoch, limit: 100,
+                        subscriptions: HubSubscriptions(entries: [entry])))
+                let expected: [Value] = entry == bobs ? [] : [.int(1), .int(2)]
+                #expect(caughtUp.entries.map(\.key) == expected)
+                #expect(pulled.entries.map(\.key) == expected)
+            }
         }
     }
 

@@ -102,6 +102,23 @@ extension DatabaseSync {
     }
 
     /// Notes that `peer` has every change of this file up to `seq`.
+    /// Starts this file's cursor of `peer` at its sequence number `seq`,
+    /// when the file has applied nothing of the peer's log yet: for a file
+    /// whose subscriptions' first pulls took what it needs of the peer's
+    /// changes up to `seq`.
+    func startCursor(of peer: SiteID, at seq: UInt64) throws {
+        let handles = try handles()
+        try database.write { tx in
+            let lmdb = tx.context.lmdb
+            var entry = try PeerCursor.entry(lmdb, handles, peer: peer, path: database.path) ?? PeerCursor.Entry()
+            guard entry.cursor == .start else { return }
+            entry.cursor = SyncCursor(since: seq, after: seq)
+            entry.walkedAt = seq
+            entry.lastContact = HybridTime.wallClock()
+            try PeerCursor.store(entry, lmdb, handles, peer: peer)
+        }
+    }
+
     func acknowledge(_ seq: UInt64, by peer: SiteID) throws {
         let handles = try handles()
         try database.write { tx in

@@ -84,6 +84,10 @@ public enum SyncEvent: Sendable {
     /// The hub refused objects of a push: the dataset's sync rules do not
     /// let this device write them. The rest was merged.
     case refusedObjects([HubRefusedObject])
+    /// The file's subscriptions, after an exchange moved one on (its first
+    /// pull started, took a page, or ended): their states, for a screen
+    /// that shows them.
+    case subscriptions([SyncSubscription])
     /// The hub's clock and this device's differ by more than a changeset's
     /// stamps may: pushes or pulls are refused until a clock is set right.
     case clockSkew(hubTime: Date, localTime: Date)

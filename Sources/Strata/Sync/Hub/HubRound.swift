@@ -165,6 +165,7 @@ struct HubRound: Sendable {
                 list[index].state = hasMore && last != nil ? .pulling(objects: catchUp.objects) : .complete
                 return list
             }
+            events?(.subscriptions(subscriptions))
             return try nextCatchUp()
         case .pullRefused(let error):
             guard error.hubRefusal?.code == .epochChanged, attempt < Self.epochAttempts else { throw error }
@@ -199,7 +200,12 @@ struct HubRound: Sendable {
         guard usesSubscriptions else { return .pull(cursor, epoch: session!.epoch, subscriptions: []) }
         // A subscription's first pull takes the objects changed up to where
         // the file's cursor is now; the pulls take those changed after it.
-        let (epoch, upto) = (session!.epoch, cursor.after)
+        // A file that never pulled from the hub takes its subscriptions'
+        // objects up to the hub's last commit by their first pulls, which
+        // read an index, and then starts its cursor there: its pulls never
+        // walk the dataset's history.
+        let fresh = cursor == .start
+        let (epoch, upto) = (session!.epoch, fresh ? session!.hubSeq : cursor.after)
         subscriptions = try sync.subscriptions()
         // A write only when a first pull starts.
         guard subscriptions.contains(where: { $0.state != .complete && $0.catchUp?.epoch != epoch }) else {
@@ -214,6 +220,7 @@ struct HubRound: Sendable {
             }
             return list
         }
+        events?(.subscriptions(subscriptions))
         return try nextCatchUp()
     }
 
@@ -222,7 +229,17 @@ struct HubRound: Sendable {
     private mutating func nextCatchUp() throws -> Request {
         guard let next = subscriptions.first(where: { $0.state != .complete }), let catchUp = next.catchUp else {
             catchingUp = nil
-            return .pull(cursor, epoch: session!.epoch, subscriptions: subscriptions)
+            // Every subscription took its objects up to one commit of the
+            // hub, and the file had nothing of it before: its cursor starts
+            // at that commit.
+            let epoch = session!.epoch
+            if cursor == .start, let first = subscriptions.first?.catchUp, first.epoch == epoch, first.upto > 0,
+                subscriptions.allSatisfy({ $0.catchUp?.epoch == epoch && $0.catchUp?.upto == first.upto })
+            {
+                try sync.startCursor(of: SiteID(uuid: epoch), at: first.upto)
+                cursor = try sync.cursor(of: SiteID(uuid: epoch))
+            }
+            return .pull(cursor, epoch: epoch, subscriptions: subscriptions)
         }
         catchingUp = next.id
         return .catchUp(next, upto: catchUp.upto, after: catchUp.after, epoch: catchUp.epoch)

@@ -219,9 +219,7 @@ extension SyncSubscription: Codable {
         name = try container.decodeIfPresent(String.self, forKey: .name)
         typeName = try container.decode(String.self, forKey: .type)
         filter = try container.decode(SyncFilter.self, forKey: .filter)
-        if try container.decodeIfPresent(Bool.self, forKey: .complete) == true {
-            state = .complete
-        } else if let epoch = try container.decodeIfPresent(UUID.self, forKey: .epoch) {
+        if let epoch = try container.decodeIfPresent(UUID.self, forKey: .epoch) {
             let objects = try container.decode(Int.self, forKey: .objects)
             catchUp = CatchUp(
                 epoch: epoch, upto: try container.decode(UInt64.self, forKey: .upto),
@@ -231,6 +229,7 @@ extension SyncSubscription: Codable {
         } else {
             state = .pending
         }
+        if try container.decodeIfPresent(Bool.self, forKey: .complete) == true { state = .complete }
     }
 
     /// The subscription as the file keeps it; on the wire, the hub reads
@@ -242,7 +241,7 @@ extension SyncSubscription: Codable {
         try container.encode(typeName, forKey: .type)
         try container.encode(filter, forKey: .filter)
         if state == .complete { try container.encode(true, forKey: .complete) }
-        if let catchUp, state != .complete {
+        if let catchUp {
             try container.encode(catchUp.epoch, forKey: .epoch)
             try container.encode(catchUp.upto, forKey: .upto)
             try container.encode(catchUp.after.hexString, forKey: .after)
