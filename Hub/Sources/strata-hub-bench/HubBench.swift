@@ -46,6 +46,9 @@ struct HubBench: AsyncParsableCommand {
             print("| measure | field changes | seconds | field changes/s |")
             print("|---|---:|---:|---:|")
             let one = try await bench.ingest(tenants: 1, objects: objects)
+            // The same with sync rules: a write rule of one field, whose
+            // value each push copies, checked before and after the merge.
+            try await bench.ingest(tenants: 1, objects: objects, rules: "Reading: f9 != 'none'\nReading fields: f1\n")
             try await bench.ingest(tenants: 4, objects: objects / 2)
             try await bench.pull(one)
             if partialObjects > 0 { try await PartialSync(bench: bench, objects: partialObjects).run() }
@@ -118,11 +121,12 @@ struct Bench: Sendable {
     /// Pushes `objects` readings into each of `tenants` new tenants at
     /// once, one pusher per tenant, pages one after another.
     @discardableResult
-    func ingest(tenants: Int, objects: Int) async throws -> Tenant {
+    func ingest(tenants: Int, objects: Int, rules: String? = nil) async throws -> Tenant {
         var work: [(Tenant, [Changeset])] = []
         for _ in 0 ..< tenants {
             let id = UUID()
             let token = try await hub.addDevice(tenant: id, name: "ingest").token
+            if let rules { try await hub.setRules(tenant: id, source: rules) }
             work.append(
                 (
                     Tenant(id: id, token: token, fieldChanges: objects * Self.fields.count),
@@ -136,8 +140,8 @@ struct Bench: Sendable {
                     let client = HTTPHub(url: url, token: tenant.token)
                     for page in pages {
                         let answer = try await client.push(page)
-                        guard answer.refusedFields.isEmpty else {
-                            throw ValidationError("refused \(answer.refusedFields)")
+                        guard answer.refusedFields.isEmpty, answer.refusedObjects.isEmpty else {
+                            throw ValidationError("refused \(answer.refusedFields) \(answer.refusedObjects)")
                         }
                     }
                 }
@@ -146,7 +150,9 @@ struct Bench: Sendable {
         }
         let seconds = (ContinuousClock.now - start).seconds
         let changes = work.reduce(0) { $0 + $1.0.fieldChanges }
-        Self.row("ingest, \(tenants) tenant\(tenants == 1 ? "" : "s"), \(page) objects per push", changes, seconds)
+        Self.row(
+            "ingest, \(tenants) tenant\(tenants == 1 ? "" : "s"), \(page) objects per push\(rules == nil ? "" : ", sync rules")",
+            changes, seconds)
         return work[0].0
     }
 
