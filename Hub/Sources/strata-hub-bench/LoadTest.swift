@@ -6,9 +6,12 @@ import StrataHub
 /// `devices` devices spread over `tenants` tenants, each writing a few
 /// notes (of a hundred per tenant, so that they conflict) and exchanging
 /// with the hub, again and again for `seconds`; then every device
-/// exchanges twice more and the devices of each tenant must hold the
-/// same notes. With several hub processes (`urls`), each exchange goes to
-/// one of them at random, as a load balancer would send it.
+/// exchanges twice more and each must hold exactly what it selects of its
+/// tenant's notes, as a new device that syncs everything finds them. Every
+/// tenant has sync rules; half the devices subscribe to half of the notes
+/// (two of four buckets) and write only those. With several hub processes
+/// (`urls`), each exchange goes to one of them at random, as a load
+/// balancer would send it.
 struct LoadTest {
     let bench: Bench
     let urls: [URL]
@@ -21,9 +24,17 @@ struct LoadTest {
         /// The device's client of each hub process.
         let hubs: [HTTPHub]
         let tenant: Int
+        /// The buckets it subscribes to; nil: everything.
+        let buckets: Set<String>?
 
         var hub: HTTPHub { hubs.randomElement()! }
+
+        /// Whether the device writes and holds the note `id`.
+        func holds(_ id: Int64) -> Bool { buckets?.contains(LoadTest.bucket(id)) ?? true }
     }
+
+    static func bucket(_ id: Int64) -> String { "b\(id % 4)" }
+    static let rules = "Note: true\nNote fields: bucket\n"
 
     /// What the devices saw, from any task.
     final class Tally: Sendable {
@@ -39,6 +50,7 @@ struct LoadTest {
             Property("id", .int)
             Property("title", .string, default: .string(""))
             Property("count", .int, default: .int(0))
+            Property("bucket", .string, default: .string(""))
         }
     ])
 
@@ -48,8 +60,18 @@ struct LoadTest {
         for index in 0 ..< devices {
             let tenant = index % tenants
             let token = try await bench.hub.addDevice(tenant: tenantIDs[tenant], name: "load \(index)").token
+            if index < tenants { try await bench.hub.setRules(tenant: tenantIDs[tenant], source: Self.rules) }
             let db = try bench.open("load-\(index).strata", tenant: tenantIDs[tenant], schema: Self.schema)
-            members.append(Member(db: db, hubs: urls.map { HTTPHub(url: $0, token: token) }, tenant: tenant))
+            // Every other device of a tenant subscribes to two buckets.
+            let buckets: Set<String>? =
+                (index / tenants) % 2 == 0 ? nil : (index / tenants) % 4 == 1 ? ["b0", "b1"] : ["b2", "b3"]
+            if let buckets {
+                try db.sync.subscribe { tx in
+                    try tx.objects("Note").where("bucket", in: buckets.sorted().map(Value.string))
+                }
+            }
+            members.append(
+                Member(db: db, hubs: urls.map { HTTPHub(url: $0, token: token) }, tenant: tenant, buckets: buckets))
         }
         defer { for member in members { member.db.close() } }
         let tally = Tally()
@@ -62,9 +84,13 @@ struct LoadTest {
                     while ContinuousClock.now < end {
                         round += 1
                         do {
-                            let ids = (0 ..< Int.random(in: 1 ... 3, using: &random)).map { _ in
-                                Int64.random(in: 0 ..< 100, using: &random)
+                            var chosen: [Int64] = []
+                            let count = Int.random(in: 1 ... 3, using: &random)
+                            while chosen.count < count {
+                                let id = Int64.random(in: 0 ..< 100, using: &random)
+                                if member.holds(id) { chosen.append(id) }
                             }
+                            let ids = chosen
                             let round = round
                             try await member.db.write { tx in
                                 for id in ids {
@@ -72,7 +98,7 @@ struct LoadTest {
                                         "Note",
                                         [
                                             "id": .int(id), "title": .string("device \(index) round \(round)"),
-                                            "count": .int(Int64(round)),
+                                            "count": .int(Int64(round)), "bucket": .string(Self.bucket(id)),
                                         ])
                                 }
                             }
@@ -93,14 +119,29 @@ struct LoadTest {
         for _ in 0 ..< 2 {
             for member in members { try await member.db.sync.exchange(with: member.hub) }
         }
+        // Each tenant's reference: what a new device that syncs everything
+        // pulls from the hub's final state.
         var converged = 0
         for tenant in 0 ..< tenants {
-            let states = try await members.filter { $0.tenant == tenant }.asyncMap { member in
-                try await member.db.read { tx in
-                    try tx.objects("Note").array().map { "\($0["id"]) \($0["title"]) \($0["count"])" }.sorted()
+            let token = try await bench.hub.addDevice(tenant: tenantIDs[tenant], name: "reference \(tenant)").token
+            let reference = try bench.open("reference-\(tenant).strata", tenant: tenantIDs[tenant], schema: Self.schema)
+            defer { reference.close() }
+            try await reference.sync.exchange(with: HTTPHub(url: urls[0], token: token))
+            func state(_ db: Database, _ member: Member?) async throws -> [String] {
+                try await db.read { tx in
+                    try tx.objects("Note").array().filter { note in
+                        guard case .int(let id) = note["id"] else { return false }
+                        return member?.holds(id) ?? true
+                    }.map { "\($0["id"]) \($0["title"]) \($0["count"]) \($0["bucket"])" }.sorted()
                 }
             }
-            if Set(states).count == 1, !(states.first?.isEmpty ?? true) { converged += 1 }
+            var agree = true
+            for member in members where member.tenant == tenant {
+                let expected = try await state(reference, member)
+                // Exactly: what the device holds is what it selects.
+                if try await state(member.db, nil) != expected || expected.isEmpty { agree = false }
+            }
+            if agree { converged += 1 }
         }
         let (latencies, errors, writes) = tally.snapshot
         let sorted = latencies.sorted()
@@ -117,7 +158,7 @@ struct LoadTest {
         print("| notes written | \(writes.formatted()) |")
         print("| exchange latency p50, p99 | \(percentile(0.5)), \(percentile(0.99)) |")
         print("| errors | **\(errors.count)** |")
-        print("| tenants converged | **\(converged) of \(tenants)** |")
+        print("| tenants whose every device holds exactly what it selects | **\(converged) of \(tenants)** |")
         for error in Set(errors).prefix(5) { print("error: \(error)") }
         if !errors.isEmpty || converged != tenants { throw LoadTestFailure() }
     }
