@@ -169,6 +169,8 @@ extension Hub {
                 "UPDATE tenants SET rules_version = \(version) WHERE id = \(tenant)", logger: logger)
             return version
         }
+        // Statistics of what the copy wrote, for the rules' first queries.
+        try await client.query("ANALYZE sync_attrs", logger: logger)
         return version
     }
 }

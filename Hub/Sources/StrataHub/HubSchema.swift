@@ -146,7 +146,11 @@ public enum HubSchema {
                     seq bigint NOT NULL,
                     PRIMARY KEY (tenant_id, type_name, object_key, field))
                 """,
-                "CREATE INDEX sync_attrs_by_value ON sync_attrs (tenant_id, type_name, field, value)",
+                // With the key last: a rule's lookup of one object's value
+                // then seeks either index exactly (without it, a table not
+                // yet analyzed had PostgreSQL walk every value of the field
+                // through this index, for each object).
+                "CREATE INDEX sync_attrs_by_value ON sync_attrs (tenant_id, type_name, field, value, object_key)",
                 "GRANT SELECT, INSERT, UPDATE, DELETE ON \(laterTenantTables.joined(separator: ", ")) TO strata_tenant",
             ] + rowLevelSecurity(laterTenantTables)
         ),

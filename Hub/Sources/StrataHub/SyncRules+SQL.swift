@@ -188,13 +188,24 @@ struct RuleCompiler {
             return negated ? "NOT \(test)" : test
         }
         let bytes = values.map(AttrValue.bytes)
-        let attr = self.alias()
-        let test = """
-            EXISTS (SELECT 1 FROM sync_attrs \(attr) WHERE \(attr).tenant_id = \(alias).tenant_id
-                AND \(attr).type_name = \(alias).type_name AND \(attr).object_key = \(alias).object_key
-                AND \(attr).field = \(text.bind(field)) AND \(attr).value = ANY(\(text.bind(bytes))::bytea[]))
-            """
+        let test = lookup(field, alias: alias, bytes)
         return negated ? "NOT \(test)" : test
+    }
+
+    /// Whether the `sync_attrs` row of the object `alias` and `field`
+    /// holds one of `bytes`. One value is compared with `=`, which the
+    /// index on values seeks with the key (PostgreSQL keeps `= ANY` out of
+    /// the seek on a table it has not analyzed yet, and walks every value).
+    private mutating func lookup(_ field: String, alias: String, _ bytes: [ByteBuffer]) -> String {
+        let attr = self.alias()
+        let value =
+            bytes.count == 1
+            ? "\(attr).value = \(text.bind(bytes[0]))" : "\(attr).value = ANY(\(text.bind(bytes))::bytea[])"
+        return """
+            EXISTS (SELECT 1 FROM sync_attrs \(attr) WHERE \(attr).tenant_id = \(alias).tenant_id
+                AND \(attr).type_name = \(alias).type_name AND \(attr).field = \(text.bind(field))
+                AND \(value) AND \(attr).object_key = \(alias).object_key)
+            """
     }
 
     /// Whether one of `subscriptions` selects the `objects` row `alias`.
@@ -276,12 +287,7 @@ struct RuleCompiler {
             let keys = values.map { ByteBuffer(bytes: ChangesetCodec.valueBytes($0)) }
             return "\(alias).object_key = ANY(\(text.bind(keys))::bytea[])"
         }
-        let attr = self.alias()
-        return """
-            EXISTS (SELECT 1 FROM sync_attrs \(attr) WHERE \(attr).tenant_id = \(alias).tenant_id
-                AND \(attr).type_name = \(alias).type_name AND \(attr).object_key = \(alias).object_key
-                AND \(attr).field = \(text.bind(field)) AND \(attr).value = ANY(\(text.bind(values.map(AttrValue.bytes)))::bytea[]))
-            """
+        return lookup(field, alias: alias, values.map(AttrValue.bytes))
     }
 
     /// A claim or constant operand's value; nil for a field or a claim the
