@@ -143,7 +143,7 @@ extension Hub {
     /// - Throws: ``HubError`` `epochChanged` when `epoch` is not the
     ///   tenant's; `invalidRequest` for a subscription the rules do not
     ///   allow.
-    public func catchUp(
+    public func firstPull(
         device: Device, subscription: HubSubscriptions.Entry, upto: UInt64, after: [UInt8], epoch: UUID?, limit: Int
     ) async throws -> Data {
         let limit = min(max(limit, 1), Hub.maxPullLimit)

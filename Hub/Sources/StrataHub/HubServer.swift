@@ -74,15 +74,15 @@ public enum HubServer {
                     return parsed
                 }
                 let data: Data
-                if let catchUp = try subscriptions("catchUp") {
-                    guard catchUp.entries.count == 1 else {
-                        throw HubError.invalidRequest("`catchUp` names one subscription.")
+                if let firstPull = try subscriptions("firstPull") {
+                    guard firstPull.entries.count == 1 else {
+                        throw HubError.invalidRequest("`firstPull` names one subscription.")
                     }
-                    guard let after = Data(hex: query.get("catchUpAfter") ?? "") else {
-                        throw HubError.invalidRequest("`catchUpAfter` must be hexadecimal digits.")
+                    guard let after = Data(hex: query.get("firstPullAfter") ?? "") else {
+                        throw HubError.invalidRequest("`firstPullAfter` must be hexadecimal digits.")
                     }
-                    data = try await hub.catchUp(
-                        device: device, subscription: catchUp.entries[0], upto: try number("upto"),
+                    data = try await hub.firstPull(
+                        device: device, subscription: firstPull.entries[0], upto: try number("upto"),
                         after: [UInt8](after),
                         epoch: epoch, limit: Int(min(limit, 1 << 30)))
                 } else {

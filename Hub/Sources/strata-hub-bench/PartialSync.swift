@@ -97,10 +97,10 @@ struct CountingHub: SyncHub {
     {
         count(try await hub.pull(from: cursor, epoch: epoch, limit: limit, subscriptions: subscriptions))
     }
-    func catchUp(_ subscription: SyncSubscription, upto: UInt64, after: Data, epoch: UUID, limit: Int) async throws
+    func firstPull(_ subscription: SyncSubscription, upto: UInt64, after: Data, epoch: UUID, limit: Int) async throws
         -> Changeset
     {
-        count(try await hub.catchUp(subscription, upto: upto, after: after, epoch: epoch, limit: limit))
+        count(try await hub.firstPull(subscription, upto: upto, after: after, epoch: epoch, limit: limit))
     }
     func commits() -> AsyncStream<UInt64> { hub.commits() }
 }

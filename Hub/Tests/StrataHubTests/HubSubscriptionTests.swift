@@ -3,10 +3,10 @@ import Foundation
 import StrataHub
 import Testing
 
-/// A transport that passes every call to `hub` but fails the catch-up
+/// A transport that passes every call to `hub` but fails the first-pull
 /// pages after the first `allowed`: an exchange cut in the middle of a
 /// subscription's first pull.
-struct FailingCatchUps: SyncHub {
+struct FailingFirstPulls: SyncHub {
     let hub: HTTPHub
     let allowed: Int
     let calls = CallCounter()
@@ -21,11 +21,11 @@ struct FailingCatchUps: SyncHub {
     {
         try await hub.pull(from: cursor, epoch: epoch, limit: limit, subscriptions: subscriptions)
     }
-    func catchUp(_ subscription: SyncSubscription, upto: UInt64, after: Data, epoch: UUID, limit: Int) async throws
+    func firstPull(_ subscription: SyncSubscription, upto: UInt64, after: Data, epoch: UUID, limit: Int) async throws
         -> Changeset
     {
         guard calls.next() < allowed else { throw HubTestError("the connection dropped") }
-        return try await hub.catchUp(subscription, upto: upto, after: after, epoch: epoch, limit: limit)
+        return try await hub.firstPull(subscription, upto: upto, after: after, epoch: epoch, limit: limit)
     }
     func commits() -> AsyncStream<UInt64> { AsyncStream { $0.finish() } }
 }
@@ -148,7 +148,7 @@ struct HubSubscriptionTests {
                         try tx.objects(OwnedDoc.self).filter(#Predicate { $0.ownerID == "b" || $0.ownerID == "c" })
                     }
                     await #expect(throws: (any Error).self) {
-                        try await reader.sync.exchange(with: FailingCatchUps(hub: readerHub, allowed: 2), pageSize: 7)
+                        try await reader.sync.exchange(with: FailingFirstPulls(hub: readerHub, allowed: 2), pageSize: 7)
                     }
                     #expect(try reader.sync.subscriptions().map(\.state) == [.complete, .pulling(objects: 14)])
                     let partial = try await Self.owners(reader)

@@ -88,15 +88,15 @@ public struct HTTPHub: SyncHub, CustomStringConvertible, CustomDebugStringConver
         return Changeset(data: body)
     }
 
-    /// `GET /v1/pull?catchUp=&upto=&catchUpAfter=&epoch=&limit=`.
-    public func catchUp(_ subscription: SyncSubscription, upto: UInt64, after: Data, epoch: UUID, limit: Int)
+    /// `GET /v1/pull?firstPull=&upto=&firstPullAfter=&epoch=&limit=`.
+    public func firstPull(_ subscription: SyncSubscription, upto: UInt64, after: Data, epoch: UUID, limit: Int)
         async throws -> Changeset
     {
         let request = try request(
             "GET", "pull",
             query: [
-                ("catchUp", try HubSubscriptions([subscription]).parameter), ("upto", String(upto)),
-                ("catchUpAfter", after.hexString), ("epoch", epoch.uuidString.lowercased()),
+                ("firstPull", try HubSubscriptions([subscription]).parameter), ("upto", String(upto)),
+                ("firstPullAfter", after.hexString), ("epoch", epoch.uuidString.lowercased()),
                 ("limit", String(limit)),
             ])
         let (status, body) = try await send(request)

@@ -22,9 +22,9 @@ struct HubRound: Sendable {
         /// ``SyncHub/pull(from:epoch:limit:subscriptions:)``, with the
         /// round's page size.
         case pull(SyncCursor, epoch: UUID, subscriptions: [SyncSubscription])
-        /// ``SyncHub/catchUp(_:upto:after:epoch:limit:)``, with the round's
+        /// ``SyncHub/firstPull(_:upto:after:epoch:limit:)``, with the round's
         /// page size.
-        case catchUp(SyncSubscription, upto: UInt64, after: Data, epoch: UUID)
+        case firstPull(SyncSubscription, upto: UInt64, after: Data, epoch: UUID)
         /// Nothing: the round is over.
         case finished(SyncHubReport)
     }
@@ -38,7 +38,7 @@ struct HubRound: Sendable {
         case pushRefused(StrataError)
         case pulled(Changeset)
         /// A page of a subscription's first pull.
-        case caughtUp(Changeset)
+        case firstPulled(Changeset)
         /// The hub refused a pull: after an epoch change the round starts
         /// again; the rest it throws.
         case pullRefused(StrataError)
@@ -69,7 +69,7 @@ struct HubRound: Sendable {
     /// The file's subscriptions, as the round last read them.
     private var subscriptions: [SyncSubscription] = []
     /// The subscription whose first pull is under way.
-    private var catchingUp: UUID?
+    private var firstPulling: UUID?
 
     init(
         sync: DatabaseSync, pageSize: Int, events: (@Sendable (SyncEvent) -> Void)?, usesSubscriptions: Bool = true
@@ -114,7 +114,7 @@ struct HubRound: Sendable {
             try acknowledge(answer.acceptedThrough)
             // A hub that did not move the cursor would be sent the same
             // page forever: the next round asks its session again.
-            guard summary.hasMore, answer.acceptedThrough != cursor else { return try firstPull() }
+            guard summary.hasMore, answer.acceptedThrough != cursor else { return try startPull() }
             cursor = answer.acceptedThrough
             return try nextPush()
         case .pushRefused(let error):
@@ -127,7 +127,7 @@ struct HubRound: Sendable {
             }
             guard error.hubRefusal?.code == .clockSkew else { throw error }
             clockError = error
-            return try firstPull()
+            return try startPull()
         case .pulled(let changeset):
             let summary = try changeset.summary()
             let epochSite = SiteID(uuid: session!.epoch)
@@ -141,32 +141,32 @@ struct HubRound: Sendable {
             }
             cursor = next
             return .pull(cursor, epoch: session!.epoch, subscriptions: subscriptions)
-        case .caughtUp(let changeset):
+        case .firstPulled(let changeset):
             let content = try ChangesetCodec.decode(changeset.data)
             let epochSite = SiteID(uuid: session!.epoch)
             guard content.sender == epochSite else {
                 throw StrataError.changesetRefused(
                     path: sync.database.path, "it was made by site \(content.sender), not by the hub's epoch",
-                    remedy: "Check what the transport's catchUp returns.")
+                    remedy: "Check what the transport's firstPull returns.")
             }
             report!.received.add(try sync.apply(content: content, movingCursor: false))
             report!.pulledObjects += content.entries.count
             report!.pulledPages += 1
-            let id = catchingUp!
+            let id = firstPulling!
             let last = content.entries.last.map { Data(ChangesetCodec.valueBytes($0.key)) }
             let (count, hasMore) = (content.entries.count, content.hasMore)
             subscriptions = try sync.updateSubscriptions { list in
-                guard let index = list.firstIndex(where: { $0.id == id }), var catchUp = list[index].catchUp else {
+                guard let index = list.firstIndex(where: { $0.id == id }), var firstPull = list[index].firstPull else {
                     return list
                 }
-                catchUp.objects += count
-                if let last { catchUp.after = last }
-                list[index].catchUp = catchUp
-                list[index].state = hasMore && last != nil ? .pulling(objects: catchUp.objects) : .complete
+                firstPull.objects += count
+                if let last { firstPull.after = last }
+                list[index].firstPull = firstPull
+                list[index].state = hasMore && last != nil ? .pulling(objects: firstPull.objects) : .complete
                 return list
             }
             events?(.subscriptions(subscriptions))
-            return try nextCatchUp()
+            return try nextFirstPull()
         case .pullRefused(let error):
             guard error.hubRefusal?.code == .epochChanged, attempt < Self.epochAttempts else { throw error }
             return .session(site)
@@ -178,7 +178,7 @@ struct HubRound: Sendable {
         while true {
             let changeset = try sync.changes(from: cursor, limit: pushSize)
             let summary = try changeset.summary()
-            guard summary.entryCount > 0 else { return try firstPull() }
+            guard summary.entryCount > 0 else { return try startPull() }
             guard changeset.data.count <= session!.maxBodyBytes || pushSize == 1 else {
                 halvePushSize()
                 continue
@@ -195,7 +195,7 @@ struct HubRound: Sendable {
 
     /// The pull of the session's epoch, from the file's cursor of it:
     /// after the first pulls of the subscriptions that lack their objects.
-    private mutating func firstPull() throws -> Request {
+    private mutating func startPull() throws -> Request {
         cursor = try sync.cursor(of: SiteID(uuid: session!.epoch))
         guard usesSubscriptions else { return .pull(cursor, epoch: session!.epoch, subscriptions: []) }
         // A subscription's first pull takes the objects changed up to where
@@ -208,41 +208,42 @@ struct HubRound: Sendable {
         let (epoch, upto) = (session!.epoch, fresh ? session!.hubSeq : cursor.after)
         subscriptions = try sync.subscriptions()
         // A write only when a first pull starts.
-        guard subscriptions.contains(where: { $0.state != .complete && $0.catchUp?.epoch != epoch }) else {
-            return try nextCatchUp()
+        guard subscriptions.contains(where: { $0.state != .complete && $0.firstPull?.epoch != epoch }) else {
+            return try nextFirstPull()
         }
         subscriptions = try sync.updateSubscriptions { list in
             for index in list.indices where list[index].state != .complete {
-                if list[index].catchUp?.epoch != epoch {
-                    list[index].catchUp = SyncSubscription.CatchUp(epoch: epoch, upto: upto, after: Data(), objects: 0)
+                if list[index].firstPull?.epoch != epoch {
+                    list[index].firstPull = SyncSubscription.FirstPull(
+                        epoch: epoch, upto: upto, after: Data(), objects: 0)
                     list[index].state = .pulling(objects: 0)
                 }
             }
             return list
         }
         events?(.subscriptions(subscriptions))
-        return try nextCatchUp()
+        return try nextFirstPull()
     }
 
     /// The next page of a subscription's first pull; the pull once none
     /// lacks its objects.
-    private mutating func nextCatchUp() throws -> Request {
-        guard let next = subscriptions.first(where: { $0.state != .complete }), let catchUp = next.catchUp else {
-            catchingUp = nil
+    private mutating func nextFirstPull() throws -> Request {
+        guard let next = subscriptions.first(where: { $0.state != .complete }), let firstPull = next.firstPull else {
+            firstPulling = nil
             // Every subscription took its objects up to one commit of the
             // hub, and the file had nothing of it before: its cursor starts
             // at that commit.
             let epoch = session!.epoch
-            if cursor == .start, let first = subscriptions.first?.catchUp, first.epoch == epoch, first.upto > 0,
-                subscriptions.allSatisfy({ $0.catchUp?.epoch == epoch && $0.catchUp?.upto == first.upto })
+            if cursor == .start, let first = subscriptions.first?.firstPull, first.epoch == epoch, first.upto > 0,
+                subscriptions.allSatisfy({ $0.firstPull?.epoch == epoch && $0.firstPull?.upto == first.upto })
             {
                 try sync.startCursor(of: SiteID(uuid: epoch), at: first.upto)
                 cursor = try sync.cursor(of: SiteID(uuid: epoch))
             }
             return .pull(cursor, epoch: epoch, subscriptions: subscriptions)
         }
-        catchingUp = next.id
-        return .catchUp(next, upto: catchUp.upto, after: catchUp.after, epoch: catchUp.epoch)
+        firstPulling = next.id
+        return .firstPull(next, upto: firstPull.upto, after: firstPull.after, epoch: firstPull.epoch)
     }
 
     /// Tells of a hub clock further from this device's than a changeset's
@@ -299,10 +300,10 @@ extension HubRound {
             } catch let error as StrataError {
                 return .pullRefused(error)
             }
-        case .catchUp(let subscription, let upto, let after, let epoch):
+        case .firstPull(let subscription, let upto, let after, let epoch):
             do {
-                return .caughtUp(
-                    try await hub.catchUp(subscription, upto: upto, after: after, epoch: epoch, limit: limit))
+                return .firstPulled(
+                    try await hub.firstPull(subscription, upto: upto, after: after, epoch: epoch, limit: limit))
             } catch let error as StrataError {
                 return .pullRefused(error)
             }
@@ -328,7 +329,7 @@ extension HubRound {
                 request = try round.next(.pushed(answer))
             case .pull(let cursor, let epoch, _):
                 request = try round.next(.pulled(try hub.changes(from: cursor, epoch: epoch, limit: pageSize)))
-            case .catchUp:
+            case .firstPull:
                 preconditionFailure("A round with another file asks for no subscription's objects")
             case .finished(let report):
                 return report

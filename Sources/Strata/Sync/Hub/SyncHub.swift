@@ -55,7 +55,7 @@ public protocol SyncHub: Sendable {
     /// changeset bytes of the last key a page held; empty at first), at
     /// most `limit` objects, as a changeset of the epoch's site whose
     /// summary says `hasMore`. Applied without moving the file's cursor.
-    func catchUp(_ subscription: SyncSubscription, upto: UInt64, after: Data, epoch: UUID, limit: Int)
+    func firstPull(_ subscription: SyncSubscription, upto: UInt64, after: Data, epoch: UUID, limit: Int)
         async throws -> Changeset
 }
 
@@ -70,7 +70,7 @@ extension SyncHub {
     }
 
     /// A transport without subscriptions refuses.
-    public func catchUp(_ subscription: SyncSubscription, upto: UInt64, after: Data, epoch: UUID, limit: Int)
+    public func firstPull(_ subscription: SyncSubscription, upto: UInt64, after: Data, epoch: UUID, limit: Int)
         async throws -> Changeset
     {
         throw Self.noSubscriptions

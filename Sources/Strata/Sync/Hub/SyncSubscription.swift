@@ -131,9 +131,9 @@ public struct SyncSubscription: Sendable, Hashable, Identifiable, CustomStringCo
 
     /// Where its objects' first pull is: the hub's epoch and sequence
     /// number it pulls up to, and the key of the last object it got.
-    var catchUp: CatchUp?
+    var firstPull: FirstPull?
 
-    struct CatchUp: Sendable, Hashable {
+    struct FirstPull: Sendable, Hashable {
         var epoch: UUID
         var upto: UInt64
         var after: Data
@@ -221,7 +221,7 @@ extension SyncSubscription: Codable {
         filter = try container.decode(SyncFilter.self, forKey: .filter)
         if let epoch = try container.decodeIfPresent(UUID.self, forKey: .epoch) {
             let objects = try container.decode(Int.self, forKey: .objects)
-            catchUp = CatchUp(
+            firstPull = FirstPull(
                 epoch: epoch, upto: try container.decode(UInt64.self, forKey: .upto),
                 after: Data(hex: try container.decode(String.self, forKey: .after)) ?? Data(),
                 objects: objects)
@@ -241,17 +241,17 @@ extension SyncSubscription: Codable {
         try container.encode(typeName, forKey: .type)
         try container.encode(filter, forKey: .filter)
         if state == .complete { try container.encode(true, forKey: .complete) }
-        if let catchUp {
-            try container.encode(catchUp.epoch, forKey: .epoch)
-            try container.encode(catchUp.upto, forKey: .upto)
-            try container.encode(catchUp.after.hexString, forKey: .after)
-            try container.encode(catchUp.objects, forKey: .objects)
+        if let firstPull {
+            try container.encode(firstPull.epoch, forKey: .epoch)
+            try container.encode(firstPull.upto, forKey: .upto)
+            try container.encode(firstPull.after.hexString, forKey: .after)
+            try container.encode(firstPull.objects, forKey: .objects)
         }
     }
 }
 
 /// Subscriptions as a pull names them to the hub: each one's type and
-/// filter, as JSON, in the query parameter `subscriptions` (or `catchUp`)
+/// filter, as JSON, in the query parameter `subscriptions` (or `firstPull`)
 /// as base64url. For a transport of your own and the hub.
 public struct HubSubscriptions: Sendable, Hashable, Codable {
     /// One subscription: its type and filter.
