@@ -116,7 +116,17 @@ public enum HubSchema {
                 """,
             ] + rowLevelSecurity(tenantTables) + tenantRole
 
-        )
+        ),
+        // Compaction (docs/Hub.md, "Compaction"): each device's
+        // acknowledged pull cursor, and how far the tenant's tombstones
+        // were removed.
+        Step(
+            version: 2,
+            statements: [
+                "ALTER TABLE devices ADD COLUMN pulled_seq bigint NOT NULL DEFAULT 0",
+                "ALTER TABLE tenants ADD COLUMN compacted_seq bigint NOT NULL DEFAULT 0",
+                "CREATE INDEX batches_by_tenant ON batches (tenant_id, received_at)",
+            ]),
     ]
 
     /// The tables whose rows belong to one tenant.

@@ -96,6 +96,11 @@ public struct SyncHubReport: Sendable, Equatable, CustomStringConvertible {
     /// another type (`schemaConflict`). The rest of those pushes was
     /// merged.
     public internal(set) var refusedFields: [HubRefusedField] = []
+    /// Set when the hub had compacted tombstones past this file's cursor
+    /// (the device was offline longer than the hub's retention): the round
+    /// caught up and deleted here what the hub no longer has. Nothing of
+    /// this file's own changes was lost; its pushes merged as usual.
+    public internal(set) var catchUp: SyncCatchUp?
     /// The hub's epoch the round ended with.
     public internal(set) var epoch: UUID
     /// The epoch the round began with, when the hub's data was restored
@@ -142,6 +147,9 @@ public struct SyncHubReport: Sendable, Equatable, CustomStringConvertible {
                 "; learned \(count(received.learnedTypes.count, "type")), \(count(received.learnedFields.count, "field"))"
         }
         if !refusedFields.isEmpty { text += "; the hub refused \(count(refusedFields.count, "field"))" }
+        if let catchUp {
+            text += "; caught up past compacted tombstones: \(count(catchUp.removedObjects, "object")) removed here"
+        }
         return text
     }
 }
