@@ -110,12 +110,13 @@ extension Hub {
             guard report.ran else { return report }
             let active = try await connection.query(
                 """
-                SELECT min(pulled_seq) FROM devices
+                SELECT coalesce(min(pulled_seq), -1) FROM devices
                 WHERE tenant_id = \(tenant) AND revoked_at IS NULL
                   AND coalesce(last_seen, created_at) > now() - make_interval(secs => \(seconds))
                 """, logger: logger)
-            for try await lowest in active.decode(Int64?.self) {
-                if let lowest { report.horizon = min(report.horizon, lowest) }
+            // -1: no active device.
+            for try await lowest in active.decode(Int64.self) where lowest >= 0 {
+                report.horizon = min(report.horizon, lowest)
             }
             let tombstones = try await connection.query(
                 """

@@ -110,9 +110,9 @@ extension Hub {
                     since: since, after: after, upto: UInt64(upto), hasMore: hasMore))
             return (data, current)
         }
-        if let (data, epoch) = result {
-            noteAcknowledged(device, epoch: epoch, since: since)
-            return data
+        if let result {
+            noteAcknowledged(device, epoch: result.1, since: since)
+            return result.0
         }
         throw HubError.epochChanged(try await renewEpoch(tenant: tenant))
     }

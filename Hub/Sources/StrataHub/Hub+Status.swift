@@ -7,12 +7,16 @@ import PostgresNIO
 public struct DatasetStatus: Sendable, Equatable, Codable {
     /// One device of the dataset.
     public struct Device: Sendable, Equatable, Codable {
+        /// The device's id, as `strata-hub device add` printed it.
         public var id: UUID
+        /// Its name for people.
         public var name: String
+        /// When it was added.
         public var createdAt: Date
         /// When its token was last used (at most a minute off); nil when
         /// never.
         public var lastSeen: Date?
+        /// Whether its token is revoked.
         public var revoked: Bool
         /// The hub sequence number through which it has applied the hub's
         /// changes, as its last pull said (stored every few seconds by the
@@ -26,7 +30,9 @@ public struct DatasetStatus: Sendable, Equatable, Codable {
         public var pushCursors: [String: UInt64]
     }
 
+    /// The dataset (the hub's tenant).
     public var dataset: UUID
+    /// The hub's epoch for it.
     public var epoch: UUID
     /// The last hub commit.
     public var hubSeq: Int64
@@ -38,6 +44,7 @@ public struct DatasetStatus: Sendable, Equatable, Codable {
     public var tombstones: Int
     /// Stored push answers (`batches` rows).
     public var batches: Int
+    /// Its devices, oldest first.
     public var devices: [Device]
 
     /// The status for people: the dataset's figures, then a line per
@@ -54,7 +61,8 @@ public struct DatasetStatus: Sendable, Equatable, Codable {
             let seen = device.lastSeen.map { dates.string(from: $0) } ?? "never"
             let pushed =
                 device.pushCursors.isEmpty
-                ? "none" : device.pushCursors.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }.joined(
+                ? "none"
+                : device.pushCursors.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }.joined(
                     separator: ",")
             lines.append(
                 "  \(device.id.uuidString.lowercased())  \(device.name)\(device.revoked ? " (revoked)" : "")  "

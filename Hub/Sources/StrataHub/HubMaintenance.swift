@@ -15,6 +15,9 @@ public struct HubMaintenance: Service {
     /// nil: no periodic compaction (`strata-hub compact` on demand).
     let compactEvery: Duration?
 
+    /// Housekeeping for `hub`: compaction every `compactEvery` (never when
+    /// nil) with `retention`, acknowledged cursors stored every
+    /// `flushEvery`.
     public init(hub: Hub, retention: Duration, flushEvery: Duration = .seconds(10), compactEvery: Duration?) {
         self.hub = hub
         self.retention = retention
@@ -22,6 +25,7 @@ public struct HubMaintenance: Service {
         self.compactEvery = compactEvery
     }
 
+    /// Runs until the application shuts down.
     public func run() async throws {
         let clock = ContinuousClock()
         var nextCompaction = compactEvery.map { clock.now.advanced(by: $0) }

@@ -187,7 +187,9 @@ struct Compact: AsyncParsableCommand {
         let reports = try await database.settings.withClient(logger: logger) { client in
             let hub = Hub(client: client, logger: logger)
             var reports: [CompactionReport] = []
-            for tenant in try await only.map({ [$0] }) ?? hub.tenants() {
+            var tenants = only.map { [$0] } ?? []
+            if only == nil { tenants = try await hub.tenants() }
+            for tenant in tenants {
                 reports.append(try await hub.compact(tenant: tenant, retention: retention))
             }
             return reports

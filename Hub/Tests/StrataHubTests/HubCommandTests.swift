@@ -17,6 +17,8 @@ import Darwin
         ["device", "revoke", UUID().uuidString],
         ["epoch", "--tenant", UUID().uuidString],
         ["serve", "--port", "0"],
+        ["compact"],
+        ["status", "--dataset", UUID().uuidString],
     ]
 
     @Test(arguments: commands) func aCommandFailsFastNamingTheHostItTried(_ command: [String]) async throws {

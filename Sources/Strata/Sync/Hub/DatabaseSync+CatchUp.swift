@@ -12,9 +12,11 @@ public struct SyncCatchUp: Sendable, Equatable {
     public var compactedSeq: UInt64
     /// The objects of this file the hub no longer had, deleted here.
     public var removedObjects: Int
-    /// The objects of this file the hub no longer had but that held
-    /// changes the hub had not acknowledged: kept, each as a new life with
-    /// all its fields, and pushed (they live again on every device).
+    /// The objects of this file the hub did not have that hold changes
+    /// made here since the hub last acknowledged this file's changes:
+    /// objects made here, and objects changed here after the hub deleted
+    /// them. Kept, each as a new life with all its fields, and pushed:
+    /// they live on every device.
     public var keptObjects: Int
 }
 

@@ -6,7 +6,8 @@ import Foundation
 ///
 /// ``HTTPHub`` speaks the hub's HTTP protocol (`docs/Hub.md`);
 /// ``InProcessHub`` is a Strata file of the process as the hub; a test or
-/// another transport implements the four calls itself. Failures are
+/// another transport implements the four calls itself (the fifth,
+/// ``catchUp(since:after:epoch:limit:)``, only when it compacts). Failures are
 /// thrown as ``StrataError``s the exchange understands: code
 /// ``StrataError/Code/hubRefused`` with a ``HubRefusal`` as the
 /// ``StrataError/cause`` when the hub answered with an error, and
