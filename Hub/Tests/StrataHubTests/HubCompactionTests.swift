@@ -12,6 +12,22 @@ import Testing
 struct HubCompactionTests {
     static let hour = Duration.seconds(3_600)
 
+    /// Runs `body` with a hub, a phone and a laptop of a new tenant, and
+    /// each as a ``Device`` that exchanges through the hub directly.
+    static func withTwoDevices(
+        _ body: @Sendable (Hub, TwoDevices, Device, Device, PostgresSettings) async throws -> Void
+    ) async throws {
+        try await TestCluster.withHub { hub, settings in
+            let folder = try TemporaryFolder()
+            defer { folder.remove() }
+            let devices = try await TwoDevices(hub, in: folder)
+            defer { devices.close() }
+            try await body(
+                hub, devices, Device(database: devices.phone, hub: hub, device: devices.phoneDevice),
+                Device(database: devices.laptop, hub: hub, device: devices.laptopDevice), settings)
+        }
+    }
+
     /// Marks `device` unseen for two hours: past an hour's retention.
     static func away(_ device: Hub.Device, _ hub: Hub) async throws {
         try await hub.client.query(
@@ -29,13 +45,7 @@ struct HubCompactionTests {
     /// back. The figure of docs/Benchmarks.md ("The hub"): rows left for
     /// deleted objects after compaction, against those deleted.
     @Test func tombstonesGoOnceEveryActiveDeviceHasPulledPastThem() async throws {
-        try await TestCluster.withHub { hub, _ in
-            let folder = try TemporaryFolder()
-            defer { folder.remove() }
-            let devices = try await TwoDevices(hub, in: folder)
-            defer { devices.close() }
-            let phone = Device(database: devices.phone, hub: hub, device: devices.phoneDevice)
-            let laptop = Device(database: devices.laptop, hub: hub, device: devices.laptopDevice)
+        try await Self.withTwoDevices { hub, devices, phone, laptop, _ in
             let (created, deleted) = (4_000, 2_000)
             try await devices.phone.write { tx in
                 for i in 0 ..< created { try tx.insert(Note(id: i, title: "note \(i)")) }
@@ -81,13 +91,7 @@ struct HubCompactionTests {
     /// A device unseen for longer than the retention holds nothing back;
     /// one seen within it does, whatever its cursor.
     @Test func aDeviceUnseenPastTheRetentionHoldsNothingBack() async throws {
-        try await TestCluster.withHub { hub, _ in
-            let folder = try TemporaryFolder()
-            defer { folder.remove() }
-            let devices = try await TwoDevices(hub, in: folder)
-            defer { devices.close() }
-            let phone = Device(database: devices.phone, hub: hub, device: devices.phoneDevice)
-            let laptop = Device(database: devices.laptop, hub: hub, device: devices.laptopDevice)
+        try await Self.withTwoDevices { hub, devices, phone, laptop, _ in
             try await devices.phone.write { tx in
                 for i in 0 ..< 10 { try tx.insert(Note(id: i, title: "note \(i)")) }
             }
@@ -124,13 +128,7 @@ struct HubCompactionTests {
     /// `batches` rows stay for the retention, then go once every active
     /// device has pulled past their commits.
     @Test func pushAnswersAreKeptForTheRetentionThenGo() async throws {
-        try await TestCluster.withHub { hub, _ in
-            let folder = try TemporaryFolder()
-            defer { folder.remove() }
-            let devices = try await TwoDevices(hub, in: folder)
-            defer { devices.close() }
-            let phone = Device(database: devices.phone, hub: hub, device: devices.phoneDevice)
-            let laptop = Device(database: devices.laptop, hub: hub, device: devices.laptopDevice)
+        try await Self.withTwoDevices { hub, devices, phone, laptop, _ in
             for round in 0 ..< 3 {
                 try await devices.phone.write { tx in try tx.insert(Note(id: round, title: "round \(round)")) }
                 try await phone.exchange()
@@ -162,11 +160,7 @@ struct HubCompactionTests {
     /// catches up: the note it left alone goes, the one it edited comes
     /// back whole on every device, its other changes merge as usual.
     @Test func aDeviceAwayPastCompactionCatchesUpKeepingItsChanges() async throws {
-        try await TestCluster.withHub { hub, _ in
-            let folder = try TemporaryFolder()
-            defer { folder.remove() }
-            let devices = try await TwoDevices(hub, in: folder)
-            defer { devices.close() }
+        try await Self.withTwoDevices { hub, devices, _, _, _ in
             let (phone, laptop) = (devices.phone, devices.laptop)
             let (phoneToken, laptopToken) = (devices.phoneToken, devices.laptopToken)
             let (tenant, laptopDevice) = (devices.tenant, devices.laptopDevice)
@@ -222,13 +216,7 @@ struct HubCompactionTests {
     /// `status` tells each device's cursors and lag, for people and as
     /// JSON, through the API and the command.
     @Test func statusTellsEachDevicesCursorsAndLag() async throws {
-        try await TestCluster.withHub { hub, settings in
-            let folder = try TemporaryFolder()
-            defer { folder.remove() }
-            let devices = try await TwoDevices(hub, in: folder)
-            defer { devices.close() }
-            let phone = Device(database: devices.phone, hub: hub, device: devices.phoneDevice)
-            let laptop = Device(database: devices.laptop, hub: hub, device: devices.laptopDevice)
+        try await Self.withTwoDevices { hub, devices, phone, laptop, settings in
             try await devices.phone.write { tx in try tx.insert(Note(id: 1, title: "one")) }
             try await phone.exchange()
             try await laptop.exchange()

@@ -67,13 +67,6 @@ public struct HubRefusal: Error, Sendable, Hashable {
     /// The hub (`strata-hub`) refuses with these very values: this list
     /// is the protocol's, docs/Hub.md's table read as code.
     public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
-        /// 410: a pull's cursor is older than the tombstones the hub
-        /// compacted (the device was offline past the hub's retention): a
-        /// plain pull would miss deletions. The client catches up instead
-        /// (docs/Hub.md, "Compaction"); an older client that cannot stops
-        /// here rather than diverge.
-        public static let cursorCompacted = Code(rawValue: "cursorCompacted")
-
         /// The code as the hub spells it.
         public var rawValue: String
 
