@@ -200,7 +200,9 @@ struct HubCompactionTests {
                     Note(id: 4, title: "note 4", body: "body 4"), Note(id: 5, title: "added away"),
                 ]
                 for database in [laptop, phone] {
-                    let notes = try await database.read { try $0.objects(Note.self).sorted { $0.id < $1.id } }
+                    let notes = try await database.read { tx in try tx.objects(Note.self).map { $0 } }.sorted(by: {
+                        $0.id < $1.id
+                    })
                     #expect(notes.map(\.id) == expected.map(\.id), "\(database.path)")
                     #expect(notes.map(\.title) == expected.map(\.title), "\(database.path)")
                     #expect(notes.map(\.body) == expected.map(\.body), "\(database.path)")
