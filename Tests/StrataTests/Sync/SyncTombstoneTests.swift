@@ -7,15 +7,9 @@ import Testing
 /// holds its tombstone back, and what was dropped leaves the files sound
 /// and still converging.
 @Suite(.temporaryFolder) struct SyncTombstoneTests {
-    let folder = TemporaryFolder.current
-
-    func open(_ name: String) throws -> Database {
-        var config = Database.Configuration(path: folder.path(name), schemaVersion: 1, models: [NoteV1.self])
-        config.durability = .noSync
-        config.mode = .synced
-        config.sync = .init(dataset: SyncExchangeTests.dataset)
-        return try Database(configuration: config)
-    }
+    /// A file of `NoteV1` in the test's folder, as the exchange tests open
+    /// theirs.
+    func open(_ name: String) throws -> Database { try SyncExchangeTests().open(name) }
 
     func ids(_ db: Database) throws -> [Int] {
         try db.read { tx in try tx.objects(NoteV1.self).map(\.id).sorted() }
