@@ -14,7 +14,7 @@ import ServiceLifecycle
 /// wait, and then pokes every tenant that has subscribers here with its
 /// current sequence number: a commit announced while no one listened is
 /// not lost, only late. Runs as a service of the hub's application
-/// (``HubServer/application(_:host:port:onServerRunning:logger:)``) until
+/// (``HubServer/application(_:host:port:maintenance:onServerRunning:logger:)``) until
 /// the application shuts down.
 public struct CommitListener: Service {
     let hub: Hub

@@ -11,9 +11,11 @@ extension Hub {
         return try await inTenant(device.tenant, readOnly: true) { connection in
             let (epoch, nextSeq, _) = try await self.tenantState(device.tenant, connection)
             let progress = try await self.siteProgress(site.uuid, connection)
+            let compacted = try await self.compactedSeq(device.tenant, connection)
             return HubSession(
                 tenant: device.tenant, device: device.id, epoch: epoch, hubSeq: UInt64(nextSeq),
-                hubTimeMilliseconds: Hub.now(), maxBodyBytes: maxBodyBytes, pushCursor: progress.cursor)
+                hubTimeMilliseconds: Hub.now(), maxBodyBytes: maxBodyBytes, pushCursor: progress.cursor,
+                compactedSeq: UInt64(compacted))
         }
     }
 
@@ -33,6 +35,15 @@ extension Hub {
         throw HubError.unauthorized
     }
 
+    /// The sequence number through which the tenant's tombstones were
+    /// compacted (0: never).
+    func compactedSeq(_ tenant: UUID, _ connection: PostgresConnection) async throws -> Int64 {
+        let rows = try await connection.query(
+            "SELECT compacted_seq FROM tenants WHERE id = \(tenant)", logger: logger)
+        for try await seq in rows.decode(Int64.self) { return seq }
+        return 0
+    }
+
     /// The most objects a pull returns.
     public static let maxPullLimit = 20_000
 
@@ -40,25 +51,42 @@ extension Hub {
     /// `after`): at most `limit` objects, whole hub commits, as a changeset
     /// made by the epoch's site (docs/Hub.md, "GET /v1/pull").
     ///
+    /// A catch-up pull (`catchUp`) walks from `after`, which may be below
+    /// `since`: every live object comes, with the fields changed after
+    /// `since`, so that a device whose cursor is older than the compacted
+    /// tombstones learns which of its objects the hub no longer has
+    /// (docs/Hub.md, "Compaction").
+    ///
+    /// Notes `since` as the device's acknowledged pull cursor
+    /// (``flushAcknowledgements()`` stores it).
+    ///
     /// - Throws: ``HubError`` `epochChanged` when `epoch` is not the
     ///   tenant's, or the cursor is past the hub's last commit (its data was
-    ///   restored from a backup: the tenant gets a new epoch).
+    ///   restored from a backup: the tenant gets a new epoch);
+    ///   `cursorCompacted` for a pull that is not a catch-up from a cursor
+    ///   (above 0) below the tenant's compacted tombstones.
     ///
     /// With `subscriptions`, only the objects they select (docs/Hub.md,
     /// "Subscriptions"); with sync rules, only those the device may read.
     public func pull(
-        device: Device, since: UInt64, after: UInt64, epoch: UUID?, limit: Int,
+        device: Device, since: UInt64, after: UInt64, epoch: UUID?, limit: Int, catchUp: Bool = false,
         subscriptions: HubSubscriptions? = nil
     ) async throws -> Data {
         let limit = min(max(limit, 1), Hub.maxPullLimit)
-        let after = max(after, since)
+        let after = catchUp ? after : max(after, since)
         let logger = self.logger
         let tenant = device.tenant
-        let result: Data? = try await inTenant(tenant, readOnly: true) { connection in
+        let result: (Data, UUID)? = try await inTenant(tenant, readOnly: true) { connection in
             let (current, nextSeq, rulesVersion) = try await self.tenantState(tenant, connection)
             if let epoch, epoch != current { throw HubError.epochChanged(current) }
             // A cursor past the last commit: the data went back in time.
-            guard after <= UInt64(nextSeq) else { return nil }
+            guard after <= UInt64(nextSeq), since <= UInt64(nextSeq) else { return nil }
+            // A pull from the start sends every live object: it needs no
+            // tombstone. Any other misses the compacted ones.
+            let compacted = try await self.compactedSeq(tenant, connection)
+            if !catchUp, since > 0, since < UInt64(compacted) {
+                throw HubError.cursorCompacted(since: since, compactedSeq: compacted)
+            }
             let (upto, hasMore) = try await self.pageEnd(
                 tenant, after: after, nextSeq: nextSeq, limit: limit, connection)
             var builder = PullBuilder()
@@ -98,13 +126,17 @@ extension Hub {
                 try builder.add(row)
             }
             let types = try await self.wireTypes(builder.typeNames, connection)
-            return ChangesetCodec.encode(
+            let data = ChangesetCodec.encode(
                 try builder.content(
                     dataset: SiteID(uuid: tenant), sender: SiteID(uuid: current), types: types,
                     senderSeq: UInt64(nextSeq),
                     since: since, after: after, upto: UInt64(upto), hasMore: hasMore))
+            return (data, current)
         }
-        if let result { return result }
+        if let result {
+            noteAcknowledged(device, epoch: result.1, since: since)
+            return result.0
+        }
         throw HubError.epochChanged(try await renewEpoch(tenant: tenant))
     }
 

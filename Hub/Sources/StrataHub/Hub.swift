@@ -32,6 +32,18 @@ public final class Hub: Sendable {
     /// The PostgreSQL channel on which each commit is announced, with the
     /// payload `TENANT:SEQ`, to every hub process on the database.
     public static let commitChannel = "strata_commits"
+    /// The pull cursors devices acknowledged since the last
+    /// ``flushAcknowledgements()``, by device: written in batches, not a
+    /// commit per pull (a stored cursor lower than a device's is safe: it
+    /// only holds compaction back).
+    let acknowledged = NIOLockedValueBox<[UUID: Acknowledgement]>([:])
+
+    /// A device's acknowledged pull cursor, in the epoch it pulled from.
+    struct Acknowledgement {
+        var tenant: UUID
+        var epoch: UUID
+        var since: Int64
+    }
 
     /// A hub on `client`'s database (migrated: ``HubSchema/migrate(_:logger:)``).
     public init(
@@ -164,8 +176,14 @@ public final class Hub: Sendable {
         let renewed = try await asOwner(of: tenant) { connection in
             let rows = try await connection.query(
                 "UPDATE tenants SET epoch = \(epoch) WHERE id = \(tenant) RETURNING id", logger: self.logger)
-            for try await _ in rows { return true }
-            return false
+            var found = false
+            for try await _ in rows { found = true }
+            // Cursors of the old epoch say nothing of the new one's data.
+            if found {
+                try await connection.query(
+                    "UPDATE devices SET pulled_seq = 0 WHERE tenant_id = \(tenant)", logger: self.logger)
+            }
+            return found
         }
         guard renewed else { throw HubError.unknownTenant(tenant) }
         return epoch

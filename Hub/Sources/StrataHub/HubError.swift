@@ -77,6 +77,14 @@ public struct HubError: Error, CustomStringConvertible, Sendable {
             fields: ["epoch": .string(epoch.uuidString)])
     }
 
+    static func cursorCompacted(since: UInt64, compactedSeq: Int64) -> HubError {
+        HubError(
+            code: .cursorCompacted, status: .gone,
+            message:
+                "The cursor \(since) is older than the tombstones this hub compacted (through \(compactedSeq)): pull with catchUp=1 from after=0 to learn which objects were deleted.",
+            fields: ["compactedSeq": .number(Double(compactedSeq))])
+    }
+
     static func bodyTooLarge(limit: Int) -> HubError {
         HubError(
             code: .bodyTooLarge, status: .contentTooLarge,

@@ -154,6 +154,16 @@ public enum HubSchema {
                 "GRANT SELECT, INSERT, UPDATE, DELETE ON \(laterTenantTables.joined(separator: ", ")) TO strata_tenant",
             ] + rowLevelSecurity(laterTenantTables)
         ),
+        // Compaction (docs/Hub.md, "Compaction"): each device's
+        // acknowledged pull cursor, and how far the tenant's tombstones
+        // were removed.
+        Step(
+            version: 3,
+            statements: [
+                "ALTER TABLE devices ADD COLUMN pulled_seq bigint NOT NULL DEFAULT 0",
+                "ALTER TABLE tenants ADD COLUMN compacted_seq bigint NOT NULL DEFAULT 0",
+                "CREATE INDEX batches_by_tenant ON batches (tenant_id, received_at)",
+            ]),
     ]
 
     /// The tables whose rows belong to one tenant.

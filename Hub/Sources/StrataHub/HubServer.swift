@@ -5,6 +5,7 @@ import HummingbirdWebSocket
 import Logging
 import NIOCore
 import PostgresNIO
+import ServiceLifecycle
 @_spi(Hub) import Strata
 
 /// The hub's HTTP server: the routes of docs/Hub.md on a ``Hub``.
@@ -92,9 +93,13 @@ public enum HubServer {
                         throw HubError.invalidRequest(
                             "`afterKey` must be empty: the hub's pages end at whole commits.")
                     }
+                    let catchUp = try number("catchUp", default: 0)
+                    guard catchUp <= 1 else {
+                        throw HubError.invalidRequest("`catchUp` must be 0 or 1, not \(catchUp).")
+                    }
                     data = try await hub.pull(
                         device: device, since: since, after: after, epoch: epoch, limit: Int(min(limit, 1 << 30)),
-                        subscriptions: try subscriptions("subscriptions"))
+                        catchUp: catchUp == 1, subscriptions: try subscriptions("subscriptions"))
                 }
                 return Response(
                     status: .ok, headers: [.contentType: "application/vnd.strata.changeset"],
@@ -155,18 +160,21 @@ public enum HubServer {
     }
 
     /// The application: the router on `host`:`port`, WebSocket upgrades
-    /// included, with the PostgreSQL client and the ``CommitListener`` (the
-    /// commits of every hub process on the database) as services it runs.
+    /// included, with the PostgreSQL client, the ``CommitListener`` (the
+    /// commits of every hub process on the database) and `maintenance`
+    /// (acknowledged cursors, compaction) as services it runs.
     public static func application(
-        _ hub: Hub, host: String, port: Int,
+        _ hub: Hub, host: String, port: Int, maintenance: HubMaintenance? = nil,
         onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in },
         logger: Logger
     ) -> some ApplicationProtocol {
         let router = router(hub)
+        var services: [any Service] = [hub.client, CommitListener(hub: hub)]
+        if let maintenance { services.append(maintenance) }
         var application = Application(
             router: router, server: .http1WebSocketUpgrade(webSocketRouter: router),
             configuration: .init(address: .hostname(host, port: port), serverName: "strata-hub"),
-            services: [hub.client, CommitListener(hub: hub)], onServerRunning: onServerRunning, logger: logger)
+            services: services, onServerRunning: onServerRunning, logger: logger)
         // Serve only a database this hub's version migrated.
         application.beforeServerStarts {
             let version = try await HubSchema.version(hub.client, logger: logger)

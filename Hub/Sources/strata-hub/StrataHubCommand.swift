@@ -10,7 +10,10 @@ struct StrataHubCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "strata-hub",
         abstract: "The Strata sync hub: devices' changes merged in PostgreSQL.",
-        subcommands: [Serve.self, Migrate.self, DeviceCommand.self, EpochCommand.self, RulesCommand.self])
+        subcommands: [
+            Serve.self, Migrate.self, DeviceCommand.self, EpochCommand.self, RulesCommand.self, Compact.self,
+            Status.self,
+        ])
 }
 
 /// Where PostgreSQL is; libpq's environment variables by default.
@@ -37,15 +40,22 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The most connections to PostgreSQL.") var connections = 20
     @Option(help: "Seconds a request may wait for PostgreSQL before the answer is 503 unavailable.")
     var requestTimeout = 30
+    @OptionGroup var retention: RetentionOptions
+    @Option(help: "Minutes between compactions of every tenant (0: none; run `strata-hub compact`).")
+    var compactEvery = 60
 
     func run() async throws {
         let logger = Logger(label: "strata-hub")
         try await database.settings.checkReachable(logger: logger)
+        guard compactEvery >= 0 else { throw ValidationError("--compact-every must be 0 or more minutes.") }
         let hub = Hub(
             client: database.settings.client(maximumConnections: connections), logger: logger,
             requestTimeout: .seconds(requestTimeout))
+        let maintenance = HubMaintenance(
+            hub: hub, retention: try retention.duration,
+            compactEvery: compactEvery == 0 ? nil : .seconds(compactEvery * 60))
         let app = HubServer.application(
-            hub, host: host, port: port,
+            hub, host: host, port: port, maintenance: maintenance,
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? 0
                 // Unbuffered: a script waiting for this line reads it at once.
@@ -232,6 +242,87 @@ struct RulesCommand: AsyncParsableCommand {
                 try await Hub(client: client, logger: logger).setRules(tenant: tenant, source: nil)
             }
             print("rules version \(version): none in force for \(tenant.uuidString)")
+        }
+    }
+}
+
+/// How long a device may go unseen and still hold compaction back.
+struct RetentionOptions: ParsableArguments {
+    @Option(
+        help:
+            "Hours a device may go unseen and still hold compaction back; also how long push answers (batches) are kept."
+    )
+    var retentionHours = 720.0
+
+    var duration: Duration {
+        get throws {
+            guard retentionHours >= 0, retentionHours.isFinite else {
+                throw ValidationError("--retention-hours must be 0 or more, not \(retentionHours).")
+            }
+            return .milliseconds(Int64(retentionHours * 3_600_000))
+        }
+    }
+}
+
+/// A dataset's UUID from the command line.
+func datasetID(_ text: String, option: String) throws -> UUID {
+    guard let id = UUID(uuidString: text) else {
+        throw ValidationError("--\(option) must be the dataset's UUID, not '\(text)'.")
+    }
+    return id
+}
+
+struct Compact: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract:
+            "Remove tombstones and push answers every active device has acknowledged (serve does it periodically).")
+    @OptionGroup var database: DatabaseOptions
+    @OptionGroup var retention: RetentionOptions
+    @Option(help: "Only this dataset (default: every one).") var dataset: String?
+
+    func run() async throws {
+        let logger = Logger(label: "strata-hub")
+        let only = try dataset.map { try datasetID($0, option: "dataset") }
+        let retention = try self.retention.duration
+        let reports = try await database.settings.withClient(logger: logger) { client in
+            let hub = Hub(client: client, logger: logger)
+            var reports: [CompactionReport] = []
+            var tenants = only.map { [$0] } ?? []
+            if only == nil { tenants = try await hub.tenants() }
+            for tenant in tenants {
+                reports.append(try await hub.compact(tenant: tenant, retention: retention))
+            }
+            return reports
+        }
+        for report in reports {
+            print(
+                report.ran
+                    ? "\(report.tenant.uuidString.lowercased()): removed \(report.removedTombstones) tombstones, \(report.removedBatches) batches (through \(report.horizon); compacted through \(report.compactedSeq))"
+                    : "\(report.tenant.uuidString.lowercased()): skipped, another process is compacting it")
+        }
+    }
+}
+
+struct Status: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "A dataset's figures and devices: their pull and push cursors, lag, last seen.")
+    @OptionGroup var database: DatabaseOptions
+    @Option(help: "The dataset's UUID.") var dataset: String
+    @Flag(help: "Print JSON.") var json = false
+
+    func run() async throws {
+        let logger = Logger(label: "strata-hub")
+        let tenant = try datasetID(dataset, option: "dataset")
+        let status = try await database.settings.withClient(logger: logger) { client in
+            try await Hub(client: client, logger: logger).status(tenant: tenant)
+        }
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+            encoder.dateEncodingStrategy = .iso8601
+            print(String(decoding: try encoder.encode(status), as: UTF8.self))
+        } else {
+            print(status.text)
         }
     }
 }

@@ -19,6 +19,8 @@ import Darwin
         ["rules", "show", "--tenant", UUID().uuidString],
         ["rules", "clear", "--tenant", UUID().uuidString],
         ["serve", "--port", "0"],
+        ["compact"],
+        ["status", "--dataset", UUID().uuidString],
     ]
 
     @Test(arguments: commands) func aCommandFailsFastNamingTheHostItTried(_ command: [String]) async throws {

@@ -54,6 +54,7 @@ extension StrataError {
         case .clockSkew: "Set this device's clock right; the exchange is retried."
         case .epochChanged: "Pull from the new epoch; the exchange does it by itself."
         case .bodyTooLarge: "Push smaller pages."
+        case .cursorCompacted: "The exchange catches up by itself (docs/Hub.md, \"Compaction\"); retry the exchange."
         default: nil
         }
     }

@@ -108,6 +108,14 @@ public struct DatabaseSync: Sendable {
     /// sequence number `since`): one entry per object, with at most
     /// `limit` objects.
     func content(since: UInt64, after: LogPosition? = nil, limit: Int = 5_000) throws -> ChangesetContent {
+        let complete = LogPosition(seq: since)
+        return try content(since: since, walkingFrom: max(complete, after ?? complete), limit: limit)
+    }
+
+    /// The objects whose last change is past `position`, at most `limit`,
+    /// each with the fields changed after `since`: a position below `since`
+    /// lists objects with none (a catch-up's inventory).
+    func content(since: UInt64, walkingFrom position: LogPosition, limit: Int) throws -> ChangesetContent {
         try readingCommitted { log, catalog in
             var tables = Dictionary(database.tables.values.map { ($0.type.id, $0) }, uniquingKeysWith: { a, _ in a })
             for type in catalog.types where type.isKept && !type.isEmbedded && tables[type.id] == nil {
@@ -115,8 +123,7 @@ public struct DatabaseSync: Sendable {
             }
             var builder = ChangesetBuilder(
                 log: log, catalog: catalog, tables: tables, writerVersion: database.configuration.schemaVersion)
-            let complete = LogPosition(seq: since)
-            return try builder.build(since: since, after: max(complete, after ?? complete), limit: limit)
+            return try builder.build(since: since, after: position, limit: limit)
         }
     }
 

@@ -30,9 +30,14 @@ import FoundationNetworking
         #expect(session.maxBodyBytes == 16 << 20)
         #expect(session.pushCursor == SyncCursor(since: 10, after: 12, afterKey: Data([0x00, 0xFF, 0x10])))
         #expect(session.epochSite == SiteID(hex: "00112233445566778899aabbccddeeff"))
+        // A hub older than compaction names no compacted tombstones.
+        #expect(session.compactedSeq == 0)
         // It encodes back to what it decoded from.
         let again = try JSONDecoder().decode(HubSession.self, from: JSONEncoder().encode(session))
         #expect(again == session)
+        var compacted = session
+        compacted.compactedSeq = 30
+        #expect(try JSONDecoder().decode(HubSession.self, from: JSONEncoder().encode(compacted)).compactedSeq == 30)
     }
 
     @Test func anAnswerThatIsNotTheProtocolsJSONIsTheHubFailing() {

@@ -56,7 +56,8 @@ struct ClockPath: Hashable, Comparable, Sendable {
 /// (`__strata.t<type>.c`, by record key): whether it lives, where its last
 /// change is in the change log, which app versions wrote it, and the clock
 /// of each field. A deleted object keeps its row (a tombstone) without a
-/// record.
+/// record, until every peer has acknowledged the delete
+/// (``DatabaseSync/dropAcknowledgedTombstones()``).
 ///
 /// ```
 /// row       = causalLength:varint seq:varint maxWriterVersion:varint

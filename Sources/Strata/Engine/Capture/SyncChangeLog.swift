@@ -102,6 +102,15 @@ final class SyncChangeLog {
         }
     }
 
+    /// Takes the object `key` of `type`, last changed at `seq`, out of the
+    /// log, before its clock row is deleted (a tombstone dropped):
+    /// `clocks` is a cursor on the type's clock rows, which still hold it.
+    func removing(_ type: TypeID, _ key: UnsafeRawBufferPointer, seq: UInt64, clocks: LMDBCursor) throws {
+        found = (nil, nil)
+        offset = nil
+        try leave(seq, type, key, clocks)
+    }
+
     /// Whether the object `key` has a row before (or after) its own; its
     /// key is then in ``before`` (or ``after``).
     private func neighbour(before isBefore: Bool, of key: UnsafeRawBufferPointer, _ clocks: LMDBCursor) throws -> Bool {

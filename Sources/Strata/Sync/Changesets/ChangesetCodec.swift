@@ -111,7 +111,7 @@ import Foundation
     ///   is wrong and, in ``StrataError/offset``, the byte it starts at:
     ///   another magic, an unknown version or flag, a checksum that does
     ///   not match, bytes that end inside a part, header positions that
-    ///   run backwards, start inside the baseline, end a last page inside
+    ///   run backwards, start inside the baseline sequence number, end a last page inside
     ///   a sequence number or hold a key no log has, an index out of range, a
     ///   value that is not well formed or does not fit its field, nesting
     ///   deeper than ``RecordCodec/maxNesting``, bytes after the entries,
@@ -210,10 +210,10 @@ import Foundation
         let fromAt = reader.p
         let fromSeq = try reader.varint("the first sequence number")
         let fromKey = try reader.positionKey("the first position's key")
-        guard baseline <= fromSeq else {
-            throw reader.malformed("the baseline \(baseline) is after the first sequence number \(fromSeq)", at: fromAt)
-        }
-        guard baseline < fromSeq || fromKey.isEmpty else {
+        // A baseline after the first position is a catch-up's page
+        // (docs/Hub.md, "Compaction"): objects from before the baseline,
+        // with the fields changed after it.
+        guard baseline != fromSeq || fromKey.isEmpty else {
             throw reader.malformed(
                 "it starts inside sequence number \(fromSeq), its baseline, which the receiver has whole", at: fromAt)
         }

@@ -100,6 +100,11 @@ public struct SyncHubReport: Sendable, Equatable, CustomStringConvertible {
     /// let this device write them (`outsideRules`). The rest of those
     /// pushes was merged; this file keeps its version of them.
     public internal(set) var refusedObjects: [HubRefusedObject] = []
+    /// Set when the hub had compacted tombstones past this file's cursor
+    /// (the device was offline longer than the hub's retention): the round
+    /// caught up and deleted here what the hub no longer has. Nothing of
+    /// this file's own changes was lost; its pushes merged as usual.
+    public internal(set) var catchUp: SyncCatchUp?
     /// The hub's epoch the round ended with.
     public internal(set) var epoch: UUID
     /// The epoch the round began with, when the hub's data was restored
@@ -148,6 +153,9 @@ public struct SyncHubReport: Sendable, Equatable, CustomStringConvertible {
         if !refusedFields.isEmpty { text += "; the hub refused \(count(refusedFields.count, "field"))" }
         if !refusedObjects.isEmpty {
             text += "; the hub's rules refused \(count(refusedObjects.count, "object"))"
+        }
+        if let catchUp {
+            text += "; caught up past compacted tombstones: \(count(catchUp.removedObjects, "object")) removed here"
         }
         return text
     }

@@ -104,6 +104,22 @@ public struct HTTPHub: SyncHub, CustomStringConvertible, CustomDebugStringConver
         return Changeset(data: body)
     }
 
+    /// `GET /v1/pull?since=&after=&epoch=&limit=&catchUp=1` (and
+    /// `subscriptions`, when the file has some).
+    public func catchUp(
+        since: UInt64, after: UInt64, epoch: UUID, limit: Int, subscriptions: [SyncSubscription]
+    ) async throws -> Changeset {
+        var query = [
+            ("since", String(since)), ("after", String(after)), ("epoch", epoch.uuidString.lowercased()),
+            ("limit", String(limit)), ("catchUp", "1"),
+        ]
+        if !subscriptions.isEmpty { query.append(("subscriptions", try HubSubscriptions(subscriptions).parameter)) }
+        let request = try request("GET", "pull", query: query)
+        let (status, body) = try await send(request)
+        guard status == 200 else { throw Self.error(status: status, body: body, request: Self.name(of: request)) }
+        return Changeset(data: body)
+    }
+
     /// The hub's sequence number after each commit of the dataset, by
     /// long polls of `GET /v1/wait` (each answered at the next commit, or
     /// after 25 seconds with the last one). Not the hub's WebSocket

@@ -120,6 +120,13 @@ public struct HubRefusal: Error, Sendable, Hashable {
         /// runs `strata-hub migrate`. The hub does not serve.
         public static let schemaNotMigrated = Code(rawValue: "schemaNotMigrated")
 
+        /// 410: a pull's cursor is older than the tombstones the hub
+        /// compacted (the device was offline past the hub's retention): a
+        /// plain pull would miss deletions. The client catches up instead
+        /// (docs/Hub.md, "Compaction"); an older client that cannot stops
+        /// here rather than diverge.
+        public static let cursorCompacted = Code(rawValue: "cursorCompacted")
+
         /// The code as the hub spells it.
         public var description: String { rawValue }
     }

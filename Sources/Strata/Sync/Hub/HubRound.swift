@@ -25,6 +25,9 @@ struct HubRound: Sendable {
         /// ``SyncHub/firstPull(_:upto:after:epoch:limit:)``, with the round's
         /// page size.
         case firstPull(SyncSubscription, upto: UInt64, after: Data, epoch: UUID)
+        /// ``SyncHub/catchUp(since:after:epoch:limit:subscriptions:)``, with the round's
+        /// page size.
+        case catchUp(since: UInt64, after: UInt64, epoch: UUID, subscriptions: [SyncSubscription])
         /// Nothing: the round is over.
         case finished(SyncHubReport)
     }
@@ -36,11 +39,13 @@ struct HubRound: Sendable {
         /// The hub refused a push: the round goes on after a page too large
         /// (smaller) or a clock skew (to the pull), and throws the rest.
         case pushRefused(StrataError)
+        /// A page of a pull, or of a catch-up.
         case pulled(Changeset)
         /// A page of a subscription's first pull.
         case firstPulled(Changeset)
-        /// The hub refused a pull: after an epoch change the round starts
-        /// again; the rest it throws.
+        /// The hub refused a pull: after an epoch change, or tombstones
+        /// compacted past the file's cursor, the round starts again; the
+        /// rest it throws.
         case pullRefused(StrataError)
     }
 
@@ -70,6 +75,9 @@ struct HubRound: Sendable {
     private var subscriptions: [SyncSubscription] = []
     /// The subscription whose first pull is under way.
     private var firstPulling: UUID?
+    /// The catch-up walk under way: the file's cursor of the hub it began
+    /// from, how far it is, and every live object the hub sent.
+    private var walk: (since: UInt64, after: UInt64, present: Set<ObjectName>)?
 
     init(
         sync: DatabaseSync, pageSize: Int, events: (@Sendable (SyncEvent) -> Void)?, usesSubscriptions: Bool = true
@@ -101,6 +109,16 @@ struct HubRound: Sendable {
             self.session = session
             cursor = session.pushCursor
             try acknowledge(cursor)
+            // Tombstones this file lacks are gone from the hub: learn what
+            // the hub deleted before pushing, so that edits of those
+            // objects do not bring them back.
+            let since = try sync.cursor(of: session.epochSite).since
+            if since < session.compactedSeq {
+                walk = (since, 0, [])
+                return .catchUp(
+                    since: since, after: 0, epoch: session.epoch,
+                    subscriptions: usesSubscriptions ? try sync.subscriptions() : [])
+            }
             return try nextPush()
         case .pushed(let answer):
             let summary = pushing!.summary
@@ -128,6 +146,8 @@ struct HubRound: Sendable {
             guard error.hubRefusal?.code == .clockSkew else { throw error }
             clockError = error
             return try startPull()
+        case .pulled(let changeset) where walk != nil:
+            return try caughtUp(changeset)
         case .pulled(let changeset):
             let summary = try changeset.summary()
             let epochSite = SiteID(uuid: session!.epoch)
@@ -168,9 +188,48 @@ struct HubRound: Sendable {
             events?(.subscriptions(subscriptions))
             return try nextFirstPull()
         case .pullRefused(let error):
-            guard error.hubRefusal?.code == .epochChanged, attempt < Self.epochAttempts else { throw error }
+            let code = error.hubRefusal?.code
+            guard code == .epochChanged || code == .cursorCompacted, attempt < Self.epochAttempts else { throw error }
+            walk = nil
             return .session(site)
         }
+    }
+
+    /// Applies a page of the catch-up walk; after its last, deletes here
+    /// what the hub no longer has (before applying that page: a walk cut
+    /// short leaves the cursor below the compacted tombstones, and the
+    /// next round walks again), then pushes as usual.
+    private mutating func caughtUp(_ changeset: Changeset) throws -> Request {
+        let content = try ChangesetCodec.decode(changeset.data)
+        let epochSite = SiteID(uuid: session!.epoch)
+        guard content.sender == epochSite else {
+            throw StrataError.changesetRefused(
+                path: sync.database.path, "it was made by site \(content.sender), not by the hub's epoch \(epochSite)",
+                remedy: "Check what the hub's transport relays.")
+        }
+        for entry in content.entries where entry.causalLength % 2 == 1 {
+            walk!.present.insert(
+                ObjectName(type: content.types[entry.type].name, key: ChangesetCodec.valueBytes(entry.key)))
+        }
+        report!.pulledObjects += content.entries.count
+        report!.pulledPages += 1
+        if content.hasMore, content.toSeq > walk!.after {
+            report!.received.add(try sync.apply(changeset, from: epochSite))
+            walk!.after = content.toSeq
+            return .catchUp(
+                since: walk!.since, after: walk!.after, epoch: session!.epoch,
+                subscriptions: usesSubscriptions ? try sync.subscriptions() : [])
+        }
+        let (removed, kept, applied) = try sync.removeAbsent(
+            walk!.present, hub: epochSite, acknowledged: session!.pushCursor.since,
+            time: HybridTime(milliseconds: session!.hubTimeMilliseconds, counter: 0),
+            subscriptions: usesSubscriptions ? try sync.subscriptions() : [])
+        report!.received.add(applied)
+        report!.received.add(try sync.apply(changeset, from: epochSite))
+        report!.catchUp = SyncCatchUp(
+            since: walk!.since, compactedSeq: session!.compactedSeq, removedObjects: removed, keptObjects: kept)
+        walk = nil
+        return try nextPush()
     }
 
     /// The next page to push from ``cursor``; the pull once there is none.
@@ -307,6 +366,14 @@ extension HubRound {
             } catch let error as StrataError {
                 return .pullRefused(error)
             }
+        case .catchUp(let since, let after, let epoch, let subscriptions):
+            do {
+                return .pulled(
+                    try await hub.catchUp(
+                        since: since, after: after, epoch: epoch, limit: limit, subscriptions: subscriptions))
+            } catch let error as StrataError {
+                return .pullRefused(error)
+            }
         case .finished: preconditionFailure("A finished round asks nothing")
         }
     }
@@ -331,6 +398,9 @@ extension HubRound {
                 request = try round.next(.pulled(try hub.changes(from: cursor, epoch: epoch, limit: pageSize)))
             case .firstPull:
                 preconditionFailure("A round with another file asks for no subscription's objects")
+            case .catchUp:
+                // A file as the hub reports no compacted tombstones.
+                preconditionFailure("A file as the hub is never asked to catch up")
             case .finished(let report):
                 return report
             }

@@ -6,7 +6,8 @@ import Foundation
 ///
 /// ``HTTPHub`` speaks the hub's HTTP protocol (`docs/Hub.md`);
 /// ``InProcessHub`` is a Strata file of the process as the hub; a test or
-/// another transport implements the four calls itself. Failures are
+/// another transport implements the four calls itself (the fifth,
+/// ``catchUp(since:after:epoch:limit:subscriptions:)``, only when it compacts). Failures are
 /// thrown as ``StrataError``s the exchange understands: code
 /// ``StrataError/Code/hubRefused`` with a ``HubRefusal`` as the
 /// ``StrataError/cause`` when the hub answered with an error, and
@@ -57,9 +58,31 @@ public protocol SyncHub: Sendable {
     /// summary says `hasMore`. Applied without moving the file's cursor.
     func firstPull(_ subscription: SyncSubscription, upto: UInt64, after: Data, epoch: UUID, limit: Int)
         async throws -> Changeset
+
+    /// A page of a catch-up pull (`GET /v1/pull?catchUp=1`), for a file
+    /// whose cursor of the hub, `since`, is older than the tombstones the
+    /// hub compacted (``HubSession/compactedSeq``): every object the hub
+    /// holds after hub sequence number `after` (which may be below
+    /// `since`), with the fields changed after `since`. A hub that never
+    /// compacts is never asked; the default implementation throws. With
+    /// `subscriptions`, only the objects they select.
+    func catchUp(since: UInt64, after: UInt64, epoch: UUID, limit: Int, subscriptions: [SyncSubscription])
+        async throws -> Changeset
 }
 
 extension SyncHub {
+    /// Throws: a hub that reports no compaction (``HubSession/compactedSeq``
+    /// 0) is never asked for a catch-up.
+    public func catchUp(
+        since: UInt64, after: UInt64, epoch: UUID, limit: Int, subscriptions: [SyncSubscription]
+    ) async throws -> Changeset {
+        throw StrataError.hubRefused(
+            HubRefusal(
+                code: .invalidRequest, status: 400,
+                message: "This hub does not serve catch-up pulls: it reported compacted tombstones it cannot send."),
+            request: "catch-up pull")
+    }
+
     /// A transport without subscriptions: pulls everything, and refuses a
     /// file that has subscriptions.
     public func pull(from cursor: SyncCursor, epoch: UUID, limit: Int, subscriptions: [SyncSubscription])
@@ -103,12 +126,17 @@ public struct HubSession: Sendable, Hashable, Codable {
     /// How far the hub has the file's changes: where the next push starts
     /// (``DatabaseSync/changes(from:limit:)``).
     public var pushCursor: SyncCursor
+    /// The hub sequence number through which the hub removed tombstones
+    /// (compaction; 0 when it never did): a file whose cursor of the hub
+    /// is below it catches up before it pushes (``SyncCatchUp``).
+    public var compactedSeq: UInt64
 
     /// A session from its parts.
     public init(
         tenant: UUID, device: UUID, epoch: UUID, hubSeq: UInt64, hubTimeMilliseconds: UInt64,
-        maxBodyBytes: Int = 16 << 20, pushCursor: SyncCursor
+        maxBodyBytes: Int = 16 << 20, pushCursor: SyncCursor, compactedSeq: UInt64 = 0
     ) {
+        self.compactedSeq = compactedSeq
         self.tenant = tenant
         self.device = device
         self.epoch = epoch
@@ -126,7 +154,7 @@ public struct HubSession: Sendable, Hashable, Codable {
     public var epochSite: SiteID { SiteID(uuid: epoch) }
 
     private enum CodingKeys: String, CodingKey {
-        case tenant, device, epoch, hubSeq, maxBodyBytes, pushCursor
+        case tenant, device, epoch, hubSeq, maxBodyBytes, pushCursor, compactedSeq
         case hubTimeMilliseconds = "hubTime"
     }
 
@@ -139,6 +167,8 @@ public struct HubSession: Sendable, Hashable, Codable {
         hubTimeMilliseconds = try container.decode(UInt64.self, forKey: .hubTimeMilliseconds)
         maxBodyBytes = try container.decodeIfPresent(Int.self, forKey: .maxBodyBytes) ?? 16 << 20
         pushCursor = try container.decode(HubCursor.self, forKey: .pushCursor).cursor
+        // A hub older than compaction sends none.
+        compactedSeq = try container.decodeIfPresent(UInt64.self, forKey: .compactedSeq) ?? 0
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -150,6 +180,7 @@ public struct HubSession: Sendable, Hashable, Codable {
         try container.encode(hubTimeMilliseconds, forKey: .hubTimeMilliseconds)
         try container.encode(maxBodyBytes, forKey: .maxBodyBytes)
         try container.encode(HubCursor(pushCursor), forKey: .pushCursor)
+        try container.encode(compactedSeq, forKey: .compactedSeq)
     }
 }
 

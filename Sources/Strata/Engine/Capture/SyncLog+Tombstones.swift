@@ -1,0 +1,56 @@
+/// Dropping tombstones every known peer has (``DatabaseSync/dropAcknowledgedTombstones()``).
+extension SyncLog {
+    /// The lowest sequence number of this file that every peer in its
+    /// peer entries has acknowledged; 0 when it knows no peer.
+    func acknowledgedByAllPeers() throws -> UInt64 {
+        var lowest: UInt64?
+        try lmdb.withCursor(handles.peers) { cursor in
+            var entry = try cursor.first()
+            while let (key, _) = entry {
+                if let site = SiteID(bytes: key),
+                    let peer = try PeerCursor.entry(lmdb, handles, peer: site, path: path)
+                {
+                    lowest = min(lowest ?? .max, peer.acknowledged)
+                }
+                entry = try cursor.next()
+            }
+        }
+        return lowest ?? 0
+    }
+
+    /// Deletes the clock rows of deleted objects (tombstones) of the types
+    /// `types` last changed at or before `seq`, each taken out of the change
+    /// log first. Returns how many it deleted.
+    func dropTombstones(through seq: UInt64, types: [TypeID]) throws -> Int {
+        var dropped = 0
+        for type in types {
+            try openClocks(of: type)
+            guard let handle = clocks(of: type) else { continue }
+            var doomed: [(key: [UInt8], seq: UInt64)] = []
+            try lmdb.withCursor(handle) { cursor in
+                var entry = try cursor.first()
+                while let (key, bytes) = entry {
+                    guard let row = ClockRow.decode(bytes) else {
+                        throw StrataError.corruptFile(path: path, "A clock row of type \(type) in \(path) is damaged.")
+                    }
+                    if !row.isLive, row.seq <= seq { doomed.append((Array(key), row.seq)) }
+                    entry = try cursor.next()
+                }
+            }
+            guard !doomed.isEmpty else { continue }
+            let cursor = try lmdb.keptCursor(handle)
+            for (key, rowSeq) in doomed {
+                try key.withUnsafeBytes { key in
+                    try changes.removing(type, key, seq: rowSeq, clocks: cursor)
+                    guard try cursor.seek(exactly: key) != nil else {
+                        throw StrataError.corruptFile(path: path, "A clock row being dropped in \(path) is missing.")
+                    }
+                    try cursor.deleteCurrent()
+                }
+                dropped += 1
+            }
+        }
+        try changes.flush()
+        return dropped
+    }
+}
