@@ -40,7 +40,10 @@ extension Hub {
     ///
     /// - Throws: ``HubError`` `epochChanged` when `epoch` is not the
     ///   tenant's, or the cursor is past the hub's last commit (its data was
-    ///   restored from a backup: the tenant gets a new epoch).
+    ///   restored from a backup: the tenant gets a new epoch, at most once
+    ///   per last commit: ``renewEpochForPull(tenant:epoch:)``);
+    ///   `invalidRequest` when the cursor, of the epoch renewed so, is
+    ///   still past the last commit.
     public func pull(device: Device, since: UInt64, after: UInt64, epoch: UUID?, limit: Int) async throws -> Data {
         let limit = min(max(limit, 1), Hub.maxPullLimit)
         let after = max(after, since)
@@ -79,8 +82,45 @@ extension Hub {
                     senderSeq: UInt64(nextSeq),
                     since: since, after: after, upto: UInt64(upto), hasMore: hasMore))
         }
-        if let result { return result }
-        throw HubError.epochChanged(try await renewEpoch(tenant: tenant))
+        if let result {
+            metrics.pulled()
+            return result
+        }
+        throw try await renewEpochForPull(tenant: tenant, epoch: epoch)
+    }
+
+    /// The answer to a pull of `epoch` (nil: not given) whose cursor is
+    /// past the tenant's last commit. The first such pull at a sequence
+    /// number renews the epoch (`epochChanged`, the new one) and records
+    /// that number (`tenants.renewed_at_seq`); after it, until the next
+    /// commit, one of the renewed epoch is refused (`invalidRequest`: a
+    /// device whose cursor is wrong, not a restored hub), and one of
+    /// another epoch or none is told the current epoch without renewing
+    /// it. So one broken or hostile device cannot make every device of
+    /// its tenant pull everything again and again.
+    func renewEpochForPull(tenant: UUID, epoch: UUID?) async throws -> HubError {
+        try await asOwner(of: tenant) { connection in
+            let rows = try await connection.query(
+                "SELECT epoch, next_seq, renewed_at_seq FROM tenants WHERE id = \(tenant) FOR UPDATE", logger: logger)
+            var found: (UUID, Int64, Int64?)?
+            for try await row in rows.decode((UUID, Int64, Int64?).self) { found = row }
+            guard let (current, nextSeq, renewedAt) = found else { throw HubError.unknownTenant(tenant) }
+            if let epoch, epoch != current { return HubError.epochChanged(current) }
+            if renewedAt == nextSeq {
+                guard epoch != nil else { return HubError.epochChanged(current) }
+                return HubError.invalidRequest(
+                    "The cursor is past the hub's last commit (\(nextSeq)) of epoch \(current), which was already renewed at that commit: the device's cursor is wrong. Pull from the start of the epoch (since=0)."
+                )
+            }
+            let renewed = UUID()
+            try await connection.query(
+                "UPDATE tenants SET epoch = \(renewed), renewed_at_seq = \(nextSeq) WHERE id = \(tenant)",
+                logger: logger)
+            logger.notice(
+                "A pull's cursor was past the last commit \(nextSeq): tenant \(tenant.uuidString) gets epoch \(renewed.uuidString)."
+            )
+            return HubError.epochChanged(renewed)
+        }
     }
 
     /// Where a page after `after` ends: the last hub commit whose objects,
