@@ -200,7 +200,9 @@ public final class Hub: Sendable {
                 }
                 continue
             }
-            if revoked == true { throw HubError.notAuthenticated("This device was revoked (strata-hub device revoke).") }
+            if revoked == true {
+                throw HubError.notAuthenticated("This device was revoked (strata-hub device revoke).")
+            }
             if stale || stored.map({ try? DeviceClaims(json: $0) }) != identity.claims {
                 try await client.query(
                     "UPDATE devices SET last_seen = now(), claims = \(claims)::jsonb WHERE id = \(id)", logger: logger)

@@ -302,7 +302,9 @@ struct RequestObserver<Context: RequestContext>: RouterMiddleware {
         }
     }
 
-    private func finish(_ request: Request, _ context: Context, route: String, status: Int, started: ContinuousClock.Instant) {
+    private func finish(
+        _ request: Request, _ context: Context, route: String, status: Int, started: ContinuousClock.Instant
+    ) {
         let elapsed = ContinuousClock.now - started
         hub.metrics.request(route: route, method: request.method.rawValue, status: status, duration: elapsed)
         context.logger.info(

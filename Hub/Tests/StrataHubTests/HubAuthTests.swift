@@ -16,6 +16,9 @@ import Testing
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The app's own authentication: JWTs of its identity provider beside
 /// the hub's device tokens, claims, and revocation that closes streams.
@@ -79,8 +82,10 @@ struct HubAuthTests {
                 return try await Self.sign(claims)
             }
             let cases: [(String, String, String)] = [
-                ("forged", try await Self.sign(good, secret: String(repeating: "another secret ", count: 5)),
-                 "signature does not verify"),
+                (
+                    "forged", try await Self.sign(good, secret: String(repeating: "another secret ", count: 5)),
+                    "signature does not verify"
+                ),
                 ("expired", try await with { $0.exp = now - 3_600 }, "expired (exp)"),
                 ("no exp", try await with { $0.exp = nil }, "no expiry (exp)"),
                 ("not yet valid", try await with { $0.nbf = now + 3_600 }, "not valid yet (nbf)"),
@@ -90,8 +95,10 @@ struct HubAuthTests {
                 ("no tenant", try await with { $0.tenant = nil }, "no `tenant` claim"),
                 ("tenant not a UUID", try await with { $0.tenant = "acme" }, "`tenant` claim is not a dataset UUID"),
                 ("alg none", "\(unsignedHeader).\(validPayload).", "unsigned (alg none)"),
-                ("alg none, signature kept", "\(unsignedHeader).\(validPayload).\(valid.split(separator: ".")[2])",
-                 "unsigned (alg none)"),
+                (
+                    "alg none, signature kept", "\(unsignedHeader).\(validPayload).\(valid.split(separator: ".")[2])",
+                    "unsigned (alg none)"
+                ),
                 ("another algorithm", otherAlgorithm, "signed with HS384"),
                 ("not base64", "abc.def.ghi", "header is not base64url JSON"),
             ]
@@ -258,7 +265,8 @@ struct HubAuthTests {
                 return state.jwks
             }
             return Response(
-                status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: jwks)))
+                status: .ok, headers: [.contentType: "application/json"],
+                body: .init(byteBuffer: ByteBuffer(string: jwks)))
         }
         let identityProvider = Application(
             router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)), logger: TestCluster.logger)
@@ -289,6 +297,112 @@ struct HubAuthTests {
                 }
                 #expect(old?.message.contains("signature does not verify") == true, "\(old?.message ?? "")")
             }
+        }
+    }
+
+    /// `strata-hub serve` as a process of its own, with a JWT key file
+    /// and a metrics port: it takes a JWT, serves `/metrics` on its
+    /// metrics port only, and closes a stream of a device that this
+    /// (another) process revokes.
+    @Test func aServedProcessTakesJWTsServesMetricsApartAndHearsRevocations() async throws {
+        try await TestCluster.withHub { hub, settings in
+            let folder = try TemporaryFolder()
+            defer { folder.remove() }
+            let keyFile = folder.file("hmac.key")
+            try Data((Self.secret + "\n").utf8).write(to: URL(fileURLWithPath: keyFile))
+            guard let binary = ProcessInfo.processInfo.environment["HUB_BINARY"] else {
+                throw HubTestError("HUB_BINARY names no strata-hub: run the tests with `make hub-test`.")
+            }
+            let child = try ChildProcess(
+                binary,
+                [
+                    "serve", "--port", "0", "--pg-host", settings.host, "--pg-port", "\(settings.port)", "--pg-user",
+                    settings.user, "--pg-database", settings.database, "--jwt-issuer", Self.issuer, "--jwt-audience",
+                    Self.audience, "--jwt-hmac-key-file", keyFile, "--metrics-port", "0",
+                ], captureOutput: true)
+            defer {
+                kill(child.pid, SIGKILL)
+                Task { _ = await child.wait() }
+            }
+            var urls: [String: URL] = [:]
+            for _ in 0 ..< 2 {
+                // "strata-hub listening on http://…", "strata-hub metrics on http://…/metrics"
+                let line = await child.readLine()
+                guard let range = line.range(of: "http://"), let url = URL(string: String(line[range.lowerBound...]))
+                else { throw HubTestError("strata-hub serve printed '\(line)'") }
+                urls[line.contains("metrics") ? "metrics" : "hub"] = url
+            }
+            let hubURL = try #require(urls["hub"])
+            let metricsURL = try #require(urls["metrics"])
+            let jwt = try await Self.sign(Claims(tenant: UUID().uuidString))
+            let site = SiteID.random().bytes.map { String(format: "%02x", $0) }.joined()
+            func get(_ url: URL, token: String? = nil) async throws -> (Int, String) {
+                var request = URLRequest(url: url)
+                if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+                let (data, response) = try await URLSession.shared.data(for: request)
+                return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
+            }
+            let session = try await get(URL(string: hubURL.absoluteString + "/v1/session?site=\(site)")!, token: jwt)
+            #expect(session.0 == 200, "\(session.1)")
+            #expect(try await get(URL(string: hubURL.absoluteString + "/metrics")!).0 == 404)
+            let metrics = try await get(metricsURL)
+            #expect(metrics.0 == 200)
+            #expect(metrics.1.contains(#"strata_hub_requests_total{route="/v1/session",method="GET",status="200"} 1"#))
+            // A device token's stream on the process, revoked here.
+            let tenant = UUID()
+            let phone = try await hub.addDevice(tenant: tenant, name: "phone")
+            let ended = NIOLockedValueBox(false)
+            let stream = await HubProcessesTests.openStream(hubURL, token: phone.token, into: EventLog())
+            let watcher = Task {
+                _ = try? await stream.value
+                ended.withLockedValue { $0 = true }
+            }
+            defer {
+                stream.cancel()
+                watcher.cancel()
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(!ended.withLockedValue { $0 })
+            #expect(try await hub.revokeDevice(phone.device))
+            try await HubClientTests.waitUntil("the process closed the revoked device's stream") {
+                ended.withLockedValue { $0 }
+            }
+        }
+    }
+
+    /// `strata-hub device add --claim` and `strata-hub subject revoke`.
+    @Test func theCommandsGiveClaimsAndRevokeSubjects() async throws {
+        try await TestCluster.withHub(jwt: Self.settings()) { hub, settings in
+            guard let binary = ProcessInfo.processInfo.environment["HUB_BINARY"] else {
+                throw HubTestError("HUB_BINARY names no strata-hub: run the tests with `make hub-test`.")
+            }
+            let database = [
+                "--pg-host", settings.host, "--pg-port", "\(settings.port)", "--pg-user", settings.user,
+                "--pg-database",
+                settings.database,
+            ]
+            func run(_ arguments: [String]) async throws -> (Int32, String) {
+                let child = try ChildProcess(binary, arguments + database, captureOutput: true)
+                let output = await child.readAll()
+                return (await child.wait(), output)
+            }
+            let (status, output) = try await run([
+                "device", "add", "--tenant", UUID().uuidString, "--claim", "sub=bob", "--claim", "projects=a,b",
+            ])
+            #expect(status == 0, "\(output)")
+            let token = try #require(
+                output.split(separator: "\n").first { $0.hasPrefix("token") }?.split(separator: " ").last)
+            let device = try #require(try await hub.device(token: String(token)))
+            #expect(
+                device.claims
+                    == DeviceClaims(["sub": .string("bob"), "projects": .array([.string("a"), .string("b")])]))
+            #expect(try await run(["device", "add", "--tenant", UUID().uuidString, "--claim", "novalue"]).0 != 0)
+            let jwt = try await Self.sign(Claims(tenant: UUID().uuidString))
+            _ = try await hub.authenticate(token: jwt)
+            let revoked = try await run(["subject", "revoke", "--issuer", Self.issuer, "--subject", "alice"])
+            #expect(revoked.0 == 0, "\(revoked.1)")
+            #expect(revoked.1.contains("(1 device(s))"), "\(revoked.1)")
+            #expect(try await hub.device(token: jwt) == nil)
         }
     }
 
