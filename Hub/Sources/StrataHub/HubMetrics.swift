@@ -15,8 +15,9 @@ import Prometheus
 /// - `strata_hub_merged_fields_total`: field changes of the pushes that
 ///   made a commit.
 /// - `strata_hub_refusals_total{code}`: refusals, by their `error` code.
-/// - `strata_hub_pool_wait_seconds`: time spent waiting for a pooled
-///   PostgreSQL connection, a histogram.
+/// - `strata_hub_pool_wait_seconds`: time each tenant transaction (of a
+///   session, push, pull or long poll) waited for a pooled PostgreSQL
+///   connection, a histogram.
 public final class HubMetrics: Sendable {
     /// The registry the metrics are kept in.
     public let registry = PrometheusCollectorRegistry()

@@ -406,6 +406,28 @@ struct HubAuthTests {
         }
     }
 
+    /// A subject's revocation closes the watchers of its tokens issued
+    /// until then (and of tokens without `iat`); a device's, all of them.
+    @Test func revocationAnnouncementsCloseTheWatchersTheyName() async throws {
+        let revocations = RevocationBroadcaster()
+        let id = UUID()
+        func watch(_ issuedAt: Double?) -> (AsyncStream<Void>, NIOLockedValueBox<Bool>) {
+            (revocations.watch(Hub.Device(id: id, tenant: UUID(), issuedAt: issuedAt)), NIOLockedValueBox(false))
+        }
+        let watchers = [watch(100), watch(200), watch(nil)]
+        #expect(!revocations.publish(notification: "revoked:not-a-uuid"))
+        #expect(!revocations.publish(notification: "\(UUID().uuidString):3"))
+        #expect(revocations.publish(notification: "revoked:\(id.uuidString):150.5"))
+        #expect(revocations.watched[id]?.count == 1)
+        #expect(revocations.watched[id]?.first == 200)
+        for (stream, closed) in [watchers[0], watchers[2]] {
+            for await _ in stream { closed.withLockedValue { $0 = true } }
+            #expect(closed.withLockedValue { $0 })
+        }
+        #expect(revocations.publish(notification: "revoked:\(id.uuidString)"))
+        #expect(revocations.watched[id] == nil)
+    }
+
     /// The JWK of `key`'s public key, named `kid`.
     static func jwk(_ key: ES256PrivateKey, _ kid: String) -> String {
         let parameters = key.publicKey.parameters!
