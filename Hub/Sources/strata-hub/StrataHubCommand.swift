@@ -43,9 +43,18 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Serve GET /metrics (Prometheus) on this port, apart from the protocol's (none without it).")
     var metricsPort: Int?
     @Option(help: "The address the metrics port listens on.") var metricsHost = "127.0.0.1"
+    @Option(
+        help:
+            "The least level logged: trace, debug, info (a line per request), notice (refusals), warning, error or critical."
+    )
+    var logLevel = "info"
 
     func run() async throws {
-        let logger = Logger(label: "strata-hub")
+        guard let level = Logger.Level(rawValue: logLevel) else {
+            throw ValidationError("--log-level must be trace, debug, info, notice, warning, error or critical.")
+        }
+        var logger = Logger(label: "strata-hub")
+        logger.logLevel = level
         let jwtSettings = try jwt.settings()
         try await database.settings.checkReachable(logger: logger)
         let hub = Hub(
