@@ -126,35 +126,46 @@ public enum HubServer {
         router.ws("/v1/stream") { request, _ in
             (try? await authenticate(request, hub)) == nil ? .dontUpgrade : .upgrade([:])
         } onUpgrade: { inbound, outbound, context in
-            let device = try await authenticate(context.request, hub)
-            let commits = hub.commits.subscribe(device.tenant)
-            let revoked = hub.revocations.watch(device)
-            // Checked again once watched: a revocation between the first
-            // check and the watch is not missed.
-            _ = try await authenticate(context.request, hub)
-            let closedByRevocation = try await withThrowingTaskGroup(of: Bool.self) { group in
-                group.addTask {
-                    for try await _ in inbound {}
-                    return false
-                }
-                group.addTask {
-                    for await seq in commits { try await outbound.write(.text("{\"hubSeq\":\(seq)}")) }
-                    return false
-                }
-                group.addTask {
-                    for await _ in revoked { return true }
-                    return false
-                }
-                defer { group.cancelAll() }
-                return try await group.next() ?? false
-            }
-            if closedByRevocation {
-                hub.logger.notice("Closed a stream of revoked device \(device.id.uuidString).")
-                // 4401: the application's code for "revoked" (docs/Hub.md).
-                try? await outbound.close(.unknown(4401), reason: "revoked")
+            // The stream's lines carry its upgrade request's id.
+            try await Hub.$requestLogger.withValue(context.logger) {
+                try await stream(inbound, outbound, context.request, hub)
             }
         }
         return router
+    }
+
+    /// A WebSocket stream of the device `request` authenticates: a poke
+    /// per commit of its tenant, until the device closes it or is revoked.
+    private static func stream(
+        _ inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWriter, _ request: Request, _ hub: Hub
+    ) async throws {
+        let device = try await authenticate(request, hub)
+        let commits = hub.commits.subscribe(device.tenant)
+        let revoked = hub.revocations.watch(device)
+        // Checked again once watched: a revocation between the first
+        // check and the watch is not missed.
+        _ = try await authenticate(request, hub)
+        let closedByRevocation = try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                for try await _ in inbound {}
+                return false
+            }
+            group.addTask {
+                for await seq in commits { try await outbound.write(.text("{\"hubSeq\":\(seq)}")) }
+                return false
+            }
+            group.addTask {
+                for await _ in revoked { return true }
+                return false
+            }
+            defer { group.cancelAll() }
+            return try await group.next() ?? false
+        }
+        if closedByRevocation {
+            hub.logger.notice("Closed a stream of revoked device \(device.id.uuidString).")
+            // 4401: the application's code for "revoked" (docs/Hub.md).
+            try? await outbound.close(.unknown(4401), reason: "revoked")
+        }
     }
 
     /// How a long poll ended.
