@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import NIOConcurrencyHelpers
 import PostgresNIO
@@ -13,7 +14,10 @@ import ServiceLifecycle
 /// When that connection is lost it listens again on another, after a short
 /// wait, and then pokes every tenant that has subscribers here with its
 /// current sequence number: a commit announced while no one listened is
-/// not lost, only late. Runs as a service of the hub's application
+/// not lost, only late. Revocations are announced on the same channel: the
+/// listener closes this process's streams and long polls of a revoked
+/// device (``Hub/revocations``), and after a lost connection those of the
+/// devices revoked meanwhile. Runs as a service of the hub's application
 /// (``HubServer/application(_:host:port:maintenance:onServerRunning:logger:)``) until
 /// the application shuts down.
 public struct CommitListener: Service {
@@ -42,7 +46,10 @@ public struct CommitListener: Service {
                             try await catchUp()
                             onListening()
                             for try await notification in notifications {
-                                if !hub.commits.publish(notification: notification.payload) {
+                                let payload = notification.payload
+                                if !hub.commits.publish(notification: payload)
+                                    && !hub.revocations.publish(notification: payload)
+                                {
                                     hub.logger.warning(
                                         "A notification on \(Hub.commitChannel) that no hub sent: '\(notification.payload)'"
                                     )
@@ -64,10 +71,23 @@ public struct CommitListener: Service {
     }
 
     /// Pokes every tenant that has subscribers here with its sequence
-    /// number now: the commits announced while no one listened.
+    /// number now, and closes the watchers of devices revoked: what was
+    /// announced while no one listened.
     private func catchUp() async throws {
         for tenant in hub.commits.subscribedTenants {
             hub.commits.publish(tenant, seq: try await hub.hubSeq(tenant: tenant))
+        }
+        let watched = hub.revocations.watched
+        guard !watched.isEmpty else { return }
+        let rows = try await hub.client.query(
+            """
+            SELECT d.id, d.revoked_at IS NOT NULL, extract(epoch FROM r.revoked_at)::float8
+            FROM devices d LEFT JOIN revoked_subjects r ON r.issuer = d.issuer AND r.subject = d.subject
+            WHERE d.id = ANY(\(Array(watched.keys))::uuid[])
+              AND (d.revoked_at IS NOT NULL OR r.revoked_at IS NOT NULL)
+            """, logger: hub.logger)
+        for try await (device, revoked, subjectRevokedAt) in rows.decode((UUID, Bool, Double?).self) {
+            hub.revocations.revoke(device, issuedUpTo: revoked ? nil : subjectRevokedAt)
         }
     }
 }

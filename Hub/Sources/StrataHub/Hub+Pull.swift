@@ -62,9 +62,12 @@ extension Hub {
     ///
     /// - Throws: ``HubError`` `epochChanged` when `epoch` is not the
     ///   tenant's, or the cursor is past the hub's last commit (its data was
-    ///   restored from a backup: the tenant gets a new epoch);
-    ///   `cursorCompacted` for a pull that is not a catch-up from a cursor
-    ///   (above 0) below the tenant's compacted tombstones.
+    ///   restored from a backup: the tenant gets a new epoch, at most once
+    ///   per last commit: ``renewEpochForPull(tenant:epoch:)``);
+    ///   `invalidRequest` when the cursor, of the epoch renewed so, is
+    ///   still past the last commit; `cursorCompacted` for a pull that is
+    ///   not a catch-up from a cursor (above 0) below the tenant's compacted
+    ///   tombstones.
     ///
     /// With `subscriptions`, only the objects they select (docs/Hub.md,
     /// "Subscriptions"); with sync rules, only those the device may read.
@@ -134,10 +137,11 @@ extension Hub {
             return (data, current)
         }
         if let result {
+            metrics.pulled()
             noteAcknowledged(device, epoch: result.1, since: since)
             return result.0
         }
-        throw HubError.epochChanged(try await renewEpoch(tenant: tenant))
+        throw try await renewEpochForPull(tenant: tenant, epoch: epoch)
     }
 
     /// The SQL (` AND ...`, or nothing) that keeps, of the `objects` row
@@ -229,6 +233,40 @@ extension Hub {
                     dataset: SiteID(uuid: tenant), sender: SiteID(uuid: current), types: types,
                     senderSeq: UInt64(nextSeq), since: 0, after: 0, upto: upto,
                     hasMore: builder.entryCount == limit))
+        }
+    }
+
+    /// The answer to a pull of `epoch` (nil: not given) whose cursor is
+    /// past the tenant's last commit. The first such pull at a sequence
+    /// number renews the epoch (`epochChanged`, the new one) and records
+    /// that number (`tenants.renewed_at_seq`); after it, until the next
+    /// commit, one of the renewed epoch is refused (`invalidRequest`: a
+    /// device whose cursor is wrong, not a restored hub), and one of
+    /// another epoch or none is told the current epoch without renewing
+    /// it. So one broken or hostile device cannot make every device of
+    /// its tenant pull everything again and again.
+    func renewEpochForPull(tenant: UUID, epoch: UUID?) async throws -> HubError {
+        try await asOwner(of: tenant) { connection in
+            let rows = try await connection.query(
+                "SELECT epoch, next_seq, renewed_at_seq FROM tenants WHERE id = \(tenant) FOR UPDATE", logger: logger)
+            var found: (UUID, Int64, Int64?)?
+            for try await row in rows.decode((UUID, Int64, Int64?).self) { found = row }
+            guard let (current, nextSeq, renewedAt) = found else { throw HubError.unknownTenant(tenant) }
+            if let epoch, epoch != current { return HubError.epochChanged(current) }
+            if renewedAt == nextSeq {
+                guard epoch != nil else { return HubError.epochChanged(current) }
+                return HubError.invalidRequest(
+                    "The cursor is past the hub's last commit (\(nextSeq)) of epoch \(current), which was already renewed at that commit: the device's cursor is wrong. Pull from the start of the epoch (since=0)."
+                )
+            }
+            let renewed = UUID()
+            try await connection.query(
+                "UPDATE tenants SET epoch = \(renewed), renewed_at_seq = \(nextSeq) WHERE id = \(tenant)",
+                logger: logger)
+            logger.notice(
+                "A pull's cursor was past the last commit \(nextSeq): tenant \(tenant.uuidString) gets epoch \(renewed.uuidString)."
+            )
+            return HubError.epochChanged(renewed)
         }
     }
 

@@ -116,6 +116,7 @@ extension Hub {
             return (status, json, changed ? seq : nil)
         }
         if let committed { commits.publish(device.tenant, seq: committed) }
+        metrics.pushed(mergedFields: committed == nil ? 0 : content.entries.reduce(0) { $0 + $1.fields.count })
         return (status, answer)
     }
 

@@ -32,6 +32,12 @@ public struct HubError: Error, CustomStringConvertible, Sendable {
         code: .unauthorized, status: .unauthorized,
         message: "The request has no device token, or its token is unknown or revoked.")
 
+    /// A refused credential: 401 `unauthorized`, with the check that
+    /// failed (never the token).
+    static func notAuthenticated(_ why: String) -> HubError {
+        HubError(code: .unauthorized, status: .unauthorized, message: why)
+    }
+
     static func wrongDataset(_ dataset: UUID, tenant: UUID) -> HubError {
         HubError(
             code: .wrongDataset, status: .forbidden,

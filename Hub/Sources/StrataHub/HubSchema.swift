@@ -164,6 +164,42 @@ public enum HubSchema {
                 "ALTER TABLE tenants ADD COLUMN compacted_seq bigint NOT NULL DEFAULT 0",
                 "CREATE INDEX batches_by_tenant ON batches (tenant_id, received_at)",
             ]),
+        // Devices of the app's identity provider (JWT), claims, revoked
+        // subjects, and the sequence number of a pull's epoch renewal.
+        Step(
+            version: 4,
+            statements: [
+                // A JWT device has no token of the hub's: it is named by
+                // its issuer, subject and device key (the configured device
+                // claim's value, "" without one) in its tenant.
+                "ALTER TABLE devices ALTER COLUMN token_sha256 DROP NOT NULL",
+                "ALTER TABLE devices ADD COLUMN issuer text",
+                "ALTER TABLE devices ADD COLUMN subject text",
+                "ALTER TABLE devices ADD COLUMN device_key text",
+                // The device's claims (Hub.Device.claims): set by
+                // `device add --claim`, or the last JWT's.
+                "ALTER TABLE devices ADD COLUMN claims jsonb NOT NULL DEFAULT '{}'",
+                """
+                ALTER TABLE devices ADD CONSTRAINT devices_token_or_identity
+                    CHECK ((token_sha256 IS NULL) = (issuer IS NOT NULL AND subject IS NOT NULL AND device_key IS NOT NULL))
+                """,
+                "CREATE UNIQUE INDEX devices_by_identity ON devices (tenant_id, issuer, subject, device_key)",
+                "CREATE INDEX devices_by_subject ON devices (issuer, subject)",
+                // `strata-hub subject revoke`: the subject's JWTs issued
+                // (`iat`) before `revoked_at` are refused.
+                """
+                CREATE TABLE revoked_subjects (
+                    issuer text NOT NULL,
+                    subject text NOT NULL,
+                    revoked_at timestamptz NOT NULL DEFAULT now(),
+                    PRIMARY KEY (issuer, subject))
+                """,
+                // The `next_seq` at which a pull last renewed the epoch: a
+                // cursor of the renewed epoch past the last commit at that
+                // same sequence number does not renew it again.
+                "ALTER TABLE tenants ADD COLUMN renewed_at_seq bigint",
+            ]
+        ),
     ]
 
     /// The tables whose rows belong to one tenant.

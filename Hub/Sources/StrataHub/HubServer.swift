@@ -13,6 +13,7 @@ public enum HubServer {
     /// The router of the protocol's routes.
     public static func router(_ hub: Hub) -> Router<BasicWebSocketRequestContext> {
         let router = Router(context: BasicWebSocketRequestContext.self)
+        router.add(middleware: RequestObserver(hub: hub))
         router.get("/v1/health") { _, _ in Response(status: .ok) }
         router.get("/v1/session") { request, _ in
             await answer(hub) {
@@ -123,38 +124,94 @@ public enum HubServer {
                 }
                 // Subscribed before reading: no commit falls between.
                 let commits = hub.commits.subscribe(device.tenant)
+                let revoked = hub.revocations.watch(device)
                 let current = try await hub.hubSeq(tenant: device.tenant)
                 guard current <= after else { return try json(.ok, ["hubSeq": current]) }
-                let next = await withTaskGroup(of: Int64?.self) { group in
+                let next = await withTaskGroup(of: WaitEnd.self) { group in
                     group.addTask {
-                        for await seq in commits where seq > after { return seq }
-                        return nil
+                        for await seq in commits where seq > after { return .commit(seq) }
+                        return .timeout
+                    }
+                    group.addTask {
+                        for await _ in revoked { return .revoked }
+                        return .timeout
                     }
                     group.addTask {
                         try? await Task.sleep(for: .seconds(timeout))
-                        return nil
+                        return .timeout
                     }
                     defer { group.cancelAll() }
-                    return await group.next() ?? nil
+                    return await group.next() ?? .timeout
                 }
-                return try json(.ok, ["hubSeq": next ?? current])
+                switch next {
+                case .commit(let seq): return try json(.ok, ["hubSeq": seq])
+                case .timeout: return try json(.ok, ["hubSeq": current])
+                case .revoked: throw HubError.notAuthenticated("The device was revoked while it waited.")
+                }
             }
         }
         router.ws("/v1/stream") { request, _ in
             (try? await authenticate(request, hub)) == nil ? .dontUpgrade : .upgrade([:])
         } onUpgrade: { inbound, outbound, context in
-            let device = try await authenticate(context.request, hub)
-            let commits = hub.commits.subscribe(device.tenant)
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    for try await _ in inbound {}
-                }
-                group.addTask {
-                    for await seq in commits { try await outbound.write(.text("{\"hubSeq\":\(seq)}")) }
-                }
-                try await group.next()
-                group.cancelAll()
+            // The stream's lines carry its upgrade request's id.
+            try await Hub.$requestLogger.withValue(context.logger) {
+                try await stream(inbound, outbound, context.request, hub)
             }
+        }
+        return router
+    }
+
+    /// A WebSocket stream of the device `request` authenticates: a poke
+    /// per commit of its tenant, until the device closes it or is revoked.
+    private static func stream(
+        _ inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWriter, _ request: Request, _ hub: Hub
+    ) async throws {
+        let device = try await authenticate(request, hub)
+        let commits = hub.commits.subscribe(device.tenant)
+        let revoked = hub.revocations.watch(device)
+        // Checked again once watched: a revocation between the first
+        // check and the watch is not missed.
+        _ = try await authenticate(request, hub)
+        let closedByRevocation = try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                for try await _ in inbound {}
+                return false
+            }
+            group.addTask {
+                for await seq in commits { try await outbound.write(.text("{\"hubSeq\":\(seq)}")) }
+                return false
+            }
+            group.addTask {
+                for await _ in revoked { return true }
+                return false
+            }
+            defer { group.cancelAll() }
+            return try await group.next() ?? false
+        }
+        if closedByRevocation {
+            hub.logger.notice("Closed a stream of revoked device \(device.id.uuidString).")
+            // 4401: the application's code for "revoked" (docs/Hub.md).
+            try? await outbound.close(.unknown(4401), reason: "revoked")
+        }
+    }
+
+    /// How a long poll ended.
+    private enum WaitEnd: Sendable {
+        case commit(Int64)
+        case timeout
+        case revoked
+    }
+
+    /// The router of `GET /metrics` (``HubMetrics``), for the listener
+    /// `strata-hub serve --metrics-port` opens apart from the protocol's:
+    /// the metrics need no token, so they are not served where devices
+    /// connect (docs/Hub.md, "Deployment").
+    public static func metricsRouter(_ hub: Hub) -> Router<BasicRequestContext> {
+        let router = Router(context: BasicRequestContext.self)
+        router.get("/metrics") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(string: hub.metrics.text)))
         }
         return router
     }
@@ -197,11 +254,15 @@ public enum HubServer {
             throw HubError.unauthorized
         }
         let token = header[space...].trimmingCharacters(in: .whitespaces)
-        guard !token.isEmpty, token.count <= 256, let device = try await hub.device(token: token) else {
-            throw HubError.unauthorized
+        guard !token.isEmpty else { throw HubError.unauthorized }
+        guard token.utf8.count <= maxTokenBytes else {
+            throw HubError.notAuthenticated("The token is over \(maxTokenBytes) bytes.")
         }
-        return device
+        return try await hub.authenticate(token: token)
     }
+
+    /// The longest token taken: a JWT with many claims is a few kilobytes.
+    static let maxTokenBytes = 16 << 10
 
     /// The handler's response, or the JSON refusal of what it threw.
     static func answer(
@@ -219,15 +280,15 @@ public enum HubServer {
                 return try await group.next()!
             }
         } catch let error as HubError {
-            return refusal(error)
+            return refusal(error, hub)
         } catch let error as PSQLError
             where error.serverInfo == nil || Self.timedOut.contains(error.serverInfo?[.sqlState] ?? "")
         {
             hub.logger.error("PostgreSQL unreachable: \(String(reflecting: error))")
-            return refusal(.unavailable("The hub cannot reach its database; retry later."))
+            return refusal(.unavailable("The hub cannot reach its database; retry later."), hub)
         } catch {
             hub.logger.error("Request failed: \(String(reflecting: error))")
-            return refusal(.internalError(error))
+            return refusal(.internalError(error), hub)
         }
     }
 
@@ -235,8 +296,12 @@ public enum HubServer {
     /// deadline, as `statement_timeout`) and a lock it could not take.
     static let timedOut: Set<String> = ["57014", "55P03"]
 
-    static func refusal(_ error: HubError) -> Response {
-        (try? json(error.status, error.body))
+    /// The refusal's response, counted and logged (at `notice`: a client's
+    /// mistake, not the hub's) with the request's id.
+    static func refusal(_ error: HubError, _ hub: Hub) -> Response {
+        hub.metrics.refused(error.code.rawValue)
+        hub.logger.notice("Refused: \(error.code.rawValue)", metadata: ["message": "\(error.message)"])
+        return (try? json(error.status, error.body))
             ?? Response(status: error.status)
     }
 
@@ -246,5 +311,48 @@ public enum HubServer {
         return Response(
             status: status, headers: [.contentType: "application/json"],
             body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
+    }
+}
+
+/// Each request's logger (with its `hb.request.id`) made the hub's for
+/// the request (``Hub/requestLogger``), the id answered in the
+/// `Strata-Request-Id` header, the request counted and timed
+/// (``HubMetrics``) and logged when answered.
+struct RequestObserver<Context: RequestContext>: RouterMiddleware {
+    let hub: Hub
+
+    /// The header of the request's id.
+    static var requestIDHeader: HTTPField.Name { HTTPField.Name("Strata-Request-Id")! }
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response)
+        async throws -> Response
+    {
+        let started = ContinuousClock.now
+        let route = context.endpointPath ?? "unmatched"
+        do {
+            var response = try await Hub.$requestLogger.withValue(context.logger) {
+                try await next(request, context)
+            }
+            response.headers[Self.requestIDHeader] = context.id
+            finish(request, context, route: route, status: response.status.code, started: started)
+            return response
+        } catch {
+            let status = (error as? any HTTPResponseError)?.status.code ?? 500
+            finish(request, context, route: route, status: status, started: started)
+            throw error
+        }
+    }
+
+    private func finish(
+        _ request: Request, _ context: Context, route: String, status: Int, started: ContinuousClock.Instant
+    ) {
+        let elapsed = ContinuousClock.now - started
+        hub.metrics.request(route: route, method: request.method.rawValue, status: status, duration: elapsed)
+        context.logger.info(
+            "Answered",
+            metadata: [
+                "method": "\(request.method.rawValue)", "path": "\(request.uri.path)", "status": "\(status)",
+                "ms": "\(Double(elapsed.components.seconds) * 1e3 + Double(elapsed.components.attoseconds) / 1e15)",
+            ])
     }
 }

@@ -68,12 +68,12 @@ struct RuleCompiler {
     enum Mode { case read, write }
 
     let rules: SyncRules
-    let claims: HubClaims
+    let claims: DeviceClaims
     let schema: RuleSchema
     var text = SQLText()
     private var aliases = 0
 
-    init(rules: SyncRules, claims: HubClaims, schema: RuleSchema, text: SQLText = SQLText()) {
+    init(rules: SyncRules, claims: DeviceClaims, schema: RuleSchema, text: SQLText = SQLText()) {
         self.rules = rules
         self.claims = claims
         self.schema = schema
@@ -136,7 +136,7 @@ struct RuleCompiler {
                 return (Self.same(a, b) != negated) ? "true" : "false"
             }
             let other = left.field == nil ? left : right
-            let candidates: [HubClaims.Value]
+            let candidates: [DeviceClaims.Value]
             switch other {
             case .claim(let name):
                 guard let value = claims.values[name] else { return "false" }
@@ -177,7 +177,7 @@ struct RuleCompiler {
     /// negated), each taken as a value of the field's type; false when
     /// none fits it.
     private mutating func holds(
-        _ field: String, of type: String, alias: String, oneOf candidates: [HubClaims.Value], negated: Bool
+        _ field: String, of type: String, alias: String, oneOf candidates: [DeviceClaims.Value], negated: Bool
     ) -> String {
         guard let descriptor = schema.descriptor(type, field) else { return "false" }
         let values = candidates.compactMap { value(of: $0, descriptor: descriptor) }
@@ -292,24 +292,18 @@ struct RuleCompiler {
 
     /// A claim or constant operand's value; nil for a field or a claim the
     /// device does not have.
-    private func constant(_ operand: RuleOperand) -> HubClaims.Value? {
+    private func constant(_ operand: RuleOperand) -> DeviceClaims.Value? {
         switch operand {
         case .field: nil
         case .claim(let name): claims.values[name]
         case .string(let value): .string(value)
-        case .int(let value): .int(value)
+        case .int(let value): .number(Double(value))
         case .bool(let value): .bool(value)
         }
     }
 
-    /// Whether two claim values are equal (a whole number and a double of
-    /// its value are).
-    static func same(_ a: HubClaims.Value, _ b: HubClaims.Value) -> Bool {
-        switch (a, b) {
-        case (.int(let x), .double(let y)), (.double(let y), .int(let x)): Double(x) == y
-        default: a == b
-        }
-    }
+    /// Whether two claim values are equal.
+    static func same(_ a: DeviceClaims.Value, _ b: DeviceClaims.Value) -> Bool { a == b }
 
     /// `descriptor` without its `?`.
     static func plain(_ descriptor: String) -> String {
@@ -319,15 +313,13 @@ struct RuleCompiler {
     /// `claim` as a value of a field of `descriptor`: nil when it does not
     /// fit (a string that is no UUID for a `uuid` field, a bool for an
     /// `int`), or the field's type is one rules do not compare.
-    func value(of claim: HubClaims.Value, descriptor: String) -> Value? {
+    func value(of claim: DeviceClaims.Value, descriptor: String) -> Value? {
         let plain = Self.plain(descriptor)
         switch (plain, claim) {
         case ("string", .string(let text)): return .string(text)
-        case ("int", .int(let number)): return .int(number)
+        case ("int", .number(let number)): return Int64(exactly: number).map(Value.int)
         case ("int", .string(let text)): return Int64(text).map(Value.int)
-        case ("int", .double(let number)): return Int64(exactly: number).map(Value.int)
-        case ("double", .int(let number)): return .double(Double(number))
-        case ("double", .double(let number)): return .double(number)
+        case ("double", .number(let number)): return .double(number)
         case ("uuid", .string(let text)): return UUID(uuidString: text).map(Value.uuid)
         case ("bool", .bool(let flag)): return .bool(flag)
         default:
@@ -344,4 +336,16 @@ struct RuleCompiler {
 /// The tag that starts a link's changeset bytes (then its key's).
 enum RecordTagLink {
     static let value = Int(ChangesetCodec.valueBytes(.link(.int(0)))[0])
+}
+
+extension DeviceClaims {
+    /// The claim `name` as a list: its values when it is an array, else
+    /// the one value; empty when the device has no such claim.
+    func list(_ name: String) -> [Value] {
+        switch values[name] {
+        case .array(let elements)?: elements
+        case let value?: [value]
+        case nil: []
+        }
+    }
 }

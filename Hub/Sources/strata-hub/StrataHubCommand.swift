@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
+import Hummingbird
 import Logging
+import ServiceLifecycle
 import StrataHub
 
 /// `strata-hub`: the sync hub's server and its administration
@@ -11,8 +13,8 @@ struct StrataHubCommand: AsyncParsableCommand {
         commandName: "strata-hub",
         abstract: "The Strata sync hub: devices' changes merged in PostgreSQL.",
         subcommands: [
-            Serve.self, Migrate.self, DeviceCommand.self, EpochCommand.self, RulesCommand.self, Compact.self,
-            Status.self,
+            Serve.self, Migrate.self, DeviceCommand.self, SubjectCommand.self, EpochCommand.self, RulesCommand.self,
+            Compact.self, Status.self,
         ])
 }
 
@@ -43,17 +45,32 @@ struct Serve: AsyncParsableCommand {
     @OptionGroup var retention: RetentionOptions
     @Option(help: "Minutes between compactions of every tenant (0: none; run `strata-hub compact`).")
     var compactEvery = 60
+    @OptionGroup var jwt: JWTOptions
+    @Option(help: "Serve GET /metrics (Prometheus) on this port, apart from the protocol's (none without it).")
+    var metricsPort: Int?
+    @Option(help: "The address the metrics port listens on.") var metricsHost = "127.0.0.1"
+    @Option(
+        help:
+            "The least level logged: trace, debug, info (a line per request), notice (refusals), warning, error or critical."
+    )
+    var logLevel = "info"
 
     func run() async throws {
-        let logger = Logger(label: "strata-hub")
+        guard let level = Logger.Level(rawValue: logLevel) else {
+            throw ValidationError("--log-level must be trace, debug, info, notice, warning, error or critical.")
+        }
+        var logger = Logger(label: "strata-hub")
+        logger.logLevel = level
+        let jwtSettings = try jwt.settings()
         try await database.settings.checkReachable(logger: logger)
         guard compactEvery >= 0 else { throw ValidationError("--compact-every must be 0 or more minutes.") }
         let hub = Hub(
             client: database.settings.client(maximumConnections: connections), logger: logger,
-            requestTimeout: .seconds(requestTimeout))
+            requestTimeout: .seconds(requestTimeout), jwt: jwtSettings)
         let maintenance = HubMaintenance(
             hub: hub, retention: try retention.duration,
             compactEvery: compactEvery == 0 ? nil : .seconds(compactEvery * 60))
+        let host = self.host
         let app = HubServer.application(
             hub, host: host, port: port, maintenance: maintenance,
             onServerRunning: { channel in
@@ -61,7 +78,84 @@ struct Serve: AsyncParsableCommand {
                 // Unbuffered: a script waiting for this line reads it at once.
                 FileHandle.standardOutput.write(Data("strata-hub listening on http://\(host):\(port)\n".utf8))
             }, logger: logger)
-        try await app.runService()
+        guard let metricsPort else {
+            try await app.runService()
+            return
+        }
+        let metricsHost = self.metricsHost
+        let metrics = Application(
+            router: HubServer.metricsRouter(hub),
+            configuration: .init(address: .hostname(metricsHost, port: metricsPort), serverName: "strata-hub-metrics"),
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? 0
+                FileHandle.standardOutput.write(
+                    Data("strata-hub metrics on http://\(metricsHost):\(port)/metrics\n".utf8))
+            }, logger: logger)
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [.init(service: app), .init(service: metrics)], gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger))
+        try await group.run()
+    }
+}
+
+/// The app's own identity provider, whose JWTs devices may present.
+struct JWTOptions: ParsableArguments {
+    @Option(help: "Take JWTs of this issuer (iss) beside the hub's device tokens; needs --jwt-audience and one key.")
+    var jwtIssuer: String?
+    @Option(help: "The audience (aud) a JWT must name.") var jwtAudience: String?
+    @Option(help: "A file holding the HMAC secret (HS256) shared with the identity provider.")
+    var jwtHmacKeyFile: String?
+    @Option(help: "A file holding the identity provider's PEM public key (EC: ES256/384/512; RSA: RS256).")
+    var jwtPublicKeyFile: String?
+    @Option(help: "A file holding the identity provider's JSON Web Key Set.") var jwtJwksFile: String?
+    @Option(help: "The URL of the identity provider's JSON Web Key Set, fetched and refreshed.") var jwtJwksUrl: String?
+    @Option(help: "Seconds after which the JWKS of --jwt-jwks-url is fetched again.") var jwtJwksRefresh = 3600
+    @Option(help: "The claim holding the tenant: the dataset's UUID.") var jwtTenantClaim = "tenant"
+    @Option(help: "The claim naming the device (an app install), if the identity provider issues one.")
+    var jwtDeviceClaim: String?
+    @Option(help: "Seconds exp and nbf may be off the hub's clock.") var jwtLeeway = 60
+
+    /// The settings the options give; nil without --jwt-issuer.
+    func settings() throws -> JWTSettings? {
+        let sources = [jwtHmacKeyFile, jwtPublicKeyFile, jwtJwksFile, jwtJwksUrl].compactMap { $0 }
+        guard let issuer = jwtIssuer else {
+            guard sources.isEmpty, jwtAudience == nil else {
+                throw ValidationError("The --jwt-… options need --jwt-issuer.")
+            }
+            return nil
+        }
+        guard let audience = jwtAudience else { throw ValidationError("--jwt-issuer needs --jwt-audience.") }
+        guard sources.count == 1 else {
+            throw ValidationError(
+                "--jwt-issuer needs exactly one of --jwt-hmac-key-file, --jwt-public-key-file, --jwt-jwks-file and --jwt-jwks-url."
+            )
+        }
+        func read(_ path: String) throws -> String {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw ValidationError("Cannot read \(path).")
+            }
+            return String(decoding: data, as: UTF8.self)
+        }
+        let keys: JWTSettings.Keys
+        if let path = jwtHmacKeyFile {
+            let secret = try read(path).trimmingCharacters(in: .whitespacesAndNewlines)
+            guard secret.utf8.count >= 32 else {
+                throw ValidationError("The HMAC secret in \(path) is shorter than 32 bytes.")
+            }
+            keys = .hmac(secret: secret)
+        } else if let path = jwtPublicKeyFile {
+            keys = .publicKeyPEM(try read(path))
+        } else if let path = jwtJwksFile {
+            keys = .jwks(json: try read(path))
+        } else {
+            guard let text = jwtJwksUrl, let url = URL(string: text), url.scheme == "https" || url.scheme == "http"
+            else { throw ValidationError("--jwt-jwks-url must be an http(s) URL.") }
+            keys = .jwksURL(url, refresh: .seconds(jwtJwksRefresh))
+        }
+        return JWTSettings(
+            keys: keys, issuer: issuer, audience: audience, tenantClaim: jwtTenantClaim, deviceClaim: jwtDeviceClaim,
+            leewaySeconds: Double(jwtLeeway))
     }
 }
 
@@ -93,15 +187,31 @@ struct DeviceCommand: AsyncParsableCommand {
         @OptionGroup var database: DatabaseOptions
         @Option(help: "The tenant: the dataset's UUID (made when new).") var tenant: String
         @Option(help: "A name for people.") var name = "device"
+        @Option(
+            name: .customLong("claim"),
+            help:
+                "A claim sync rules read, name=value (repeatable): a value with a comma is an array of strings (projects=a,b; projects=a, is [\"a\"]), any other a string."
+        )
+        var claims: [String] = []
 
         func run() async throws {
             guard let tenant = UUID(uuidString: tenant) else {
                 throw ValidationError("--tenant must be the dataset's UUID, not '\(self.tenant)'.")
             }
+            var parsed = DeviceClaims()
+            for claim in claims {
+                do {
+                    let (name, value) = try DeviceClaims.parse(assignment: claim)
+                    guard parsed[name] == nil else { throw ValidationError("The claim \(name) is given twice.") }
+                    parsed.values[name] = value
+                } catch let error as HubError {
+                    throw ValidationError(error.message)
+                }
+            }
             let logger = Logger(label: "strata-hub")
-            let name = self.name
+            let (name, claims) = (self.name, parsed)
             let (device, token) = try await database.settings.withClient(logger: logger) { client in
-                try await Hub(client: client, logger: logger).addDevice(tenant: tenant, name: name)
+                try await Hub(client: client, logger: logger).addDevice(tenant: tenant, name: name, claims: claims)
             }
             print("device \(device.uuidString)")
             print("token  \(token)")
@@ -109,7 +219,9 @@ struct DeviceCommand: AsyncParsableCommand {
     }
 
     struct Revoke: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Revoke a device: its token is refused from now on.")
+        static let configuration = CommandConfiguration(
+            abstract:
+                "Revoke a device: its token is refused from now on, its open streams closed in every hub process.")
         @OptionGroup var database: DatabaseOptions
         @Argument(help: "The device's id, as `device add` printed it.") var device: String
 
@@ -123,6 +235,30 @@ struct DeviceCommand: AsyncParsableCommand {
             }
             guard revoked else { throw ValidationError("No live device has the id \(id.uuidString).") }
             print("revoked \(id.uuidString)")
+        }
+    }
+}
+
+struct SubjectCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "subject", abstract: "Revoke a user of the app's identity provider.", subcommands: [Revoke.self])
+
+    struct Revoke: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract:
+                "Refuse the subject's JWTs issued until now (iat) and close their open streams in every hub process; later JWTs are taken."
+        )
+        @OptionGroup var database: DatabaseOptions
+        @Option(help: "The JWTs' issuer (iss).") var issuer: String
+        @Option(help: "The subject (sub).") var subject: String
+
+        func run() async throws {
+            let logger = Logger(label: "strata-hub")
+            let (issuer, subject) = (self.issuer, self.subject)
+            let devices = try await database.settings.withClient(logger: logger) { client in
+                try await Hub(client: client, logger: logger).revokeSubject(issuer: issuer, subject: subject)
+            }
+            print("revoked \(subject) of \(issuer) (\(devices) device(s))")
         }
     }
 }

@@ -15,6 +15,7 @@ import Darwin
         ["migrate"],
         ["device", "add", "--tenant", UUID().uuidString],
         ["device", "revoke", UUID().uuidString],
+        ["subject", "revoke", "--issuer", "https://id.example.com", "--subject", "alice"],
         ["epoch", "--tenant", UUID().uuidString],
         ["rules", "show", "--tenant", UUID().uuidString],
         ["rules", "clear", "--tenant", UUID().uuidString],

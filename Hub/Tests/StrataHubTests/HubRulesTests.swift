@@ -33,12 +33,12 @@ struct RuledDevice {
     static let models: [any Model.Type] = [OwnedDoc.self, RuledProject.self, RuledTask.self]
 
     /// A new device of `tenant` acting with `claims`.
-    init(_ name: String, tenant: UUID, claims: [String: HubClaims.Value], hub: Hub, in folder: TemporaryFolder)
+    init(_ name: String, tenant: UUID, claims: [String: DeviceClaims.Value], hub: Hub, in folder: TemporaryFolder)
         async throws
     {
         database = try folder.open("\(name).strata", tenant: tenant, models: Self.models)
         let id = try await hub.addDevice(tenant: tenant, name: name).device
-        device = Hub.Device(id: id, tenant: tenant, claims: HubClaims(claims))
+        device = Hub.Device(id: id, tenant: tenant, claims: DeviceClaims(claims))
         self.hub = hub
     }
 

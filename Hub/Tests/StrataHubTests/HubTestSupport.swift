@@ -24,7 +24,8 @@ enum TestCluster {
 
     /// Runs `body` with a hub on a new, migrated database, dropped after.
     static func withHub<T: Sendable>(
-        maxBodyBytes: Int = 16 << 20, _ body: @Sendable (Hub, PostgresSettings) async throws -> T
+        maxBodyBytes: Int = 16 << 20, jwt: JWTSettings? = nil,
+        _ body: @Sendable (Hub, PostgresSettings) async throws -> T
     ) async throws -> T {
         _ = try folder
         let name = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
@@ -39,7 +40,8 @@ enum TestCluster {
                 }
                 defer { group.cancelAll() }
                 try await HubSchema.migrate(client, logger: logger)
-                return try await body(Hub(client: client, logger: logger, maxBodyBytes: maxBodyBytes), settings)
+                return try await body(
+                    Hub(client: client, logger: logger, maxBodyBytes: maxBodyBytes, jwt: jwt), settings)
             }
             try? await admin("DROP DATABASE \(name) WITH (FORCE)")
             return result

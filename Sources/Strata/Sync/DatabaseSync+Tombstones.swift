@@ -27,10 +27,29 @@ extension DatabaseSync {
                 preconditionFailure("A sync-enabled file's transaction has no sync recorder")
             }
             let log = recorder.log
-            let through = try log.acknowledgedByAllPeers()
+            let through = try Self.acknowledgedByAllPeers(log)
             guard through > 0 else { return 0 }
             let catalog = try database.store.catalog(log.lmdb) ?? database.catalog
             return try log.dropTombstones(through: through, types: catalog.types.filter { !$0.isEmbedded }.map(\.id))
         }
+    }
+
+    /// The lowest sequence number of this file that every peer in its
+    /// peer entries has acknowledged; 0 when it knows no peer.
+    static func acknowledgedByAllPeers(_ log: SyncLog) throws -> UInt64 {
+        var lowest: UInt64?
+        let (lmdb, handles, path) = (log.lmdb, log.handles, log.path)
+        try lmdb.withCursor(handles.peers) { cursor in
+            var entry = try cursor.first()
+            while let (key, _) = entry {
+                if let site = SiteID(bytes: key),
+                    let peer = try PeerCursor.entry(lmdb, handles, peer: site, path: path)
+                {
+                    lowest = min(lowest ?? .max, peer.acknowledged)
+                }
+                entry = try cursor.next()
+            }
+        }
+        return lowest ?? 0
     }
 }

@@ -1,23 +1,5 @@
 /// Dropping tombstones every known peer has (``DatabaseSync/dropAcknowledgedTombstones()``).
 extension SyncLog {
-    /// The lowest sequence number of this file that every peer in its
-    /// peer entries has acknowledged; 0 when it knows no peer.
-    func acknowledgedByAllPeers() throws -> UInt64 {
-        var lowest: UInt64?
-        try lmdb.withCursor(handles.peers) { cursor in
-            var entry = try cursor.first()
-            while let (key, _) = entry {
-                if let site = SiteID(bytes: key),
-                    let peer = try PeerCursor.entry(lmdb, handles, peer: site, path: path)
-                {
-                    lowest = min(lowest ?? .max, peer.acknowledged)
-                }
-                entry = try cursor.next()
-            }
-        }
-        return lowest ?? 0
-    }
-
     /// Deletes the clock rows of deleted objects (tombstones) of the types
     /// `types` last changed at or before `seq`, each taken out of the change
     /// log first. Returns how many it deleted.

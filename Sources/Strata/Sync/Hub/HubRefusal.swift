@@ -75,9 +75,12 @@ public struct HubRefusal: Error, Sendable, Hashable {
 
         /// 400: the body is not a well-formed changeset.
         public static let invalidChangeset = Code(rawValue: "invalidChangeset")
-        /// 400: a query parameter is missing or malformed.
+        /// 400: a query parameter is missing or malformed; or a pull's
+        /// cursor is past the last commit of an epoch the hub already
+        /// renewed at that commit.
         public static let invalidRequest = Code(rawValue: "invalidRequest")
-        /// 401: no token, an unknown token, or a revoked one.
+        /// 401: no token, an unknown token, a revoked one, or a JWT that
+        /// fails a check (the message says which).
         public static let unauthorized = Code(rawValue: "unauthorized")
         /// 403: the changeset belongs to another dataset than the token's.
         public static let wrongDataset = Code(rawValue: "wrongDataset")
