@@ -292,6 +292,78 @@ static int rewrite(const char *path, transform_fn transform, const char **failed
     return rc;
 }
 
+// The migration floor: rewrites every record of people into a fresh tree.
+// A read transaction begun first keeps the old tree readable; the write
+// transaction empties people (mdb_drop without delete: its pages go to the
+// free list, its root is reset) and appends each new record after the last
+// (MDB_APPEND), in the order the read cursor walks the old ones, so every
+// page is written once, full. Then the catalog, and one commit.
+static int begin_read(MDB_env *env, MDB_txn **txn, MDB_dbi *people, const char **failed_call);
+
+static int rewrite_appending(const char *path, transform_fn transform, const char **failed_call) {
+    MDB_env *env;
+    int rc = floor_open(path, 1, &env, failed_call);
+    if (rc != 0) return rc;
+    MDB_txn *snapshot;
+    MDB_dbi old_people;
+    rc = begin_read(env, &snapshot, &old_people, failed_call);
+    if (rc != 0) {
+        mdb_env_close(env);
+        return rc;
+    }
+    MDB_txn *txn;
+    MDB_dbi people, meta;
+    rc = begin_write(env, &txn, &people, &meta, failed_call);
+    if (rc != 0) {
+        mdb_txn_abort(snapshot);
+        mdb_env_close(env);
+        return rc;
+    }
+    MDB_cursor *reader = NULL, *writer = NULL;
+    if ((rc = mdb_drop(txn, people, 0)) != 0) {
+        *failed_call = "mdb_drop";
+    } else if ((rc = mdb_cursor_open(snapshot, old_people, &reader)) != 0) {
+        *failed_call = "mdb_cursor_open";
+    } else if ((rc = mdb_cursor_open(txn, people, &writer)) != 0) {
+        *failed_call = "mdb_cursor_open";
+    } else {
+        uint8_t out[128];
+        MDB_val key, value;
+        rc = mdb_cursor_get(reader, &key, &value, MDB_FIRST);
+        while (rc == 0) {
+            // The key points into the snapshot's pages, which no write of
+            // this transaction touches.
+            MDB_val v = {transform(&value, out), out};
+            rc = mdb_cursor_put(writer, &key, &v, MDB_APPEND);
+            if (rc != 0) {
+                *failed_call = "mdb_cursor_put";
+                break;
+            }
+            rc = mdb_cursor_get(reader, &key, &value, MDB_NEXT);
+        }
+        if (rc == MDB_NOTFOUND) {
+            rc = 0;
+        } else if (rc != 0 && *failed_call == NULL) {
+            *failed_call = "mdb_cursor_get";
+        }
+    }
+    if (writer != NULL) mdb_cursor_close(writer);
+    if (reader != NULL) mdb_cursor_close(reader);
+    if (rc == 0) {
+        rc = put_catalog(txn, meta, 2);
+        if (rc != 0) *failed_call = "mdb_put";
+    }
+    if (rc == 0) {
+        rc = mdb_txn_commit(txn);
+        if (rc != 0) *failed_call = "mdb_txn_commit";
+    } else {
+        mdb_txn_abort(txn);
+    }
+    mdb_txn_abort(snapshot);
+    mdb_env_close(env);
+    return rc;
+}
+
 static size_t full_name(const MDB_val *record, uint8_t *out) {
     field f[4];
     get_fields(record, f);
@@ -329,6 +401,16 @@ int floor_closure_migration(const char *path, const char **failed_call) {
 int floor_type_change(const char *path, const char **failed_call) {
     *failed_call = NULL;
     return rewrite(path, age_to_int, failed_call);
+}
+
+int floor_closure_migration_append(const char *path, const char **failed_call) {
+    *failed_call = NULL;
+    return rewrite_appending(path, full_name, failed_call);
+}
+
+int floor_type_change_append(const char *path, const char **failed_call) {
+    *failed_call = NULL;
+    return rewrite_appending(path, age_to_int, failed_call);
 }
 
 int floor_additive_migration(const char *path, const char **failed_call) {
