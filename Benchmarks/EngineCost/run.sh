@@ -14,9 +14,7 @@
 #   N            objects under callgrind (default 20000)
 #   WALL_N       objects for the wall time (default 100000)
 #   ROUNDS       wall-time rounds, the best is reported (default 5)
-#   SCENARIOS    which scenarios, space-separated (default: all but lookups and
-#                lookups-dynamic, which make 100,000 lookups whatever N is: their
-#                Ir per object is per 100,000 / N lookups)
+#   SCENARIOS    which scenarios, space-separated (default: all)
 #   SKIP_CALLGRIND=1, SKIP_WALL=1  leave out one half
 #   BASELINE     another build's EngineCost binary (the BEFORE one, e.g.
 #                /work/wt-cost/.build-before/x86_64-unknown-linux-gnu/release/EngineCost):
@@ -48,8 +46,6 @@ measured() {
         update-kept | update-kept-sync) echo measuredUpdateKept ;;
         migration) echo measuredMigration ;;
         scan) echo measuredScan ;;
-        lookups) echo measuredLookups ;;
-        lookups-dynamic) echo measuredDynamicLookups ;;
         *) echo "unknown scenario $1" >&2; exit 2 ;;
     esac
 }

@@ -29,11 +29,6 @@
 //                 at version 2 (ItemV2 adds `rank`), with a migration
 //                 closure that sets `rank` on every object
 //   scan          a typed query reading every one of the N objects
-//   lookups       100,000 typed primary-key lookups of random ids among N
-//                 objects, in one read transaction (`measuredLookups`);
-//                 the file is kept at ENGINE_COST_LOOKUP_FILE when set, so
-//                 that a 10M file is written once, outside valgrind
-//   lookups-dynamic  the same lookups through the dynamic API
 import Foundation
 import Strata
 
@@ -127,24 +122,6 @@ func measuredUpdateKept(_ db: Database, _ objects: [Item]) throws { try updateAl
 @inline(never)
 func measuredMigration(_ config: Database.Configuration) throws -> Database {
     try Database(configuration: config)
-}
-
-@inline(never)
-func measuredLookups(_ db: Database, _ ids: [Int]) throws -> Int {
-    try db.read { tx in
-        var sum = 0
-        for id in ids { sum &+= try tx.object(Item.self, primaryKey: id)!.score }
-        return sum
-    }
-}
-
-@inline(never)
-func measuredDynamicLookups(_ db: Database, _ ids: [Int]) throws -> Int {
-    try db.read { tx in
-        var sum = 0
-        for id in ids { sum &+= try tx.object("Item", key: .int(Int64(id)))!["score"].int! }
-        return sum
-    }
 }
 
 @inline(never)
@@ -264,37 +241,8 @@ func runScan(_ n: Int) throws -> Int64 {
     return elapsed
 }
 
-/// 100,000 lookups of random ids among `n` objects; the file is made
-/// once when ENGINE_COST_LOOKUP_FILE names it.
-func runLookups(_ n: Int, typed: Bool) throws -> Int64 {
-    let kept = ProcessInfo.processInfo.environment["ENGINE_COST_LOOKUP_FILE"]
-    var config = Database.Configuration(path: kept ?? path("lookups.strata"), schemaVersion: 1, models: [Item.self])
-    config.durability = .noSync
-    config.initialMapSize = 1 << 34
-    let exists = kept.map { FileManager.default.fileExists(atPath: $0) } ?? false
-    let db = try Database(configuration: config)
-    if !exists {
-        for start in stride(from: 0, to: n, by: 1_000_000) {
-            try insertAll(db, (start ..< min(n, start + 1_000_000)).map(item))
-        }
-    }
-    precondition(try count(db) == n, "the lookup file holds another number of objects than \(n)")
-    var state: UInt64 = 42
-    let ids = (0 ..< 100_000).map { _ -> Int in
-        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-        return Int((state >> 33) % UInt64(n))
-    }
-    let start = ContinuousClock.now
-    let sum = typed ? try measuredLookups(db, ids) : try measuredDynamicLookups(db, ids)
-    let elapsed = nanoseconds(since: start)
-    precondition(sum == ids.reduce(0, +), "the lookups read \(sum)")
-    db.close()
-    return elapsed
-}
-
 let scenarios = [
     "apply", "insert", "insert-synced", "insert-sync", "update-kept", "update-kept-sync", "migration", "scan",
-    "lookups", "lookups-dynamic",
 ]
 let arguments = CommandLine.arguments
 guard arguments.count >= 2, scenarios.contains(arguments[1]) else {
@@ -317,8 +265,6 @@ for _ in 0 ..< rounds {
     case "update-kept": print("\(scenario) \(n) \(try runUpdateKept(n, .synced))")
     case "update-kept-sync": print("\(scenario) \(n) \(try runUpdateKept(n, .sync))")
     case "migration": print("\(scenario) \(n) \(try runMigration(n))")
-    case "lookups": print("\(scenario) \(n) \(try runLookups(n, typed: true))")
-    case "lookups-dynamic": print("\(scenario) \(n) \(try runLookups(n, typed: false))")
     default: print("\(scenario) \(n) \(try runScan(n))")
     }
 }
