@@ -42,6 +42,12 @@ let package = Package(
             name: "StrataCompare",
             dependencies: ["Scenarios"]
         ),
+        // Primary-key lookups, Strata against the C floor, one function
+        // each, for callgrind (docs/Benchmarks.md, "Lookups at 10M").
+        .executableTarget(
+            name: "LookupCost",
+            dependencies: ["Scenarios", "CLMDBFloor"]
+        ),
         // `make bench-observe`: observation latency, fan-out and poll cost,
         // beside GRDB's ValueObservation.
         .executableTarget(

@@ -235,49 +235,72 @@ int floor_create(const char *path, int64_t n, int age_text, int indexed, int dur
     return rc;
 }
 
-// Rewrites every record of people in place through a write cursor, then
-// writes the catalog at version 2 and commits. transform writes the new
-// record into out and returns its length.
+// Rewrites every record of people, then writes the catalog at version 2
+// and commits. transform writes the new record into out and returns its
+// length.
+//
+// In place (appending 0): through one write cursor, each record replaced
+// where it is (MDB_CURRENT).
+//
+// Into a fresh tree (appending 1), the migration floor: a read transaction
+// begun first keeps the old tree readable; the write transaction empties
+// people (mdb_drop without delete: its pages go to the free list, its root
+// is reset) and appends each new record after the last (MDB_APPEND), in the
+// order the read cursor walks the old ones, so every page is written once,
+// full.
 typedef size_t (*transform_fn)(const MDB_val *record, uint8_t *out);
 
-static int rewrite(const char *path, transform_fn transform, const char **failed_call) {
+static int begin_read(MDB_env *env, MDB_txn **txn, MDB_dbi *people, const char **failed_call);
+
+static int rewrite(const char *path, transform_fn transform, int appending, const char **failed_call) {
     MDB_env *env;
     int rc = floor_open(path, 1, &env, failed_call);
     if (rc != 0) return rc;
-    MDB_txn *txn;
-    MDB_dbi people, meta;
-    rc = begin_write(env, &txn, &people, &meta, failed_call);
+    MDB_txn *snapshot = NULL, *txn;
+    MDB_dbi old_people = 0, people, meta;
+    if (appending) rc = begin_read(env, &snapshot, &old_people, failed_call);
+    if (rc == 0) rc = begin_write(env, &txn, &people, &meta, failed_call);
     if (rc != 0) {
+        if (snapshot != NULL) mdb_txn_abort(snapshot);
         mdb_env_close(env);
         return rc;
     }
-    MDB_cursor *cursor;
-    rc = mdb_cursor_open(txn, people, &cursor);
-    if (rc != 0) {
+    MDB_cursor *reader = NULL, *writer = NULL;
+    if (appending && (rc = mdb_drop(txn, people, 0)) != 0) {
+        *failed_call = "mdb_drop";
+    } else if ((rc = mdb_cursor_open(appending ? snapshot : txn, appending ? old_people : people, &reader)) != 0 ||
+               (appending && (rc = mdb_cursor_open(txn, people, &writer)) != 0)) {
         *failed_call = "mdb_cursor_open";
     } else {
         uint8_t out[128], key_copy[8];
         MDB_val key, value;
-        rc = mdb_cursor_get(cursor, &key, &value, MDB_FIRST);
+        rc = mdb_cursor_get(reader, &key, &value, MDB_FIRST);
         while (rc == 0) {
             MDB_val v = {transform(&value, out), out};
-            // The put may move the page the key points into (DESIGN.md §4.5).
-            memcpy(key_copy, key.mv_data, 8);
-            MDB_val k = {8, key_copy};
-            rc = mdb_cursor_put(cursor, &k, &v, MDB_CURRENT);
+            if (appending) {
+                // The key points into the snapshot's pages, which no write
+                // of this transaction touches.
+                rc = mdb_cursor_put(writer, &key, &v, MDB_APPEND);
+            } else {
+                // The put may move the page the key points into (DESIGN.md §4.5).
+                memcpy(key_copy, key.mv_data, 8);
+                MDB_val k = {8, key_copy};
+                rc = mdb_cursor_put(reader, &k, &v, MDB_CURRENT);
+            }
             if (rc != 0) {
                 *failed_call = "mdb_cursor_put";
                 break;
             }
-            rc = mdb_cursor_get(cursor, &key, &value, MDB_NEXT);
+            rc = mdb_cursor_get(reader, &key, &value, MDB_NEXT);
         }
         if (rc == MDB_NOTFOUND) {
             rc = 0;
         } else if (rc != 0 && *failed_call == NULL) {
             *failed_call = "mdb_cursor_get";
         }
-        mdb_cursor_close(cursor);
     }
+    if (writer != NULL) mdb_cursor_close(writer);
+    if (reader != NULL) mdb_cursor_close(reader);
     if (rc == 0) {
         rc = put_catalog(txn, meta, 2);
         if (rc != 0) *failed_call = "mdb_put";
@@ -288,6 +311,7 @@ static int rewrite(const char *path, transform_fn transform, const char **failed
     } else {
         mdb_txn_abort(txn);
     }
+    if (snapshot != NULL) mdb_txn_abort(snapshot);
     mdb_env_close(env);
     return rc;
 }
@@ -323,12 +347,22 @@ static size_t age_to_int(const MDB_val *record, uint8_t *out) {
 
 int floor_closure_migration(const char *path, const char **failed_call) {
     *failed_call = NULL;
-    return rewrite(path, full_name, failed_call);
+    return rewrite(path, full_name, 0, failed_call);
 }
 
 int floor_type_change(const char *path, const char **failed_call) {
     *failed_call = NULL;
-    return rewrite(path, age_to_int, failed_call);
+    return rewrite(path, age_to_int, 0, failed_call);
+}
+
+int floor_closure_migration_append(const char *path, const char **failed_call) {
+    *failed_call = NULL;
+    return rewrite(path, full_name, 1, failed_call);
+}
+
+int floor_type_change_append(const char *path, const char **failed_call) {
+    *failed_call = NULL;
+    return rewrite(path, age_to_int, 1, failed_call);
 }
 
 int floor_additive_migration(const char *path, const char **failed_call) {
@@ -521,7 +555,7 @@ static size_t fixed_full_name(const MDB_val *record, uint8_t *out) {
 
 int floor_closure_migration_fixed(const char *path, const char **failed_call) {
     *failed_call = NULL;
-    return rewrite(path, fixed_full_name, failed_call);
+    return rewrite(path, fixed_full_name, 0, failed_call);
 }
 
 int floor_checksum_fixed(const char *path, uint64_t *checksum, const char **failed_call) {

@@ -8,12 +8,29 @@ import Foundation
 struct CFloorTrials {
     let n: Int
     let folder: URL
+    /// The migrations write into a fresh tree (the migration floor); the
+    /// other scenarios are left to the in-place engine.
+    var appending = false
 
     /// The Swift raw trial on the same folder: it checks the results.
     var reader: LMDBTrials { LMDBTrials(n: n, folder: folder) }
     var path: String { reader.path }
 
     func trial(_ scenario: Scenario) -> Trial? {
+        if appending {
+            return switch scenario {
+            case .closureMigration:
+                migration(
+                    "v1",
+                    run: { try call("floor_closure_migration_append") { floor_closure_migration_append(path, $0) } },
+                    verify: { try reader.checksum { hash, record in hash.add(RawRecord.fields3(record).2.bytes) } })
+            case .typeChange:
+                migration(
+                    "ageText", run: { try call("floor_type_change_append") { floor_type_change_append(path, $0) } },
+                    verify: { try reader.sumOfAges() })
+            default: nil
+            }
+        }
         switch scenario {
         case .closureMigration:
             return migration(

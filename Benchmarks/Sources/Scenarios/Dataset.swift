@@ -133,6 +133,10 @@ public enum Scenario: String, CaseIterable, Sendable {
         }
     }
 
+    /// Whether the scenario rewrites a file's records (a, c): the compare
+    /// run reports the file's size after it.
+    public var isMigration: Bool { self == .closureMigration || self == .typeChange }
+
     /// Whether the scenario works on the relationships' data (i to o).
     public var isRelationship: Bool {
         switch self {
@@ -147,6 +151,10 @@ public enum Engine: String, CaseIterable, Sendable {
     case strata
     /// LMDB's C API doing the same byte work, from C: the floor.
     case c
+    /// The migration floor, from C: the migrations (a, c) write the new
+    /// records into a fresh tree, appended in key order (`MDB_APPEND`)
+    /// after emptying the old one, in one transaction.
+    case cAppend = "c-append"
     /// LMDB's C API doing the same byte work, from Swift.
     case lmdb
     /// GRDB, row by row from Swift (a Row cursor and an UPDATE by id).
@@ -166,6 +174,7 @@ public enum Engine: String, CaseIterable, Sendable {
         switch self {
         case .strata: "Strata"
         case .c: "C"
+        case .cAppend: "C append"
         case .lmdb: "LMDB (Swift)"
         case .grdb: "GRDB"
         case .grdbSQL: "GRDB SQL"
@@ -218,12 +227,13 @@ public func makeTrial(_ engine: Engine, _ scenario: Scenario, n: Int, folder: UR
         case .strataTyped: StrataDogTrials(n: n, folder: folder, typed: true).trial(scenario)
         case .grdb: GRDBDogTrials(n: n, folder: folder, records: false).trial(scenario)
         case .grdbRecord: GRDBDogTrials(n: n, folder: folder, records: true).trial(scenario)
-        case .c, .lmdb, .grdbSQL: nil
+        case .c, .cAppend, .lmdb, .grdbSQL: nil
         }
     }
     return switch engine {
     case .strata: StrataTrials(n: n, folder: folder).trial(scenario)
     case .c: CFloorTrials(n: n, folder: folder).trial(scenario)
+    case .cAppend: CFloorTrials(n: n, folder: folder, appending: true).trial(scenario)
     case .lmdb: LMDBTrials(n: n, folder: folder).trial(scenario)
     case .grdb: GRDBTrials(n: n, folder: folder, pureSQL: false).trial(scenario)
     case .grdbSQL: GRDBTrials(n: n, folder: folder, pureSQL: true).trial(scenario)

@@ -6,10 +6,11 @@
 // fails.
 //
 //     swift run -c release StrataCompare [--objects N] [--rounds R] [--json PATH] [--only a,b,...]
-//         [--engines strata,c,lmdb,grdb,grdb-sql,strata-typed,grdb-record] [--memory yes|no] [--layout yes|no]
+//         [--engines strata,c,c-append,lmdb,grdb,grdb-sql,strata-typed,grdb-record] [--memory yes|no] [--layout yes|no]
 //         [--drop-files yes|no]
 //
-// `strata-typed` runs scenarios a (a typed step), e and f, `grdb-record` e and f: typed models
+// `c-append` runs the migrations a and c into a fresh tree (the migration
+// floor, `MDB_APPEND`). `strata-typed` runs scenarios a (a typed step), e and f, `grdb-record` e and f: typed models
 // against GRDB's record types. Their scan (f) decodes every object into the
 // struct, where the other engines read one property. Scenarios i to o are
 // the relationships (links, backlinks, cascades, adding a link property),
@@ -63,7 +64,7 @@ struct Options {
         }
         guard objects > 0, rounds > 0, !only.isEmpty, !engines.isEmpty else {
             throw ScenarioError(
-                "--objects and --rounds must be positive, --only must name scenarios a to o, --engines strata, c, lmdb, grdb, grdb-sql, strata-typed or grdb-record"
+                "--objects and --rounds must be positive, --only must name scenarios a to o, --engines strata, c, c-append, lmdb, grdb, grdb-sql, strata-typed or grdb-record"
             )
         }
     }
@@ -113,9 +114,23 @@ struct TrialFailed: Error {
     let error: any Error
 }
 
-/// Runs one trial in `folder`: sets up, times the run, checks the result.
-/// Returns nil when the engine has no such trial.
-func timeTrial(_ trial: Trial?, expected: UInt64, what: String) throws -> Double? {
+/// The bytes of the files a trial left in `folder` (input templates and
+/// lock files aside): for a migration, the file's size after it.
+func filesSize(in folder: URL) -> Int {
+    let manager = FileManager.default
+    let names = (try? manager.contentsOfDirectory(atPath: folder.path)) ?? []
+    return names.filter { !$0.hasPrefix("template-") && !$0.hasSuffix("-lock") }.reduce(0) { total, name in
+        let size = (try? manager.attributesOfItem(atPath: folder.appendingPathComponent(name).path)[.size]) as? Int
+        return total + (size ?? 0)
+    }
+}
+
+/// Runs one trial in `folder`: sets up, times the run, checks the result,
+/// and passes the size of the files it left to `sized`. Returns nil when
+/// the engine has no such trial.
+func timeTrial(
+    _ trial: Trial?, expected: UInt64, what: String, folder: URL? = nil, sized: (Int) -> Void = { _ in }
+) throws -> Double? {
     guard let trial else { return nil }
     defer { trial.cleanup() }
     try trial.setup()
@@ -128,6 +143,7 @@ func timeTrial(_ trial: Trial?, expected: UInt64, what: String) throws -> Double
     guard checksum == expected else {
         throw ScenarioError("\(what) got a wrong result: checksum \(checksum), expected \(expected)")
     }
+    if let folder { sized(filesSize(in: folder)) }
     return elapsed
 }
 
@@ -156,6 +172,8 @@ func run() throws {
     let layoutExpected = Dataset.expected(.closureMigration, n: n)
     var times: [Scenario: [Engine: [Double]]] = [:]
     var layoutTimes: [RecordLayoutVariant: [Double]] = [:]
+    /// The size of each migration's files after its last run.
+    var sizes: [Scenario: [Engine: Int]] = [:]
     var failures: [Scenario: [Engine: String]] = [:]
     print(
         "\(engines.map(\.title).joined(separator: ", ")) on \(n) objects, \(options.rounds) rounds, \(machine()). Median milliseconds:"
@@ -169,7 +187,11 @@ func run() throws {
                 let trial = makeTrial(engine, scenario, n: n, folder: place)
                 let what = "\(engine.title) in \(scenario.title)"
                 do {
-                    if let elapsed = try timeTrial(trial, expected: expected[scenario]!, what: what) {
+                    let sized = { (bytes: Int) in sizes[scenario, default: [:]][engine] = bytes }
+                    if let elapsed = try timeTrial(
+                        trial, expected: expected[scenario]!, what: what,
+                        folder: scenario.isMigration ? place : nil, sized: sized)
+                    {
                         times[scenario, default: [:]][engine, default: []].append(elapsed)
                     }
                 } catch let failure as TrialFailed {
@@ -196,6 +218,7 @@ func run() throws {
     let ratios: [(String, Engine, Engine)] = [
         ("C/Strata", .c, .strata), ("GRDB/Strata", .grdb, .strata), ("GRDB SQL/Strata", .grdbSQL, .strata),
         ("C/LMDB (Swift)", .c, .lmdb), ("C/Strata typed", .c, .strataTyped),
+        ("C append/Strata", .cAppend, .strata), ("C append/Strata typed", .cAppend, .strataTyped),
         ("GRDB records/Strata typed", .grdbRecord, .strataTyped), ("GRDB SQL/Strata typed", .grdbSQL, .strataTyped),
     ].filter { engines.contains($0.1) && engines.contains($0.2) }
     var rows: [[String]] = []
@@ -229,7 +252,24 @@ func run() throws {
     print(
         "Ratios are one time over another: C/Strata is the share of the C floor's speed Strata reaches; above 1, GRDB/Strata means Strata is faster."
     )
+    let sized = scenarios.filter { sizes[$0] != nil }
+    if !sized.isEmpty {
+        print("\nFile size after each migration, MB (the last round's run):")
+        printTable(
+            ["scenario"] + engines.map(\.title),
+            sized.map { scenario in
+                [scenario.title]
+                    + engines.map { engine in
+                        sizes[scenario]?[engine].map { String(format: "%.1f", Double($0) / 1_048_576) } ?? "-"
+                    }
+            })
+    }
     var document: [String: Any] = ["objects": n, "rounds": options.rounds, "machine": machine(), "results": json]
+    document["fileBytesAfter"] = sized.flatMap { scenario in
+        engines.compactMap { engine in
+            sizes[scenario]?[engine].map { ["scenario": scenario.rawValue, "engine": engine.rawValue, "bytes": $0] }
+        }
+    }
     if let relationships = relationshipTargets(times, failures, engines: engines) {
         document["relationships"] = relationships
     }

@@ -5,7 +5,9 @@ import Foundation
 /// counters live: production types hold at most a ``Tally`` that they
 /// report here once, when their transaction is done.
 enum Instrumentation {
-    /// Record puts and deletes counted by one table engine.
+    /// Record puts and deletes counted by one table engine. A migration
+    /// that writes a type into a fresh tree counts the records it writes
+    /// or leaves out (deletes), not the unchanged ones it carries over.
     struct Tally {
         private(set) var recordWrites = 0
         /// The indexes a migration built, as `Type.property`, in order.

@@ -94,36 +94,110 @@ extension TableEngine {
     /// Empties an index database and fills it from the records of `table`;
     /// `advance` is called once per object. Records are validated unless
     /// `trusted`: this transaction already validated or wrote every one.
+    ///
+    /// The entries are gathered and sorted in memory, at most
+    /// ``IndexEntryRun/limit`` at a time: when every entry fits in one run,
+    /// they go into the emptied index in order, each appended after the
+    /// last (`MDB_APPEND`, `MDB_APPENDDUP` for another object of the same
+    /// value), so that every page is written once, full; a larger table's
+    /// runs are put sorted, one after the other.
     func buildIndex(
         _ index: DatabaseHandle, of field: ObjectTable.Field, in table: ObjectTable, trusted: Bool,
         advance: () -> Void
     ) throws {
         try lmdb.empty(index, delete: false)
         let indexKey = ByteWriter(capacity: 64)
-        let objectKey = ByteWriter(capacity: 64)
-        try lmdb.withCursor(table.records) { cursor in
-            var entry = try cursor.first()
-            while let (key, record) = entry {
-                let view: RecordView
-                if trusted {
-                    do throws(DecodingFailure) {
-                        view = try RecordView(trusting: record)
-                    } catch {
-                        throw table.corruptRecord(error, key: key)
+        var run = IndexEntryRun()
+        var flushed = false
+        try lmdb.withCursor(index) { writer in
+            try lmdb.withCursor(table.records) { cursor in
+                var entry = try cursor.first()
+                while let (key, record) = entry {
+                    let view: RecordView
+                    if trusted {
+                        do throws(DecodingFailure) {
+                            view = try RecordView(trusting: record)
+                        } catch {
+                            throw table.corruptRecord(error, key: key)
+                        }
+                    } else {
+                        view = try table.validatedView(key: key, record: record)
                     }
+                    indexKey.removeAll()
+                    FileLayout.appendIndexKey(table.value(at: field.position, in: view), to: indexKey)
+                    indexKey.withUnsafeBytes { run.add(key: $0, value: key) }
+                    if run.isFull {
+                        try run.write(through: writer, appending: false)
+                        flushed = true
+                    }
+                    advance()
+                    entry = try cursor.next()
+                }
+            }
+            try run.write(through: writer, appending: !flushed)
+        }
+    }
+}
+
+/// Index entries (index key, record key) gathered in one buffer, to be
+/// written sorted in the index's order: by key, then by value, bytes then
+/// length, as LMDB compares both by default.
+struct IndexEntryRun {
+    /// The entries one run holds at most, and their bytes: what a rebuild
+    /// keeps in memory beyond LMDB's dirty pages.
+    static let limit = 1 << 20
+    static let byteLimit = 64 << 20
+
+    /// Where an entry's key starts in ``bytes``, its key's length and its
+    /// value's (which follows the key): LMDB's keys and duplicate values
+    /// are at most 511 bytes.
+    private struct Entry {
+        let start: UInt32
+        let keyCount: UInt16
+        let valueCount: UInt16
+    }
+
+    private var bytes: [UInt8] = []
+    private var entries: [Entry] = []
+
+    var isFull: Bool { entries.count >= IndexEntryRun.limit || bytes.count >= IndexEntryRun.byteLimit }
+
+    mutating func add(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
+        entries.append(Entry(start: UInt32(bytes.count), keyCount: UInt16(key.count), valueCount: UInt16(value.count)))
+        bytes.append(contentsOf: key)
+        bytes.append(contentsOf: value)
+    }
+
+    /// Writes the entries sorted through `writer`, a cursor on the index,
+    /// and empties the run. `appending`: the index is empty and these are
+    /// all of its entries, so each sorts after the last one written.
+    mutating func write(through writer: LMDBCursor, appending: Bool) throws {
+        defer {
+            entries.removeAll(keepingCapacity: true)
+            bytes.removeAll(keepingCapacity: true)
+        }
+        try bytes.withUnsafeBytes { all in
+            func key(_ entry: Entry) -> UnsafeRawBufferPointer {
+                let start = Int(entry.start)
+                return UnsafeRawBufferPointer(rebasing: all[start ..< start + Int(entry.keyCount)])
+            }
+            func value(_ entry: Entry) -> UnsafeRawBufferPointer {
+                let start = Int(entry.start) + Int(entry.keyCount)
+                return UnsafeRawBufferPointer(rebasing: all[start ..< start + Int(entry.valueCount)])
+            }
+            entries.sort { a, b in
+                let order = KeyCodec.compare(key(a), key(b))
+                return order != 0 ? order < 0 : KeyCodec.compare(value(a), value(b)) < 0
+            }
+            var previous: Entry?
+            for entry in entries {
+                let sameKey = previous.map { KeyCodec.compare(key($0), key(entry)) == 0 } ?? false
+                if appending {
+                    try writer.append(key: key(entry), value: value(entry), duplicate: sameKey)
                 } else {
-                    view = try table.validatedView(key: key, record: record)
+                    try writer.put(key: key(entry), value: value(entry))
                 }
-                indexKey.removeAll()
-                FileLayout.appendIndexKey(table.value(at: field.position, in: view), to: indexKey)
-                // Copy the key: the put may spill the page it points into.
-                objectKey.removeAll()
-                objectKey.append(contentsOf: key)
-                try indexKey.withUnsafeBytes { indexBytes in
-                    try objectKey.withUnsafeBytes { _ = try lmdb.put(index, indexBytes, $0) }
-                }
-                advance()
-                entry = try cursor.next()
+                previous = entry
             }
         }
     }

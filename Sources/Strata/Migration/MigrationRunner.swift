@@ -103,7 +103,7 @@ final class MigrationRunner {
             )
         }
         let table = try records.table(for: type)
-        records.created(in: type.id)
+        try records.created(in: type.id)
         do {
             return try scope.engine.insert(table, values)
         } catch let error as StrataError where error.code == .duplicatePrimaryKey {
@@ -195,6 +195,8 @@ final class MigrationRunner {
         }
         guard let key = object[property].linkKey else { return nil }
         let table = try records.table(for: target)
+        // A walk appending into the target's table has not written it whole.
+        if records.appending?.type == target.id { try records.stopAppending() }
         return try scope.writeContext.object(table.name, key: key)
     }
 

@@ -108,7 +108,7 @@ extension RecordRewriter {
         }
         guard case .object(let fields) = value else { return nil }
         let table = try table(for: conversion.target)
-        created(in: conversion.target.id)
+        try created(in: conversion.target.id)
         do {
             return .link(try engine.insert(table, fields))
         } catch let error as StrataError where error.code == .duplicatePrimaryKey {

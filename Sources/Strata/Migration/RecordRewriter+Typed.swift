@@ -43,7 +43,9 @@ extension RecordRewriter {
         let table = target.table
         let encoder = recordEncoder
         var object: MutableObject?
-        try walkRecords(of: oldTable, as: type.name, writing: table) { key, record, writer in
+        // Every object goes through the steps: the walk rewrites the table.
+        let appends = canAppend(target, old: old[typeID: type.id])
+        try walkRecords(of: oldTable, as: type.name, writing: table, appending: appends) { key, record, writer in
             let view = try oldTable.validatedView(key: key, record: record)
             switch try restating(table: table, key: key, { try run(view, key) }) {
             case .deleted:

@@ -32,6 +32,17 @@ final class RecordRewriter: MigrationRecords {
     /// it wrote anything.
     var walkChangedPositions: UInt64 = 0
     var walkWrote = false
+    /// The walk in progress that writes its type's records into the
+    /// emptied records database, in key order (`MDB_APPEND`), if any.
+    var appending: AppendingWalk?
+    /// Types whose table this migration wrote into or walked: a walk
+    /// empties only a table that still holds exactly the snapshot's records.
+    var touched: Set<TypeID> = []
+    /// Records written by walks, and by the whole migration when the
+    /// rewriter was made: a write that no walk made (a rename's, say) means
+    /// that some table may differ from the snapshot.
+    var writesInWalks = 0
+    let writesBefore: Int
 
     let scope: MigrationScope
     /// The scope's table engine, held directly: the write-back runs once per object.
@@ -47,6 +58,7 @@ final class RecordRewriter: MigrationRecords {
         let widest = (scope.old.types.map(\.properties.count) + [0]).max() ?? 0
         self.encoder = ObjectEncoder(
             fieldCapacity: max(widest, scope.settings.schema.objectSchemas.map(\.properties.count).max() ?? 0))
+        self.writesBefore = scope.engine.tally.recordWrites
     }
 
     // MARK: MigrationRecords
@@ -84,6 +96,7 @@ final class RecordRewriter: MigrationRecords {
         let table = try ObjectTable.open(
             type, txn, create: !existed, withIndexes: false, related: catalog.working.types, path: path)
         if existed && getsNewKeys(type) {
+            touched.insert(type.id)
             _ = try scope.snapshotContext()
             try engine.emptyRecords(table)
             indexes.markStale(type.id)
@@ -98,8 +111,12 @@ final class RecordRewriter: MigrationRecords {
     }
 
     /// Notes objects created through the write context: every index of
-    /// their type must be rebuilt.
-    func created(in type: TypeID) {
+    /// their type must be rebuilt. Called before the insert, which may
+    /// read the table of a walk in progress: that walk stops appending.
+    func created(in type: TypeID) throws {
+        // Any insert may read the walked table by key (a link's target).
+        try stopAppending()
+        touched.insert(type)
         indexes.markStale(type)
         links.sourceChanged(type)
     }
@@ -179,11 +196,19 @@ final class RecordRewriter: MigrationRecords {
     /// In a later walk of a type, an object deleted by an earlier one is
     /// skipped, as Realm does: `body` never sees a deleted object again.
     private func walk(oldType: CatalogType?, newType: CatalogType?, body: Body?) throws {
+        // A walk inside another one's closure reads the tables whole.
+        try stopAppending()
+        let nested = isWalking
         isWalking = true
-        defer { isWalking = false }
+        defer { isWalking = nested }
         let target = try newType.map { try self.target($0) }
         let object = target.map { MutableObject(table: $0.table) }
         let secondPass = newType.map { enumerated.contains($0.id) } ?? false
+        // A closure's walk of a type whose properties stayed the same may
+        // change a few objects only: those are replaced where they are.
+        let appends =
+            !nested && !secondPass
+            && target.map { canAppend($0, old: oldType) && ($0.rewriteAll || reshapes($0, from: oldType)) } ?? false
         if let newType { enumerated.insert(newType.id) }
         walkChangedPositions = 0
         walkWrote = false
@@ -192,7 +217,7 @@ final class RecordRewriter: MigrationRecords {
             return
         }
         let context = try scope.snapshotContext().context
-        try walkRecords(of: oldTable, as: newType?.name ?? oldType.name, writing: target?.table) {
+        try walkRecords(of: oldTable, as: newType?.name ?? oldType.name, writing: target?.table, appending: appends) {
             key, record, writer in
             let oldObject = try context.object(table: oldTable, key: key, record: record)
             guard let target, let object else {
@@ -217,11 +242,20 @@ final class RecordRewriter: MigrationRecords {
     /// before the migration, and a write cursor on `writing` (else on
     /// `oldTable`) that follows the walk; reports progress as `name`, and
     /// logs the walk.
+    ///
+    /// `appends`: `writing`'s records database is emptied first and the
+    /// walk writes every object that it keeps into it again, in key order,
+    /// each appended after the last (``canAppend(_:old:)`` says when).
     func walkRecords(
-        of oldTable: ObjectTable, as name: String, writing: ObjectTable?,
+        of oldTable: ObjectTable, as name: String, writing: ObjectTable?, appending appends: Bool = false,
         _ each: (_ key: UnsafeRawBufferPointer, _ record: UnsafeRawBufferPointer, _ writer: LMDBCursor) throws -> Void
     ) throws {
         let reader = try scope.snapshotContext().txn
+        if appends, let writing {
+            try engine.emptyRecords(writing, repacking: true)
+            appending = AppendingWalk(type: writing.type.id, table: writing, oldTable: oldTable)
+        }
+        defer { self.appending = nil }
         var progress = ProgressCounter(
             typeName: name, step: .migratingObjects, total: try reader.entryCount(oldTable.records),
             handler: scope.settings.progress)
@@ -229,14 +263,16 @@ final class RecordRewriter: MigrationRecords {
         let writesBefore = engine.tally.recordWrites
         defer {
             let written = engine.tally.recordWrites - writesBefore
+            writesInWalks += written
             scope.settings.logger?.debug(
-                "Walked '\(name)' of \(path): \(progress.completedCount) objects, \(written) written, \(clock.milliseconds) ms"
+                "Walked '\(name)' of \(path): \(progress.completedCount) objects, \(written) written, \(clock.milliseconds) ms\(appends ? ", written into a fresh tree" : "")"
             )
         }
         try reader.withCursor(oldTable.records) { cursor in
             try txn.withCursor(writing?.records ?? oldTable.records) { writer in
                 var entry = try cursor.first()
                 while let (key, record) = entry {
+                    self.appending?.current = key
                     try each(key, record, writer)
                     progress.advance()
                     entry = try cursor.next()
@@ -249,6 +285,7 @@ final class RecordRewriter: MigrationRecords {
     /// After a walk that wrote into `type`'s table: its indexes are
     /// trusted but for those the writes made stale.
     func finishWalk(_ type: TypeID, _ target: Target) {
+        touched.insert(type)
         indexes.markTrusted(type)
         if walkWrote { noteWrites(type, target) }
     }
@@ -345,7 +382,14 @@ final class RecordRewriter: MigrationRecords {
     func write(_ object: MutableObject, _ target: Target, _ writer: LMDBCursor) throws {
         let table = target.table
         if object.isDeleted { return try delete(object.key, target) }
-        guard object.isDirty || target.rewriteAll else { return }
+        guard object.isDirty || target.rewriteAll else {
+            // Appending, the table holds only what the walk wrote: the
+            // unchanged record goes in as it was.
+            if appending?.type == table.type.id, let base = object.base {
+                try carryOver(object.key, base.bytes, writer)
+            }
+            return
+        }
         if object.isEncoded {
             // A typed step wrote the record and its primary key already.
             return try storeEncoded(object.key, changed: object.changedPositions, target, writer)
@@ -378,9 +422,14 @@ final class RecordRewriter: MigrationRecords {
     /// Deletes a walked object, whose key is `key`.
     func delete(_ key: UnsafeRawBufferPointer, _ target: Target) throws {
         let table = target.table
-        // A re-keyed table starts empty: the object is simply not inserted
-        // again.
-        if !target.rekey { _ = try engine.deleteRecord(table, key: key) }
+        // A re-keyed table starts empty, as does one the walk appends
+        // into: the object is simply not written again (and counts as
+        // deleted there).
+        if appending?.type == table.type.id {
+            engine.tally.recordWritten()
+        } else if !target.rekey {
+            _ = try engine.deleteRecord(table, key: key)
+        }
         links.deleted(in: table.type.id)
         walkWrote = true
         indexes.markStale(table.type.id)
@@ -423,7 +472,12 @@ final class RecordRewriter: MigrationRecords {
             }
         }
         try encoder.record.withUnsafeBytes { record in
-            try engine.replaceRecord(table, key: objectKey, record: record, walking: writer)
+            if appending?.type == table.type.id {
+                try append(objectKey, record, writer)
+                engine.tally.recordWritten()
+            } else {
+                try engine.replaceRecord(table, key: objectKey, record: record, walking: writer)
+            }
         }
     }
 }

@@ -198,7 +198,7 @@ final class TypedMigrationRun {
         }
         let fields = chain.fields
         chain.exit.convert(into: fields.baseAddress!) { chain.stages.last?.output[$0] ?? source[$0] }
-        runner.records.created(in: type.id)
+        try runner.records.created(in: type.id)
         do {
             try runner.scope.engine.insert(table, schemaVersion: chain.stamp) { fields[$0.position] }
         } catch let error as StrataError where error.code == .duplicatePrimaryKey {

@@ -152,6 +152,19 @@ final class LMDBCursor {
         return true
     }
 
+    /// In a duplicate-key database that is being filled in order: stores
+    /// the pair after every pair already in it, as a new last key
+    /// (`MDB_APPEND`) or, `duplicate`, as the last value of the last key
+    /// (`MDB_APPENDDUP`). LMDB refuses a pair that does not sort last;
+    /// it is then stored where it sorts.
+    func append(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, duplicate: Bool) throws {
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+        let rc = mdb_cursor_put(handle, &k, &v, UInt32(duplicate ? MDB_APPENDDUP : MDB_APPEND))
+        if rc == MDB_KEYEXIST { return try put(key: key, value: value) }
+        try check(rc, "mdb_cursor_put")
+    }
+
     /// Deletes the entry the cursor is at; the cursor then stands before
     /// the entry that followed it.
     func deleteCurrent() throws {

@@ -34,6 +34,12 @@ int floor_additive_migration(const char *path, const char **failed_call);
 // c: the age stored as a string becomes an int, in place.
 int floor_type_change(const char *path, const char **failed_call);
 
+// a and c into a fresh tree, the migration floor: a read transaction keeps
+// the old tree, people is emptied (mdb_drop without delete) and every new
+// record appended after the last (MDB_APPEND), in one write transaction.
+int floor_closure_migration_append(const char *path, const char **failed_call);
+int floor_type_change_append(const char *path, const char **failed_call);
+
 // d: open the file, read the catalog, close.
 int floor_open_up_to_date(const char *path, const char **failed_call);
 
