@@ -109,14 +109,22 @@ struct HubSubscriptionTests {
                 try await reader.sync.exchange(with: readerHub)
                 try await writer.sync.exchange(with: writerHub)
                 #expect(try await writer.read { try $0.object(OwnedDoc.self, primaryKey: 100)?.ownerID } == "c")
-                // Removed: b's changes no longer come.
+                // Removed: b's notes leave the reader, but for one it
+                // edited and has not sent; nothing leaves the hub.
+                try await reader.write { tx in try tx.update("Doc", key: 4, ["text": .string("edited, not sent")]) }
                 let b = try #require(try reader.sync.subscriptions().last)
                 #expect(try reader.sync.unsubscribe(b.id))
                 #expect(!(try reader.sync.unsubscribe(b.id)))
+                #expect(try await Self.owners(reader) == ["a": 12, "b": 1, "c": 1])
+                #expect(try reader.verify().isEmpty)
                 try await writer.write { tx in try tx.update("Doc", key: 1, ["text": .string("changed")]) }
                 try await writer.sync.exchange(with: writerHub)
                 try await reader.sync.exchange(with: readerHub)
-                #expect(try await reader.read { try $0.object(OwnedDoc.self, primaryKey: 1)?.text } == "")
+                try await writer.sync.exchange(with: writerHub)
+                #expect(try await reader.read { try $0.object(OwnedDoc.self, primaryKey: 1) } == nil)
+                #expect(try await Self.owners(writer) == ["a": 12, "b": 12, "c": 13])
+                #expect(
+                    try await writer.read { try $0.object(OwnedDoc.self, primaryKey: 4)?.text } == "edited, not sent")
             }
         }
     }

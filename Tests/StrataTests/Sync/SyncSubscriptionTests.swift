@@ -89,6 +89,24 @@ struct SyncSubscriptionTests {
         #expect(try db.verify().isEmpty)
     }
 
+    /// Removing a subscription removes only what no peer has yet been
+    /// sent nothing of: objects made here, never acknowledged, stay.
+    @Test func removingASubscriptionKeepsWhatWasNeverSent() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let db = try Self.open(folder)
+        defer { db.close() }
+        let red = try db.sync.subscribe { tx in try tx.objects(SubscribedCard.self).where(\.deck, equals: "red") }
+        try db.sync.subscribe { tx in try tx.objects(SubscribedCard.self).where(\.deck, equals: "blue") }
+        try db.write { tx in
+            for id in 0 ..< 4 { try tx.insert(SubscribedCard(id: id, deck: id % 2 == 0 ? "red" : "blue")) }
+        }
+        #expect(try db.sync.unsubscribe(red.id))
+        #expect(try db.read { try $0.objects(SubscribedCard.self).count } == 4)
+        #expect(try db.verify().isEmpty)
+        #expect(try db.sync.lastSequenceNumber() > 0)
+    }
+
     @Test func aQueryTheHubCannotEvaluateIsRefusedAndNothingKept() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }

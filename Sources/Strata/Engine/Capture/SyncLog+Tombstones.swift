@@ -35,4 +35,27 @@ extension SyncLog {
         try changes.flush()
         return dropped
     }
+
+    /// Deletes the clock rows (tombstones) of the deleted objects `keys` of
+    /// `type`, each taken out of the change log first: objects removed
+    /// from this file alone (a subscription removed), whose delete no peer
+    /// is to hear of.
+    func dropTombstones(of type: TypeID, keys: [[UInt8]]) throws {
+        guard !keys.isEmpty, let handle = clocks(of: type) else { return }
+        let cursor = try lmdb.keptCursor(handle)
+        for key in keys {
+            try key.withUnsafeBytes { key in
+                guard let stored = try cursor.seek(exactly: key), let row = ClockRow.decode(stored.value), !row.isLive
+                else {
+                    throw StrataError.corruptFile(path: path, "A tombstone being dropped in \(path) is missing.")
+                }
+                try changes.removing(type, key, seq: row.seq, clocks: cursor)
+                guard try cursor.seek(exactly: key) != nil else {
+                    throw StrataError.corruptFile(path: path, "A clock row being dropped in \(path) is missing.")
+                }
+                try cursor.deleteCurrent()
+            }
+        }
+        try changes.flush()
+    }
 }

@@ -49,17 +49,87 @@ extension DatabaseSync {
     }
 
     /// Removes the subscription `id`: the exchanges after it no longer
-    /// bring what only it selected. Returns whether the file had it.
-    ///
-    /// Objects it selected stay in the file until they change on the hub
-    /// (see docs/Hub.md, "Subscriptions", for what this version does not
-    /// remove).
+    /// bring what only it selected, and the objects only it selected leave
+    /// the file, in the same transaction, without a delete for any peer to
+    /// hear of (they stay on the hub and on other devices). An object that
+    /// holds a change of this file the hub has not acknowledged yet stays
+    /// until it is sent; one that another subscription selects stays. When
+    /// it was the file's last subscription, the file syncs everything again
+    /// and nothing leaves. Returns whether the file had it.
     @discardableResult
     public func unsubscribe(_ id: SyncSubscription.ID) throws -> Bool {
-        try updateSubscriptions { list in
-            let before = list.count
-            list.removeAll { $0.id == id }
-            return list.count < before
+        let handles = try handles()
+        return try database.write { tx in
+            let lmdb = tx.context.lmdb
+            var list = try Self.subscriptions(lmdb, database)
+            guard let index = list.firstIndex(where: { $0.id == id }) else { return false }
+            let removed = list.remove(at: index)
+            try Self.store(list, lmdb, database)
+            guard !list.isEmpty else { return true }
+            try evict(selectedOnlyBy: removed, remaining: list, tx, handles)
+            return true
+        }
+    }
+
+    /// Removes from the file, in `tx`, the objects `removed` selects that
+    /// none of `remaining` does and that hold no change of this file its
+    /// peers have not acknowledged: deleted without a delete rule, as a
+    /// peer's delete is, and their tombstones dropped at once.
+    private func evict(
+        selectedOnlyBy removed: SyncSubscription, remaining: [SyncSubscription], _ tx: WriteTransaction,
+        _ handles: SyncHandles
+    ) throws {
+        let others = remaining.filter { $0.typeName == removed.typeName }.map(\.filter)
+        guard !others.contains(.everything), let table = database.tables[removed.typeName] else { return }
+        let engine = tx.context.engine
+        guard let recorder = engine.sync else {
+            preconditionFailure("A sync-enabled file's transaction has no sync recorder")
+        }
+        let log = recorder.log
+        let acknowledged = try Self.acknowledgedByAllPeers(log)
+        let own = try log.knownOriginIndex(of: handles.identity.site)
+        var entries: [ChangeEntry] = []
+        var keys: [[UInt8]] = []
+        for object in try tx.objects(removed.typeName).array() {
+            guard removed.filter.matches({ object[$0] }), !others.contains(where: { $0.matches { object[$0] } }),
+                let key = table.primaryKey.map({ object[$0.name] }), let recordKey = engine.recordKey(key, of: table),
+                let row = try recordKey.withUnsafeBytes({ try log.row(table.type.id, $0) }), row.isLive
+            else { continue }
+            // A change of this file that its peers may not have yet.
+            if let own, row.seq > acknowledged,
+                ([row.base] + row.exceptions.map(\.clock)).contains(where: {
+                    $0.stamp.origin == own && $0.seq > acknowledged
+                })
+            {
+                continue
+            }
+            entries.append(
+                ChangeEntry(
+                    type: 0, key: key, causalLength: row.causalLength + 1, writerVersion: 0,
+                    stamp: WireStamp(time: try log.lastTime(), origin: 0), fields: []))
+            keys.append(recordKey)
+        }
+        guard !entries.isEmpty else { return }
+        let merger = try ChangeMerger(
+            engine: engine, recorder: recorder, store: database.store, tables: database.tables)
+        try merger.apply(
+            ChangesetContent(
+                dataset: handles.identity.dataset, sender: handles.identity.site, writerSchemaVersion: 0,
+                senderTime: try log.lastTime(), fromSeq: 0, toSeq: 0, hasMore: true,
+                types: [WireType(table.type)],
+                fields: [], origins: [handles.identity.site], entries: entries))
+        try log.dropTombstones(of: table.type.id, keys: keys)
+    }
+
+    /// Keeps `list` as the file's subscriptions (none: the key removed).
+    static func store(_ list: [SyncSubscription], _ lmdb: LMDBTransaction, _ database: Database) throws {
+        let meta = database.store.meta
+        if list.isEmpty {
+            _ = try lmdb.delete(meta, FileLayout.MetaKey.syncSubscriptions)
+        } else {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = .sortedKeys
+            _ = try lmdb.put(meta, FileLayout.MetaKey.syncSubscriptions, Array(try encoder.encode(list)))
         }
     }
 
@@ -71,14 +141,7 @@ extension DatabaseSync {
             let lmdb = tx.context.lmdb
             var list = try Self.subscriptions(lmdb, database)
             let result = try change(&list)
-            let meta = database.store.meta
-            if list.isEmpty {
-                _ = try lmdb.delete(meta, FileLayout.MetaKey.syncSubscriptions)
-            } else {
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = .sortedKeys
-                _ = try lmdb.put(meta, FileLayout.MetaKey.syncSubscriptions, Array(try encoder.encode(list)))
-            }
+            try Self.store(list, lmdb, database)
             return result
         }
     }
