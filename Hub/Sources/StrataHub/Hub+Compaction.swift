@@ -122,7 +122,11 @@ extension Hub {
                 """
                 WITH gone AS (
                     DELETE FROM objects WHERE tenant_id = \(tenant) AND cl % 2 = 0 AND seq <= \(report.horizon)
-                    RETURNING seq)
+                    RETURNING type_name, object_key, seq),
+                -- The values sync rules kept for the tombstones go with them.
+                values_gone AS (
+                    DELETE FROM sync_attrs a USING gone g
+                    WHERE a.tenant_id = \(tenant) AND a.type_name = g.type_name AND a.object_key = g.object_key)
                 SELECT count(*)::int8, coalesce(max(seq), 0) FROM gone
                 """, logger: logger)
             var removedThrough: Int64 = 0

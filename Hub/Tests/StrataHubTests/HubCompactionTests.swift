@@ -40,6 +40,13 @@ struct HubCompactionTests {
         try await hub.status(tenant: tenant).tombstones
     }
 
+    /// The rows of `sync_attrs`: the values sync rules read.
+    static func ruledValues(_ hub: Hub) async throws -> Int64 {
+        let rows = try await hub.client.query("SELECT count(*)::int8 FROM sync_attrs", logger: TestCluster.logger)
+        for try await count in rows.decode(Int64.self) { return count }
+        return 0
+    }
+
     /// Tombstones go once every active device has pulled past them, and
     /// not before: a device that has not acknowledged them holds them
     /// back. The figure of docs/Benchmarks.md ("The hub"): rows left for
@@ -47,6 +54,9 @@ struct HubCompactionTests {
     @Test func tombstonesGoOnceEveryActiveDeviceHasPulledPastThem() async throws {
         try await Self.withTwoDevices { hub, devices, phone, laptop, _ in
             let (created, deleted) = (4_000, 2_000)
+            // Rules that read each note's title: its value is kept for its
+            // tombstone, and goes with it.
+            try await hub.setRules(tenant: devices.tenant, source: "Note: true\nNote fields: title\n")
             try await devices.phone.write { tx in
                 for i in 0 ..< created { try tx.insert(Note(id: i, title: "note \(i)")) }
             }
@@ -64,6 +74,7 @@ struct HubCompactionTests {
             #expect(early.ran)
             #expect(early.removedTombstones == 0)
             #expect(try await Self.tombstones(devices.tenant, hub) == deleted)
+            #expect(try await Self.ruledValues(hub) == Int64(created))
 
             // A pull's `since` acknowledges what came before it: the
             // laptop's second exchange says it has the deletes.
@@ -78,6 +89,7 @@ struct HubCompactionTests {
                 "compaction: \(left) rows left of \(deleted) deleted objects (\(Double(left) * 100 / Double(deleted)) %)"
             )
             #expect(left * 100 <= deleted)
+            #expect(try await Self.ruledValues(hub) == Int64(created - deleted))
             let status = try await hub.status(tenant: devices.tenant)
             #expect(status.objects == created - deleted)
             #expect(status.compactedSeq == report.compactedSeq && report.compactedSeq > 0)
