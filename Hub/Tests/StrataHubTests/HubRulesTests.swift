@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import PostgresNIO
 @_spi(Hub) import Strata
 import StrataHub
@@ -57,16 +58,7 @@ struct RuledDevice {
             cursor = answer.acceptedThrough
             if !(try changeset.summary().hasMore) { break }
         }
-        let epoch = try await hub.session(device: device, site: site).epoch
-        let epochSite = SiteID(uuid: epoch)
-        while true {
-            let position = try database.sync.cursor(of: epochSite)
-            let data = try await hub.pull(
-                device: device, since: position.since, after: position.after, epoch: epoch, limit: 500)
-            let changeset = Changeset(data: data)
-            try database.sync.apply(changeset, from: epochSite)
-            if !(try changeset.summary().hasMore) { break }
-        }
+        try await Device.pullAll(into: database, from: hub, as: device)
         return refused
     }
 
@@ -127,29 +119,43 @@ struct SyncRulesParsingTests {
 
 @Suite("Sync rules on the hub")
 struct HubRulesTests {
-    static let ownerRules = "Doc: ownerID = claims.sub or 'admin' in claims.roles"
-
-    /// Alice and Bob read only their own documents; the admin device, all.
-    @Test func aDevicePullsOnlyWhatItsRulesLetItRead() async throws {
+    /// Runs `body` with a hub, a new tenant of it, and a maker of the
+    /// tenant's devices, each acting with its claims; their files are
+    /// closed and removed after.
+    static func withTenant(
+        _ body:
+            @Sendable (Hub, UUID, (String, [String: DeviceClaims.Value]) async throws -> RuledDevice) async throws
+            -> Void
+    ) async throws {
         try await TestCluster.withHub { hub, _ in
             let folder = try TemporaryFolder()
             defer { folder.remove() }
             let tenant = UUID()
-            let admin = try await RuledDevice(
-                "admin", tenant: tenant, claims: ["sub": .string("root"), "roles": .array([.string("admin")])],
-                hub: hub, in: folder)
-            let alice = try await RuledDevice(
-                "alice", tenant: tenant, claims: ["sub": .string("alice")], hub: hub, in: folder)
-            let bob = try await RuledDevice(
-                "bob", tenant: tenant, claims: ["sub": .string("bob")], hub: hub, in: folder)
-            let nobody = try await RuledDevice("nobody", tenant: tenant, claims: [:], hub: hub, in: folder)
-            defer { [admin, alice, bob, nobody].forEach { $0.database.close() } }
+            let made = NIOLockedValueBox<[RuledDevice]>([])
+            defer { made.withLockedValue { $0.forEach { $0.database.close() } } }
+            try await body(hub, tenant) { name, claims in
+                let device = try await RuledDevice(name, tenant: tenant, claims: claims, hub: hub, in: folder)
+                made.withLockedValue { $0.append(device) }
+                return device
+            }
+        }
+    }
+
+    static let ownerRules = "Doc: ownerID = claims.sub or 'admin' in claims.roles"
+
+    /// Alice and Bob read only their own documents; the admin device, all.
+    @Test func aDevicePullsOnlyWhatItsRulesLetItRead() async throws {
+        try await Self.withTenant { hub, tenant, device in
+            let admin = try await device("admin", ["sub": .string("root"), "roles": .array([.string("admin")])])
+            let alice = try await device("alice", ["sub": .string("alice")])
+            let bob = try await device("bob", ["sub": .string("bob")])
+            let nobody = try await device("nobody", [:])
             try await hub.setRules(tenant: tenant, source: Self.ownerRules)
             try await admin.database.write { tx in
                 for id in 1 ... 6 { try tx.insert(OwnedDoc(id: id, ownerID: id % 2 == 0 ? "alice" : "bob")) }
             }
             #expect(try await admin.exchange().isEmpty)
-            for device in [alice, bob, nobody] { try await device.exchange() }
+            for member in [alice, bob, nobody] { try await member.exchange() }
             #expect(try await alice.docIDs() == [2, 4, 6])
             #expect(try await bob.docIDs() == [1, 3, 5])
             #expect(try await nobody.docIDs() == [])
@@ -171,15 +177,9 @@ struct HubRulesTests {
     /// An object that enters a device's view by a change of one field
     /// arrives whole, not as that field alone.
     @Test func anObjectGivenToADeviceArrivesWithAllItsFields() async throws {
-        try await TestCluster.withHub { hub, _ in
-            let folder = try TemporaryFolder()
-            defer { folder.remove() }
-            let tenant = UUID()
-            let admin = try await RuledDevice(
-                "admin", tenant: tenant, claims: ["roles": .array([.string("admin")])], hub: hub, in: folder)
-            let bob = try await RuledDevice(
-                "bob", tenant: tenant, claims: ["sub": .string("bob")], hub: hub, in: folder)
-            defer { [admin, bob].forEach { $0.database.close() } }
+        try await Self.withTenant { hub, tenant, device in
+            let admin = try await device("admin", ["roles": .array([.string("admin")])])
+            let bob = try await device("bob", ["sub": .string("bob")])
             try await hub.setRules(tenant: tenant, source: Self.ownerRules)
             try await admin.database.write { tx in try tx.insert(OwnedDoc(id: 1, ownerID: "alice", text: "hello")) }
             try await admin.exchange()
@@ -198,15 +198,9 @@ struct HubRulesTests {
     /// subscription of someone else's objects gets nothing, by the pull or
     /// by its first pull.
     @Test func aSubscriptionNeverReachesPastTheRules() async throws {
-        try await TestCluster.withHub { hub, _ in
-            let folder = try TemporaryFolder()
-            defer { folder.remove() }
-            let tenant = UUID()
-            let admin = try await RuledDevice(
-                "admin", tenant: tenant, claims: ["roles": .array([.string("admin")])], hub: hub, in: folder)
-            let alice = try await RuledDevice(
-                "alice", tenant: tenant, claims: ["sub": .string("alice")], hub: hub, in: folder)
-            defer { [admin, alice].forEach { $0.database.close() } }
+        try await Self.withTenant { hub, tenant, device in
+            let admin = try await device("admin", ["roles": .array([.string("admin")])])
+            let alice = try await device("alice", ["sub": .string("alice")])
             try await hub.setRules(tenant: tenant, source: Self.ownerRules + "\nDoc fields: ownerID, text\n")
             try await admin.database.write { tx in
                 for id in 1 ... 4 { try tx.insert(OwnedDoc(id: id, ownerID: id <= 2 ? "alice" : "bob", text: "t")) }
@@ -238,15 +232,9 @@ struct HubRulesTests {
     /// the push merges: a new object for someone else, an edit of someone
     /// else's object, and an object given away.
     @Test func aWriteOutsideTheRulesIsRefusedPerObject() async throws {
-        try await TestCluster.withHub { hub, _ in
-            let folder = try TemporaryFolder()
-            defer { folder.remove() }
-            let tenant = UUID()
-            let alice = try await RuledDevice(
-                "alice", tenant: tenant, claims: ["sub": .string("alice")], hub: hub, in: folder)
-            let bob = try await RuledDevice(
-                "bob", tenant: tenant, claims: ["sub": .string("bob")], hub: hub, in: folder)
-            defer { [alice, bob].forEach { $0.database.close() } }
+        try await Self.withTenant { hub, tenant, device in
+            let alice = try await device("alice", ["sub": .string("alice")])
+            let bob = try await device("bob", ["sub": .string("bob")])
             try await hub.setRules(tenant: tenant, source: Self.ownerRules)
             try await bob.database.write { tx in try tx.insert(OwnedDoc(id: 10, ownerID: "bob", text: "bob's")) }
             #expect(try await bob.exchange().isEmpty)
@@ -269,9 +257,7 @@ struct HubRulesTests {
             #expect(try await alice.exchange() == [HubRefusedObject(type: "Doc", key: "1")])
             try await bob.exchange()
             #expect(try await bob.docIDs() == [10])
-            let carol = try await RuledDevice(
-                "carol", tenant: tenant, claims: ["sub": .string("alice")], hub: hub, in: folder)
-            defer { carol.database.close() }
+            let carol = try await device("carol", ["sub": .string("alice")])
             try await carol.exchange()
             #expect(try await carol.database.read { try $0.object(OwnedDoc.self, primaryKey: 1)?.text } == "mine")
         }
@@ -280,16 +266,9 @@ struct HubRulesTests {
     /// A Project's Tasks follow it: a device reads the tasks of the
     /// projects its claims name, and writes tasks only into them.
     @Test func linkedObjectsFollowTheObjectTheyLinkTo() async throws {
-        try await TestCluster.withHub { hub, _ in
-            let folder = try TemporaryFolder()
-            defer { folder.remove() }
-            let tenant = UUID()
-            let admin = try await RuledDevice(
-                "admin", tenant: tenant, claims: ["roles": .array([.string("admin")])], hub: hub, in: folder)
-            let member = try await RuledDevice(
-                "member", tenant: tenant, claims: ["projects": .array([.string("p1"), .string("p3")])], hub: hub,
-                in: folder)
-            defer { [admin, member].forEach { $0.database.close() } }
+        try await Self.withTenant { hub, tenant, device in
+            let admin = try await device("admin", ["roles": .array([.string("admin")])])
+            let member = try await device("member", ["projects": .array([.string("p1"), .string("p3")])])
             try await hub.setRules(
                 tenant: tenant,
                 source: """
@@ -329,13 +308,8 @@ struct HubRulesTests {
     /// Rules set on a dataset that already has objects read their values
     /// at once; rules taken away open the dataset again.
     @Test func rulesSetLaterApplyToWhatIsThereAndCanBeTakenAway() async throws {
-        try await TestCluster.withHub { hub, _ in
-            let folder = try TemporaryFolder()
-            defer { folder.remove() }
-            let tenant = UUID()
-            let writer = try await RuledDevice(
-                "writer", tenant: tenant, claims: ["sub": .string("w")], hub: hub, in: folder)
-            defer { writer.database.close() }
+        try await Self.withTenant { hub, tenant, device in
+            let writer = try await device("writer", ["sub": .string("w")])
             try await writer.database.write { tx in
                 for id in 1 ... 4 { try tx.insert(OwnedDoc(id: id, ownerID: id <= 2 ? "alice" : "bob")) }
             }
@@ -343,14 +317,11 @@ struct HubRulesTests {
             #expect(try await hub.rules(tenant: tenant) == HubRulesVersion(version: 0, source: nil))
             #expect(try await hub.setRules(tenant: tenant, source: Self.ownerRules) == 1)
             #expect(try await hub.rules(tenant: tenant) == HubRulesVersion(version: 1, source: Self.ownerRules))
-            let alice = try await RuledDevice(
-                "alice", tenant: tenant, claims: ["sub": .string("alice")], hub: hub, in: folder)
-            defer { alice.database.close() }
+            let alice = try await device("alice", ["sub": .string("alice")])
             try await alice.exchange()
             #expect(try await alice.docIDs() == [1, 2])
             #expect(try await hub.setRules(tenant: tenant, source: nil) == 2)
-            let open = try await RuledDevice("open", tenant: tenant, claims: [:], hub: hub, in: folder)
-            defer { open.database.close() }
+            let open = try await device("open", [:])
             try await open.exchange()
             #expect(try await open.docIDs() == [1, 2, 3, 4])
             // Refused: rules that do not parse, and a tenant the hub lacks.
@@ -363,24 +334,16 @@ struct HubRulesTests {
     /// A rule on a field that holds a long value (past what an index
     /// entry holds) compares its digest.
     @Test func aRuleComparesLongValuesToo() async throws {
-        try await TestCluster.withHub { hub, _ in
-            let folder = try TemporaryFolder()
-            defer { folder.remove() }
-            let tenant = UUID()
+        try await Self.withTenant { hub, tenant, device in
             let long = String(repeating: "owner-", count: 400)
-            let owner = try await RuledDevice(
-                "owner", tenant: tenant, claims: ["sub": .string(long)], hub: hub, in: folder)
-            let other = try await RuledDevice(
-                "other", tenant: tenant, claims: ["sub": .string(long + "x")], hub: hub, in: folder)
-            defer { [owner, other].forEach { $0.database.close() } }
+            let owner = try await device("owner", ["sub": .string(long)])
+            let other = try await device("other", ["sub": .string(long + "x")])
             try await hub.setRules(tenant: tenant, source: "Doc: ownerID = claims.sub")
             try await owner.database.write { tx in try tx.insert(OwnedDoc(id: 1, ownerID: long)) }
             #expect(try await owner.exchange().isEmpty)
             try await other.exchange()
             #expect(try await other.docIDs() == [])
-            let again = try await RuledDevice(
-                "again", tenant: tenant, claims: ["sub": .string(long)], hub: hub, in: folder)
-            defer { again.database.close() }
+            let again = try await device("again", ["sub": .string(long)])
             try await again.exchange()
             #expect(try await again.docIDs() == [1])
         }

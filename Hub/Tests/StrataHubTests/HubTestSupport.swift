@@ -82,7 +82,13 @@ struct Device {
             cursor = try JSONDecoder().decode(HubPushAnswer.self, from: data).acceptedThrough
             if !(try changeset.summary().hasMore) { break }
         }
-        let epoch = try await hub.session(device: device, site: site).epoch
+        try await Self.pullAll(into: database, from: hub, as: device)
+    }
+
+    /// Pulls into `database` every change the hub has for `device`, pages
+    /// of 500 objects, on ``Hub`` directly.
+    static func pullAll(into database: Database, from hub: Hub, as device: Hub.Device) async throws {
+        let epoch = try await hub.session(device: device, site: try database.sync.site).epoch
         let epochSite = SiteID(uuid: epoch)
         while true {
             let position = try database.sync.cursor(of: epochSite)
