@@ -49,6 +49,6 @@ public struct HubMaintenance: Service {
             }
         }
         // The cursors noted last, before the process ends.
-        try? await hub.flushAcknowledgements()
+        _ = try? await hub.flushAcknowledgements()
     }
 }
