@@ -92,26 +92,19 @@ extension Hub {
         //    be read).
         let ruled = (rows.fields.first ?? []).filter { extract[$0.type]?.contains($0.path) == true }
         if !ruled.isEmpty {
-            try await connection.query(
-                PostgresQuery(
-                    unsafeSQL: """
-                        INSERT INTO sync_attrs AS a (tenant_id, type_name, object_key, field, value, seq)
-                        SELECT f.tenant_id, f.type_name, f.object_key, f.path, \(AttrValue.sql("f.value")), f.seq
-                        FROM unnest($2::text[], $3::bytea[], $4::text[]) AS u(t, k, p)
-                        JOIN fields f ON f.tenant_id = $1 AND f.type_name = u.t AND f.object_key = u.k
-                         AND f.path = u.p AND f.seq = $5
-                        ON CONFLICT (tenant_id, type_name, object_key, field)
-                        DO UPDATE SET value = excluded.value, seq = excluded.seq
-                        """,
-                    binds: {
-                        var binds = PostgresBindings()
-                        binds.append(tenant)
-                        binds.append(ruled.map(\.type))
-                        binds.append(ruled.map(\.key))
-                        binds.append(ruled.map(\.path))
-                        binds.append(seq)
-                        return binds
-                    }()), logger: logger)
+            var text = SQLText()
+            let tenantBind = text.bind(tenant)
+            text.sql = """
+                INSERT INTO sync_attrs AS a (tenant_id, type_name, object_key, field, value, seq)
+                SELECT f.tenant_id, f.type_name, f.object_key, f.path, \(AttrValue.sql("f.value")), f.seq
+                FROM unnest(\(text.bind(ruled.map(\.type)))::text[], \(text.bind(ruled.map(\.key)))::bytea[],
+                            \(text.bind(ruled.map(\.path)))::text[]) AS u(t, k, p)
+                JOIN fields f ON f.tenant_id = \(tenantBind) AND f.type_name = u.t AND f.object_key = u.k
+                 AND f.path = u.p AND f.seq = \(text.bind(seq))
+                ON CONFLICT (tenant_id, type_name, object_key, field)
+                DO UPDATE SET value = excluded.value, seq = excluded.seq
+                """
+            try await connection.query(text.query, logger: logger)
         }
         // 6. An object a register of changed moves to `seq`, with the
         //    highest writer version and stamp.

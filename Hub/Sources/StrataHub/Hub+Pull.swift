@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import NIOCore
 import PostgresNIO
 @_spi(Hub) import Strata
@@ -119,15 +120,7 @@ extension Hub {
                 WHERE o.tenant_id = \(tenantBind) AND o.seq > \(afterBind) AND o.seq <= \(uptoBind)\(view)
                 ORDER BY o.seq, o.type_name, o.object_key, f.path
                 """
-            let rows = try await connection.query(text.query, logger: logger)
-            for try await row in rows.decode(
-                (
-                    String, ByteBuffer, Int64, Int64, UUID, Int64, String?, String?, Int64?, ByteBuffer?, Int64?,
-                    UUID?
-                ).self)
-            {
-                try builder.add(row)
-            }
+            try await builder.add(rowsOf: text.query, connection, logger: logger)
             let types = try await self.wireTypes(builder.typeNames, connection)
             let data = ChangesetCodec.encode(
                 try builder.content(
@@ -218,15 +211,7 @@ extension Hub {
                 ORDER BY o.object_key, f.path
                 """
             var builder = PullBuilder()
-            let rows = try await connection.query(text.query, logger: self.logger)
-            for try await row in rows.decode(
-                (
-                    String, ByteBuffer, Int64, Int64, UUID, Int64, String?, String?, Int64?, ByteBuffer?, Int64?,
-                    UUID?
-                ).self)
-            {
-                try builder.add(row)
-            }
+            try await builder.add(rowsOf: text.query, connection, logger: self.logger)
             let types = try await self.wireTypes(builder.typeNames, connection)
             return ChangesetCodec.encode(
                 try builder.content(
@@ -332,6 +317,17 @@ struct PullBuilder {
         origins.append(SiteID(uuid: uuid))
         originIndexes[uuid] = origins.count - 1
         return origins.count - 1
+    }
+
+    /// Adds the rows of `query`: objects with their registers, as the
+    /// pull and a first pull select them.
+    mutating func add(rowsOf query: PostgresQuery, _ connection: PostgresConnection, logger: Logger) async throws {
+        let rows = try await connection.query(query, logger: logger)
+        for try await row in rows.decode(
+            (String, ByteBuffer, Int64, Int64, UUID, Int64, String?, String?, Int64?, ByteBuffer?, Int64?, UUID?).self)
+        {
+            try add(row)
+        }
     }
 
     mutating func add(

@@ -146,23 +146,16 @@ extension Hub {
             if let rules {
                 let schema = try await self.ruleSchema(tenant, for: rules, connection)
                 for (type, fields) in self.extractedFields(rules, schema) {
-                    let names = Array(fields)
-                    try await connection.query(
-                        PostgresQuery(
-                            unsafeSQL: """
-                                INSERT INTO sync_attrs (tenant_id, type_name, object_key, field, value, seq)
-                                SELECT tenant_id, type_name, object_key, path, \(AttrValue.sql("value")), seq
-                                FROM fields WHERE tenant_id = $1 AND type_name = $2 AND path = ANY($3::text[])
-                                ON CONFLICT (tenant_id, type_name, object_key, field)
-                                DO UPDATE SET value = excluded.value, seq = excluded.seq
-                                """,
-                            binds: {
-                                var binds = PostgresBindings()
-                                binds.append(tenant)
-                                binds.append(type)
-                                binds.append(names)
-                                return binds
-                            }()), logger: logger)
+                    var text = SQLText()
+                    text.sql = """
+                        INSERT INTO sync_attrs (tenant_id, type_name, object_key, field, value, seq)
+                        SELECT tenant_id, type_name, object_key, path, \(AttrValue.sql("value")), seq
+                        FROM fields WHERE tenant_id = \(text.bind(tenant)) AND type_name = \(text.bind(type))
+                          AND path = ANY(\(text.bind(Array(fields)))::text[])
+                        ON CONFLICT (tenant_id, type_name, object_key, field)
+                        DO UPDATE SET value = excluded.value, seq = excluded.seq
+                        """
+                    try await connection.query(text.query, logger: logger)
                 }
             }
             try await connection.query(

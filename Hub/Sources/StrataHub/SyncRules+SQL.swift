@@ -133,7 +133,7 @@ struct RuleCompiler {
             guard let field = left.field ?? right.field else {
                 // Claims and constants alone.
                 guard let a = constant(left), let b = constant(right) else { return "false" }
-                return (Self.same(a, b) != negated) ? "true" : "false"
+                return ((a == b) != negated) ? "true" : "false"
             }
             let other = left.field == nil ? left : right
             let candidates: [DeviceClaims.Value]
@@ -151,7 +151,7 @@ struct RuleCompiler {
             let list = claims.list(claim)
             guard let field = element.field else {
                 guard let value = constant(element) else { return "false" }
-                return list.contains { Self.same(value, $0) } ? "true" : "false"
+                return list.contains(value) ? "true" : "false"
             }
             return holds(field, of: type, alias: alias, oneOf: list, negated: false)
         case .follows(let field, let target):
@@ -182,13 +182,7 @@ struct RuleCompiler {
         guard let descriptor = schema.descriptor(type, field) else { return "false" }
         let values = candidates.compactMap { value(of: $0, descriptor: descriptor) }
         guard !values.isEmpty else { return "false" }
-        if schema.keys[type]?.name == field {
-            let keys = values.map { ByteBuffer(bytes: ChangesetCodec.valueBytes($0)) }
-            let test = "\(alias).object_key = ANY(\(text.bind(keys))::bytea[])"
-            return negated ? "NOT \(test)" : test
-        }
-        let bytes = values.map(AttrValue.bytes)
-        let test = lookup(field, alias: alias, bytes)
+        let test = matches(field, of: type, alias: alias, values)
         return negated ? "NOT \(test)" : test
     }
 
@@ -261,8 +255,7 @@ struct RuleCompiler {
         case .everything, .not: return nil
         case .oneOf(let field, let values):
             if schema.keys[type]?.name == field {
-                let keys = values.map { ByteBuffer(bytes: ChangesetCodec.valueBytes($0)) }
-                return "SELECT unnest(\(text.bind(keys))::bytea[])"
+                return "SELECT unnest(\(text.bind(Self.keyBytes(values)))::bytea[])"
             }
             return """
                 SELECT object_key FROM sync_attrs WHERE tenant_id = \(tenant) AND type_name = \(text.bind(type))
@@ -284,10 +277,14 @@ struct RuleCompiler {
     /// Whether the row's `field` holds one of the `values`.
     private mutating func matches(_ field: String, of type: String, alias: String, _ values: [Value]) -> String {
         if schema.keys[type]?.name == field {
-            let keys = values.map { ByteBuffer(bytes: ChangesetCodec.valueBytes($0)) }
-            return "\(alias).object_key = ANY(\(text.bind(keys))::bytea[])"
+            return "\(alias).object_key = ANY(\(text.bind(Self.keyBytes(values)))::bytea[])"
         }
         return lookup(field, alias: alias, values.map(AttrValue.bytes))
+    }
+
+    /// The bytes `objects.object_key` holds for each of the keys `values`.
+    private static func keyBytes(_ values: [Value]) -> [ByteBuffer] {
+        values.map { ByteBuffer(bytes: ChangesetCodec.valueBytes($0)) }
     }
 
     /// A claim or constant operand's value; nil for a field or a claim the
@@ -301,9 +298,6 @@ struct RuleCompiler {
         case .bool(let value): .bool(value)
         }
     }
-
-    /// Whether two claim values are equal.
-    static func same(_ a: DeviceClaims.Value, _ b: DeviceClaims.Value) -> Bool { a == b }
 
     /// `descriptor` without its `?`.
     static func plain(_ descriptor: String) -> String {

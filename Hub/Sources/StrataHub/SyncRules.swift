@@ -39,7 +39,9 @@ import Foundation
 public struct SyncRules: Sendable, Equatable {
     /// The read and write rules of one type: nil denies.
     public struct TypeRules: Sendable, Equatable {
+        /// Which objects of the type a device may read; nil: none.
         public var read: RuleExpression?
+        /// Which objects of the type a device may write; nil: none.
         public var write: RuleExpression?
         /// The fields a device's subscriptions may test (`Type fields: a, b`).
         public var subscribable: Set<String> = []
@@ -153,6 +155,7 @@ public struct SyncRules: Sendable, Equatable {
 
 /// A rule's predicate (``SyncRules``).
 public indirect enum RuleExpression: Sendable, Equatable {
+    /// `true` or `false`.
     case constant(Bool)
     /// `left = right`, or `left != right` when negated.
     case equals(RuleOperand, RuleOperand, negated: Bool)
@@ -160,8 +163,11 @@ public indirect enum RuleExpression: Sendable, Equatable {
     case member(RuleOperand, claim: String)
     /// `field in Type`: the link's target is readable by `Type`'s rule.
     case follows(field: String, type: String)
+    /// Every part holds (`and`).
     case all([RuleExpression])
+    /// Some part holds (`or`).
     case any([RuleExpression])
+    /// The part does not hold (`not`).
     case not(RuleExpression)
 
     /// The types whose read rules this one follows links into.
@@ -189,10 +195,15 @@ public indirect enum RuleExpression: Sendable, Equatable {
 
 /// One side of a comparison in a rule.
 public enum RuleOperand: Sendable, Equatable {
+    /// A top-level field of the object, or its primary key.
     case field(String)
+    /// A claim of the device (`claims.name`).
     case claim(String)
+    /// A string (`'text'`).
     case string(String)
+    /// A whole number.
     case int(Int64)
+    /// `true` or `false`.
     case bool(Bool)
 
     var field: String? {

@@ -30,15 +30,13 @@ struct FailingFirstPulls: SyncHub {
     func commits() -> AsyncStream<UInt64> { AsyncStream { $0.finish() } }
 }
 
-final class CallCounter: Sendable {
-    private let count = NIOLockedCount()
-    func next() -> Int { count.next() }
-}
-
-/// A counter behind a lock.
-final class NIOLockedCount: @unchecked Sendable {
+// @unchecked: `value` is read and written only while holding `lock`.
+/// A count of calls behind a lock.
+final class CallCounter: @unchecked Sendable {
     private let lock = NSLock()
     private var value = 0
+
+    /// The calls counted before this one.
     func next() -> Int {
         lock.withLock {
             defer { value += 1 }

@@ -9,8 +9,11 @@ public indirect enum SyncFilter: Sendable, Hashable, CustomStringConvertible {
     case everything
     /// The field holds one of the values.
     case oneOf(field: String, values: [Value])
+    /// Every part selects the object.
     case all([SyncFilter])
+    /// Some part selects the object.
     case any([SyncFilter])
+    /// The part does not select the object.
     case not(SyncFilter)
 
     /// The fields the filter reads.
