@@ -84,7 +84,8 @@ extension Hub {
 
     /// Removes what every active device of `tenant` has: tombstones
     /// (objects rows of deleted objects; their registers went with the
-    /// delete) and `batches` rows older than `retention` at or below the
+    /// delete), the earlier values of ruled fields (`sync_moves`), and
+    /// `batches` rows older than `retention` at or below the
     /// horizon, the lowest acknowledged pull cursor of the tenant's active
     /// devices (not revoked, seen within `retention`; with none, the last
     /// commit). One process at a time per tenant: a transaction-scoped
@@ -126,8 +127,13 @@ extension Hub {
                 -- The values sync rules kept for the tombstones go with them.
                 values_gone AS (
                     DELETE FROM sync_attrs a USING gone g
-                    WHERE a.tenant_id = \(tenant) AND a.type_name = g.type_name AND a.object_key = g.object_key)
-                SELECT count(*)::int8, coalesce(max(seq), 0) FROM gone
+                    WHERE a.tenant_id = \(tenant) AND a.type_name = g.type_name AND a.object_key = g.object_key),
+                -- So do the earlier values of ruled fields (a pull from
+                -- below the horizon catches up instead).
+                moves_gone AS (
+                    DELETE FROM sync_moves WHERE tenant_id = \(tenant) AND seq <= \(report.horizon) RETURNING seq)
+                SELECT count(*)::int8, greatest(coalesce(max(seq), 0), (SELECT coalesce(max(seq), 0) FROM moves_gone))
+                FROM gone
                 """, logger: logger)
             var removedThrough: Int64 = 0
             for try await (count, last) in tombstones.decode((Int64, Int64).self) {

@@ -89,18 +89,30 @@ extension Hub {
         }
         // 5. The values the sync rules read, where this commit wrote them
         //    (a deleted object's stay: its tombstone goes where it could
-        //    be read).
+        //    be read); a value replaced by another is kept in `sync_moves`
+        //    with this commit's number, for the devices that could read
+        //    the object before it (docs/Hub.md, "Leaving a view").
         let ruled = (rows.fields.first ?? []).filter { extract[$0.type]?.contains($0.path) == true }
         if !ruled.isEmpty {
             var text = SQLText()
             let tenantBind = text.bind(tenant)
             text.sql = """
+                WITH n AS (
+                    SELECT f.tenant_id, f.type_name, f.object_key, f.path AS field,
+                           \(AttrValue.sql("f.value")) AS value, f.seq
+                    FROM unnest(\(text.bind(ruled.map(\.type)))::text[], \(text.bind(ruled.map(\.key)))::bytea[],
+                                \(text.bind(ruled.map(\.path)))::text[]) AS u(t, k, p)
+                    JOIN fields f ON f.tenant_id = \(tenantBind) AND f.type_name = u.t AND f.object_key = u.k
+                     AND f.path = u.p AND f.seq = \(text.bind(seq))),
+                moved AS (
+                    INSERT INTO sync_moves (tenant_id, type_name, object_key, field, seq, value)
+                    SELECT a.tenant_id, a.type_name, a.object_key, a.field, n.seq, a.value
+                    FROM n JOIN sync_attrs a ON a.tenant_id = n.tenant_id AND a.type_name = n.type_name
+                     AND a.object_key = n.object_key AND a.field = n.field
+                    WHERE a.value <> n.value
+                    ON CONFLICT DO NOTHING)
                 INSERT INTO sync_attrs AS a (tenant_id, type_name, object_key, field, value, seq)
-                SELECT f.tenant_id, f.type_name, f.object_key, f.path, \(AttrValue.sql("f.value")), f.seq
-                FROM unnest(\(text.bind(ruled.map(\.type)))::text[], \(text.bind(ruled.map(\.key)))::bytea[],
-                            \(text.bind(ruled.map(\.path)))::text[]) AS u(t, k, p)
-                JOIN fields f ON f.tenant_id = \(tenantBind) AND f.type_name = u.t AND f.object_key = u.k
-                 AND f.path = u.p AND f.seq = \(text.bind(seq))
+                SELECT tenant_id, type_name, object_key, field, value, seq FROM n
                 ON CONFLICT (tenant_id, type_name, object_key, field)
                 DO UPDATE SET value = excluded.value, seq = excluded.seq
                 """

@@ -72,9 +72,14 @@ extension Hub {
     ///
     /// With `subscriptions`, only the objects they select (docs/Hub.md,
     /// "Subscriptions"); with sync rules, only those the device may read.
+    ///
+    /// With `leaves`, a pull that is not a catch-up also names the objects
+    /// of its commits that left the device's view since `since`
+    /// (``ChangeEntry/leavesView``; docs/Hub.md, "Leaving a view"): only a
+    /// client that asks understands them.
     public func pull(
         device: Device, since: UInt64, after: UInt64, epoch: UUID?, limit: Int, catchUp: Bool = false,
-        subscriptions: HubSubscriptions? = nil
+        subscriptions: HubSubscriptions? = nil, leaves: Bool = false
     ) async throws -> Data {
         let limit = min(max(limit, 1), Hub.maxPullLimit)
         let after = catchUp ? after : max(after, since)
@@ -121,6 +126,11 @@ extension Hub {
                 ORDER BY o.seq, o.type_name, o.object_key, f.path
                 """
             try await builder.add(rowsOf: text.query, connection, logger: logger)
+            if leaves, !catchUp, since > 0, let rules {
+                try await self.addLeaving(
+                    to: &builder, device: device, rules: rules, subscriptions: subscriptions,
+                    window: (since, after, UInt64(upto)), epoch: current, connection)
+            }
             let types = try await self.wireTypes(builder.typeNames, connection)
             let data = ChangesetCodec.encode(
                 try builder.content(
@@ -138,10 +148,12 @@ extension Hub {
     }
 
     /// The SQL (` AND ...`, or nothing) that keeps, of the `objects` row
-    /// `o`, those the device may read and its subscriptions select.
+    /// `o`, those the device may read and its subscriptions select; with
+    /// `since` (a bound placeholder), those it could read after that hub
+    /// commit, as the ruled fields' values were then.
     func view(
         of device: Device, rules: SyncRules?, subscriptions: HubSubscriptions?, text: inout SQLText,
-        _ connection: PostgresConnection
+        asOf since: String? = nil, _ connection: PostgresConnection
     ) async throws -> String {
         guard let rules else {
             guard let subscriptions else { return "" }
@@ -155,6 +167,7 @@ extension Hub {
         }
         let schema = try await ruleSchema(device.tenant, for: rules, connection)
         var compiler = RuleCompiler(rules: rules, claims: device.claims, schema: schema, text: text)
+        if let since { compiler.attrs = RuleCompiler.values(asOf: since) }
         var view = " AND " + compiler.allows(.read, "o")
         if let subscriptions { view += " AND " + (try compiler.selects(subscriptions, "o")) }
         text = compiler.text
@@ -330,6 +343,25 @@ struct PullBuilder {
         }
     }
 
+    /// Adds that the object `key` of `typeName` left the device's view
+    /// (``ChangeEntry/leaving(type:key:stamp:)``), stamped by `origin` at
+    /// `time`.
+    mutating func addLeaving(_ typeName: String, key: ByteBuffer, origin: UUID, time: HybridTime) throws {
+        let type = self.type(typeName)
+        entries.append(
+            .leaving(
+                type: type, key: try ChangesetCodec.value(from: Array(key.readableBytesView)),
+                stamp: WireStamp(time: time, origin: self.origin(origin))))
+        lastObject = nil
+    }
+
+    private mutating func type(_ name: String) -> Int {
+        if let known = typeIndexes[name] { return known }
+        typeNames.append(name)
+        typeIndexes[name] = typeNames.count - 1
+        return typeNames.count - 1
+    }
+
     mutating func add(
         _ row: (
             String, ByteBuffer, Int64, Int64, UUID, Int64, String?, String?, Int64?, ByteBuffer?, Int64?, UUID?
@@ -338,14 +370,7 @@ struct PullBuilder {
         let (typeName, key, cl, time, objectOrigin, writerVersion, path, descriptor, _, value, fieldTime, fieldOrigin) =
             row
         if lastObject?.type != typeName || lastObject?.key != key {
-            let type: Int
-            if let known = typeIndexes[typeName] {
-                type = known
-            } else {
-                typeNames.append(typeName)
-                type = typeNames.count - 1
-                typeIndexes[typeName] = type
-            }
+            let type = self.type(typeName)
             entries.append(
                 ChangeEntry(
                     type: type, key: try ChangesetCodec.value(from: Array(key.readableBytesView)),

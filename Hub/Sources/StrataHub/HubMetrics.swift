@@ -14,6 +14,8 @@ import Prometheus
 ///   (a body sent again too) and pulls served.
 /// - `strata_hub_merged_fields_total`: field changes of the pushes that
 ///   made a commit.
+/// - `strata_hub_left_objects_total`: objects pulls named as having left
+///   a device's view (docs/Hub.md, "Leaving a view").
 /// - `strata_hub_refusals_total{code}`: refusals, by their `error` code.
 /// - `strata_hub_pool_wait_seconds`: time each tenant transaction (of a
 ///   session, push, pull or long poll) waited for a pooled PostgreSQL
@@ -52,6 +54,10 @@ public final class HubMetrics: Sendable {
     }
 
     func pulled() { Counter(label: "strata_hub_pulls_total", factory: factory).increment() }
+
+    func left(_ objects: Int) {
+        Counter(label: "strata_hub_left_objects_total", factory: factory).increment(by: objects)
+    }
 
     func refused(_ code: String) {
         Counter(label: "strata_hub_refusals_total", dimensions: [("code", code)], factory: factory).increment()

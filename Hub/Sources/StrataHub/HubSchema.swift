@@ -200,6 +200,28 @@ public enum HubSchema {
                 "ALTER TABLE tenants ADD COLUMN renewed_at_seq bigint",
             ]
         ),
+        // Objects that leave a device's view (docs/Hub.md, "Leaving a
+        // view"): each earlier value of a ruled field, with the sequence
+        // number of the commit that replaced it, so that a pull can tell
+        // what a device could read at its cursor. Compacted with the
+        // tombstones.
+        Step(
+            version: 5,
+            statements: [
+                """
+                CREATE TABLE sync_moves (
+                    tenant_id uuid NOT NULL,
+                    type_name text NOT NULL,
+                    object_key bytea NOT NULL,
+                    field text NOT NULL,
+                    seq bigint NOT NULL,
+                    value bytea NOT NULL,
+                    PRIMARY KEY (tenant_id, type_name, object_key, field, seq))
+                """,
+                "CREATE INDEX sync_moves_by_seq ON sync_moves (tenant_id, seq)",
+                "GRANT SELECT, INSERT, UPDATE, DELETE ON sync_moves TO strata_tenant",
+            ] + rowLevelSecurity(["sync_moves"])
+        ),
     ]
 
     /// The tables whose rows belong to one tenant.

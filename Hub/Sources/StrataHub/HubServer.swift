@@ -98,9 +98,13 @@ public enum HubServer {
                     guard catchUp <= 1 else {
                         throw HubError.invalidRequest("`catchUp` must be 0 or 1, not \(catchUp).")
                     }
+                    let leaves = try number("leaves", default: 0)
+                    guard leaves <= 1 else {
+                        throw HubError.invalidRequest("`leaves` must be 0 or 1, not \(leaves).")
+                    }
                     data = try await hub.pull(
                         device: device, since: since, after: after, epoch: epoch, limit: Int(min(limit, 1 << 30)),
-                        catchUp: catchUp == 1, subscriptions: try subscriptions("subscriptions"))
+                        catchUp: catchUp == 1, subscriptions: try subscriptions("subscriptions"), leaves: leaves == 1)
                 }
                 return Response(
                     status: .ok, headers: [.contentType: "application/vnd.strata.changeset"],

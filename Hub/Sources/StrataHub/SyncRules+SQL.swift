@@ -72,6 +72,24 @@ struct RuleCompiler {
     let schema: RuleSchema
     var text = SQLText()
     private var aliases = 0
+    /// The relation the conditions read the ruled fields' values from:
+    /// `sync_attrs`, or their values as they were at a cursor
+    /// (``values(asOf:)``).
+    var attrs = "sync_attrs"
+
+    /// A relation of `sync_attrs`' columns holding each value as it was
+    /// after the hub commit `since` (a bound placeholder): the earliest
+    /// value `sync_moves` keeps from a later commit, else the current one.
+    /// An object made after `since` reads as it was made.
+    static func values(asOf since: String) -> String {
+        """
+        (SELECT a.tenant_id, a.type_name, a.object_key, a.field,
+                coalesce((SELECT m.value FROM sync_moves m WHERE m.tenant_id = a.tenant_id
+                            AND m.type_name = a.type_name AND m.object_key = a.object_key AND m.field = a.field
+                            AND m.seq > \(since) ORDER BY m.seq LIMIT 1), a.value) AS value
+         FROM sync_attrs a)
+        """
+    }
 
     init(rules: SyncRules, claims: DeviceClaims, schema: RuleSchema, text: SQLText = SQLText()) {
         self.rules = rules
@@ -163,7 +181,7 @@ struct RuleCompiler {
             let inner = condition(targetRule, type: target, alias: linked)
             guard inner != "false" else { return "false" }
             return """
-                EXISTS (SELECT 1 FROM sync_attrs \(attr) JOIN objects \(linked)
+                EXISTS (SELECT 1 FROM \(attrs) \(attr) JOIN objects \(linked)
                     ON \(linked).tenant_id = \(attr).tenant_id AND \(linked).type_name = \(text.bind(target))
                    AND \(linked).object_key = substring(\(attr).value from 2)
                   WHERE \(attr).tenant_id = \(alias).tenant_id AND \(attr).type_name = \(alias).type_name
@@ -196,7 +214,7 @@ struct RuleCompiler {
             bytes.count == 1
             ? "\(attr).value = \(text.bind(bytes[0]))" : "\(attr).value = ANY(\(text.bind(bytes))::bytea[])"
         return """
-            EXISTS (SELECT 1 FROM sync_attrs \(attr) WHERE \(attr).tenant_id = \(alias).tenant_id
+            EXISTS (SELECT 1 FROM \(attrs) \(attr) WHERE \(attr).tenant_id = \(alias).tenant_id
                 AND \(attr).type_name = \(alias).type_name AND \(attr).field = \(text.bind(field))
                 AND \(value) AND \(attr).object_key = \(alias).object_key)
             """

@@ -180,6 +180,16 @@ public indirect enum RuleExpression: Sendable, Equatable {
         }
     }
 
+    /// The links it follows: each `field in Type` it holds.
+    var followedLinks: [(field: String, type: String)] {
+        switch self {
+        case .follows(let field, let type): [(field, type)]
+        case .all(let parts), .any(let parts): parts.flatMap(\.followedLinks)
+        case .not(let part): part.followedLinks
+        case .constant, .equals, .member: []
+        }
+    }
+
     /// The fields of its own type that the expression reads.
     var fields: Set<String> {
         switch self {

@@ -93,7 +93,7 @@ struct Device {
         while true {
             let position = try database.sync.cursor(of: epochSite)
             let data = try await hub.pull(
-                device: device, since: position.since, after: position.after, epoch: epoch, limit: 500)
+                device: device, since: position.since, after: position.after, epoch: epoch, limit: 500, leaves: true)
             let changeset = Changeset(data: data)
             try database.sync.apply(changeset, from: epochSite)
             if !(try changeset.summary().hasMore) { break }

@@ -148,7 +148,7 @@ public struct SyncExchangeReport: Sendable, Equatable {
 extension SyncApplyReport {
     /// Whether applying changed nothing and learned nothing.
     public var isEmpty: Bool {
-        changedObjects == 0 && deletedObjects == 0 && changedFields == 0 && learnedTypes.isEmpty
+        changedObjects == 0 && deletedObjects == 0 && changedFields == 0 && leftObjects == 0 && learnedTypes.isEmpty
             && learnedFields.isEmpty && skippedFields.isEmpty
     }
 
@@ -156,6 +156,8 @@ extension SyncApplyReport {
         changedObjects += other.changedObjects
         changedFields += other.changedFields
         deletedObjects += other.deletedObjects
+        leftObjects += other.leftObjects
+        keptLeavingObjects += other.keptLeavingObjects
         learnedTypes.formUnion(other.learnedTypes)
         learnedFields.formUnion(other.learnedFields)
         skippedFields.formUnion(other.skippedFields)

@@ -108,7 +108,9 @@ struct BadChangeset: Sendable, CustomTestStringConvertible {
         content("a tombstone with fields", "the tombstone of the object 1 (causal length 2) has fields") {
             $0.entries[0].causalLength = 2
         },
-        content("causal length 0", "causal length of the object 1 is 0") { $0.entries[0].causalLength = 0 },
+        content("a leave with fields", "the object 1, which left the receiver's view (causal length 0), has fields") {
+            $0.entries[0].causalLength = 0
+        },
         content("a field of another type", "the field 'Dog.g' is in an entry of 'Person'") {
             $0.types.append(WireType(name: "Dog", keyName: "id", keyDescriptor: "int"))
             $0.fields.append(WireField(type: 1, path: "g", descriptor: "int"))

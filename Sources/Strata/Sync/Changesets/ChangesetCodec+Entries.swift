@@ -80,8 +80,9 @@ extension ChangesetReader {
     }
 
     /// Reads one entry of `content` (whose tables are read): its indexes in
-    /// range, a key of its type's key type, a causal length above 0, no
-    /// field for a tombstone, each field once, of the entry's type, with a
+    /// range, a key of its type's key type, no field for a tombstone or a
+    /// leave (causal length 0: the object left the receiver's view on the
+    /// hub, ``ChangeEntry/leavesView``), each field once, of the entry's type, with a
     /// value its descriptor admits. `seenFields` is scratch space, for an
     /// entry of more than ``fewFields`` fields.
     mutating func entry(of content: ChangesetContent, _ tables: Tables, seenFields: inout Set<Int>)
@@ -95,11 +96,7 @@ extension ChangesetReader {
                 "the key \(Self.brief(key)) of a '\(content.types[type].name)' object is not \(content.types[type].keyDescriptor)",
                 at: keyAt)
         }
-        let clAt = p
         let causalLength = try varint("a causal length")
-        guard causalLength > 0 else {
-            throw malformed("the causal length of the object \(Self.brief(key)) is 0", at: clAt)
-        }
         let writerVersion = try varint("a writer's schema version")
         let time = try littleEndian64("an entry's stamp")
         let origin = try index(of: "an entry's origin", below: content.origins.count)
@@ -107,8 +104,10 @@ extension ChangesetReader {
         let fieldCount = try count(of: "fields of an entry", least: 4)
         guard causalLength % 2 == 1 || fieldCount == 0 else {
             throw malformed(
-                "the tombstone of the object \(Self.brief(key)) (causal length \(causalLength)) has fields", at: countAt
-            )
+                causalLength == 0
+                    ? "the object \(Self.brief(key)), which left the receiver's view (causal length 0), has fields"
+                    : "the tombstone of the object \(Self.brief(key)) (causal length \(causalLength)) has fields",
+                at: countAt)
         }
         var fields: [FieldChange] = []
         fields.reserveCapacity(fieldCount)

@@ -131,7 +131,8 @@ extension ChangesetContent {
     public var type: Int
     /// The primary key.
     public var key: Value
-    /// The causal length: odd while the object lives, even once deleted.
+    /// The causal length: odd while the object lives, even once deleted;
+    /// 0 for an object that left the receiver's view (``leavesView``).
     public var causalLength: UInt64
     /// The highest schema version of the apps that wrote the object.
     public var writerVersion: UInt64
@@ -151,6 +152,20 @@ extension ChangesetContent {
         self.stamp = stamp
         self.fields = fields
     }
+
+    /// A hub's word that the object left the receiver's view: its sync
+    /// rules or the receiver's subscriptions no longer select it (another
+    /// device moved it elsewhere). The receiver removes it without a
+    /// delete for any peer to hear of, unless it holds changes of the
+    /// receiver that its peers have not acknowledged. Causal length 0, no
+    /// fields; only in a hub's pull that asked for them (`leaves=1`).
+    public static func leaving(type: Int, key: Value, stamp: WireStamp) -> ChangeEntry {
+        ChangeEntry(type: type, key: key, causalLength: 0, writerVersion: 0, stamp: stamp, fields: [])
+    }
+
+    /// Whether it says that the object left the receiver's view
+    /// (``leaving(type:key:stamp:)``).
+    public var leavesView: Bool { causalLength == 0 }
 }
 
 /// A stamp in a changeset: a time and an index into

@@ -40,7 +40,10 @@ extension DatabaseSync {
     ///   deletes changed.
     ///
     /// With `subscriptions`, the walk covered only what they select: an
-    /// object none of them selects is not the walk's to remove.
+    /// object none of them selects is not the walk's to remove, and one
+    /// they select that the walk did not bring leaves the file without a
+    /// delete (``ChangeEntry/leavesView``): the hub may hold it outside
+    /// them.
     func removeAbsent(
         _ present: Set<ObjectName>, hub: SiteID, acknowledged: UInt64, time: HybridTime,
         subscriptions: [SyncSubscription] = []
@@ -83,10 +86,16 @@ extension DatabaseSync {
                     index = types.count - 1
                     typeIndexes[type.name] = index
                 }
+                // With subscriptions, an object the walk did not bring may
+                // live on the hub outside them (moved elsewhere): it
+                // leaves this file, and no delete goes back to the hub.
+                let stamp = WireStamp(time: time, origin: 0)
                 entries.append(
-                    ChangeEntry(
-                        type: index, key: entry.key, causalLength: entry.causalLength + 1, writerVersion: 0,
-                        stamp: WireStamp(time: time, origin: 0), fields: []))
+                    subscriptions.isEmpty
+                        ? ChangeEntry(
+                            type: index, key: entry.key, causalLength: entry.causalLength + 1, writerVersion: 0,
+                            stamp: stamp, fields: [])
+                        : .leaving(type: index, key: entry.key, stamp: stamp))
             }
             guard page.hasMore, page.to > position else { break }
             position = page.to

@@ -72,42 +72,28 @@ extension DatabaseSync {
     }
 
     /// Removes from the file, in `tx`, the objects `removed` selects that
-    /// none of `remaining` does and that hold no change of this file its
-    /// peers have not acknowledged: deleted without a delete rule, as a
-    /// peer's delete is, and their tombstones dropped at once.
+    /// none of `remaining` does, as objects that left the file's view
+    /// (``ChangeEntry/leavesView``): deleted without a delete rule and
+    /// their tombstones dropped at once, except those that hold a change
+    /// of this file its peers have not acknowledged.
     private func evict(
         selectedOnlyBy removed: SyncSubscription, remaining: [SyncSubscription], _ tx: WriteTransaction,
         _ handles: SyncHandles
     ) throws {
         let others = remaining.filter { $0.typeName == removed.typeName }.map(\.filter)
-        guard !others.contains(.everything), let table = database.tables[removed.typeName] else { return }
+        guard !others.contains(.everything), let table = database.tables[removed.typeName],
+            let keyField = table.primaryKey
+        else { return }
         let engine = tx.context.engine
         guard let recorder = engine.sync else {
             preconditionFailure("A sync-enabled file's transaction has no sync recorder")
         }
-        let log = recorder.log
-        let acknowledged = try Self.acknowledgedByAllPeers(log)
-        let own = try log.knownOriginIndex(of: handles.identity.site)
+        let time = try recorder.log.lastTime()
         var entries: [ChangeEntry] = []
-        var keys: [[UInt8]] = []
         for object in try tx.objects(removed.typeName).array() {
-            guard removed.filter.matches({ object[$0] }), !others.contains(where: { $0.matches { object[$0] } }),
-                let key = table.primaryKey.map({ object[$0.name] }), let recordKey = engine.recordKey(key, of: table),
-                let row = try recordKey.withUnsafeBytes({ try log.row(table.type.id, $0) }), row.isLive
+            guard removed.filter.matches({ object[$0] }), !others.contains(where: { $0.matches { object[$0] } })
             else { continue }
-            // A change of this file that its peers may not have yet.
-            if let own, row.seq > acknowledged,
-                ([row.base] + row.exceptions.map(\.clock)).contains(where: {
-                    $0.stamp.origin == own && $0.seq > acknowledged
-                })
-            {
-                continue
-            }
-            entries.append(
-                ChangeEntry(
-                    type: 0, key: key, causalLength: row.causalLength + 1, writerVersion: 0,
-                    stamp: WireStamp(time: try log.lastTime(), origin: 0), fields: []))
-            keys.append(recordKey)
+            entries.append(.leaving(type: 0, key: object[keyField.name], stamp: WireStamp(time: time, origin: 0)))
         }
         guard !entries.isEmpty else { return }
         let merger = try ChangeMerger(
@@ -115,10 +101,8 @@ extension DatabaseSync {
         try merger.apply(
             ChangesetContent(
                 dataset: handles.identity.dataset, sender: handles.identity.site, writerSchemaVersion: 0,
-                senderTime: try log.lastTime(), fromSeq: 0, toSeq: 0, hasMore: true,
-                types: [WireType(table.type)],
+                senderTime: time, fromSeq: 0, toSeq: 0, hasMore: true, types: [WireType(table.type)],
                 fields: [], origins: [handles.identity.site], entries: entries))
-        try log.dropTombstones(of: table.type.id, keys: keys)
     }
 
     /// Keeps `list` as the file's subscriptions (none: the key removed).

@@ -56,14 +56,16 @@ public struct HTTPHub: SyncHub, CustomStringConvertible, CustomDebugStringConver
         return try Self.pushAnswer(status: status, body: body, request: Self.name(of: request))
     }
 
-    /// `GET /v1/pull?since=&after=&afterKey=&epoch=&limit=`.
+    /// `GET /v1/pull?since=&after=&afterKey=&epoch=&limit=&leaves=1`: with
+    /// `leaves`, the page also names the objects that left the file's view
+    /// (``ChangeEntry/leavesView``), which applying it removes.
     public func pull(from cursor: SyncCursor, epoch: UUID, limit: Int) async throws -> Changeset {
         let request = try request(
             "GET", "pull",
             query: [
                 ("since", String(cursor.since)), ("after", String(cursor.after)),
                 ("afterKey", cursor.afterKey.hexString), ("epoch", epoch.uuidString.lowercased()),
-                ("limit", String(limit)),
+                ("limit", String(limit)), ("leaves", "1"),
             ])
         let (status, body) = try await send(request)
         guard status == 200 else { throw Self.error(status: status, body: body, request: Self.name(of: request)) }
@@ -81,7 +83,8 @@ public struct HTTPHub: SyncHub, CustomStringConvertible, CustomDebugStringConver
             query: [
                 ("since", String(cursor.since)), ("after", String(cursor.after)),
                 ("afterKey", cursor.afterKey.hexString), ("epoch", epoch.uuidString.lowercased()),
-                ("limit", String(limit)), ("subscriptions", try HubSubscriptions(subscriptions).parameter),
+                ("limit", String(limit)), ("leaves", "1"),
+                ("subscriptions", try HubSubscriptions(subscriptions).parameter),
             ])
         let (status, body) = try await send(request)
         guard status == 200 else { throw Self.error(status: status, body: body, request: Self.name(of: request)) }

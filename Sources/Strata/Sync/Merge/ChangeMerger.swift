@@ -89,12 +89,18 @@ final class ChangeMerger {
         }
         let origins = try content.origins.map { try log.originIndex(of: $0) }
         var targets: [Target?] = Array(repeating: nil, count: content.fields.count)
+        var leaving: [(ChangeEntry, ObjectTable)] = []
         for entry in content.entries {
             let table = types[entry.type]
+            if entry.leavesView {
+                leaving.append((entry, table))
+                continue
+            }
             try merge(entry, table, content, origins: origins) { index in
                 try self.target(index, of: content, table, known: &targets)
             }
         }
+        if !leaving.isEmpty { try remove(leaving, content, origins: origins) }
         try recorder.restoreLinks(in: engine)
         // With the generation raised: open `Database`s of the file adopt a
         // catalog that only learned (`Catalog.learnsOnly(since:)`).
@@ -197,6 +203,45 @@ final class ChangeMerger {
     }
 
     func addLearnedType(_ name: String) { report.learnedTypes.insert(name) }
+
+    /// Removes the objects that left this file's view
+    /// (``ChangeEntry/leavesView``): deleted without a delete rule, as a
+    /// peer's delete is, and their tombstones dropped at once, so that no
+    /// peer hears of a delete (they live on the hub and on other devices).
+    /// An object that holds a change of this file its peers have not all
+    /// acknowledged stays, until it is sent.
+    private func remove(
+        _ leaving: [(entry: ChangeEntry, table: ObjectTable)], _ content: ChangesetContent, origins: [UInt32]
+    ) throws {
+        let acknowledged = try DatabaseSync.acknowledgedByAllPeers(log)
+        var dropped: [TypeID: [[UInt8]]] = [:]
+        for (entry, table) in leaving {
+            keyWriter.removeAll()
+            guard let keyField = table.primaryKey,
+                KeyCodec.appendPrimaryKey(entry.key, type: keyField.type, to: keyWriter)
+            else { continue }
+            let key = keyWriter.bytes
+            guard let row = try key.withUnsafeBytes({ try log.row(table.type.id, $0) }), row.isLive else { continue }
+            // A change of this file that its peers may not have yet.
+            if row.seq > acknowledged,
+                ([row.base] + row.exceptions.map(\.clock)).contains(where: {
+                    $0.stamp.origin == SyncLog.localOrigin && !$0.stamp.isNone && $0.seq > acknowledged
+                })
+            {
+                report.keptLeavingObjects += 1
+                continue
+            }
+            var delete = entry
+            delete.causalLength = row.causalLength + 1
+            let deleted = report.deletedObjects
+            try merge(delete, table, content, origins: origins) { _ in .skipped }
+            guard report.deletedObjects > deleted else { continue }
+            report.deletedObjects = deleted
+            report.leftObjects += 1
+            dropped[table.type.id, default: []].append(key)
+        }
+        for (type, keys) in dropped { try log.dropTombstones(of: type, keys: keys) }
+    }
 
     /// Whether `a` is a later write than `b`: by time, then by site.
     func isAbove(_ a: LocalStamp, _ b: LocalStamp) throws -> Bool {
@@ -326,4 +371,15 @@ public struct SyncApplyReport: Sendable, Equatable {
     /// objects, whose objects' fields are not named), so their values were
     /// dropped here. An app version that declares them receives them.
     public internal(set) var skippedFields: Set<String> = []
+    /// The objects removed because they left this file's view on a hub:
+    /// its sync rules or this file's subscriptions no longer select them
+    /// (another device moved them elsewhere), or a subscription that
+    /// selected them was removed (``DatabaseSync/unsubscribe(_:)``). No
+    /// peer hears of a delete: they live on.
+    public internal(set) var leftObjects = 0
+    /// The objects that left this file's view but stay, because they hold
+    /// changes made here that its peers have not all acknowledged: they
+    /// are sent first (a hub whose rules refuse them says so, in
+    /// ``SyncHubReport/refusedObjects``).
+    public internal(set) var keptLeavingObjects = 0
 }
