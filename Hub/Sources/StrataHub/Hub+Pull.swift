@@ -109,6 +109,23 @@ extension Hub {
             let rules = try await self.rules(tenant, version: rulesVersion, connection)
             let view = try await self.view(
                 of: device, rules: rules, subscriptions: subscriptions, text: &text, connection)
+            // What followed an object into the view since the cursor comes
+            // whole, though it did not change (docs/Hub.md, "Leaving a
+            // view"); one of the page's own commits too, so not here.
+            let window = PullWindow(since: since, after: after, upto: UInt64(upto))
+            var followers: [ObjectName] = []
+            var others = ""
+            if !catchUp, since > 0, let rules {
+                followers = try await self.crossing(
+                    .entering, device: device, rules: rules, subscriptions: subscriptions, window: window,
+                    followersOnly: true, connection)
+                if !followers.isEmpty {
+                    others = """
+                         AND (o.type_name, o.object_key) NOT IN
+                             (SELECT * FROM unnest(\(text.bind(followers.map(\.type)))::text[], \(text.bind(followers.map(\.key)))::bytea[]))
+                        """
+                }
+            }
             let entering =
                 rules == nil
                 ? ""
@@ -122,14 +139,15 @@ extension Hub {
                 FROM objects o LEFT JOIN fields f
                   ON f.tenant_id = o.tenant_id AND f.type_name = o.type_name AND f.object_key = o.object_key
                  AND (f.seq > \(sinceBind) OR f.rank > 0\(entering))
-                WHERE o.tenant_id = \(tenantBind) AND o.seq > \(afterBind) AND o.seq <= \(uptoBind)\(view)
+                WHERE o.tenant_id = \(tenantBind) AND o.seq > \(afterBind) AND o.seq <= \(uptoBind)\(view)\(others)
                 ORDER BY o.seq, o.type_name, o.object_key, f.path
                 """
             try await builder.add(rowsOf: text.query, connection, logger: logger)
+            try await self.addWhole(followers, to: &builder, tenant: tenant, connection)
             if leaves, !catchUp, since > 0, let rules {
-                try await self.addLeaving(
-                    to: &builder, device: device, rules: rules, subscriptions: subscriptions,
-                    window: (since, after, UInt64(upto)), epoch: current, connection)
+                let leaving = try await self.crossing(
+                    .leaving, device: device, rules: rules, subscriptions: subscriptions, window: window, connection)
+                try self.addLeaving(leaving, to: &builder, epoch: current)
             }
             let types = try await self.wireTypes(builder.typeNames, connection)
             let data = ChangesetCodec.encode(

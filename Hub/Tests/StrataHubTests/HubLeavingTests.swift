@@ -145,6 +145,15 @@ struct HubLeavingTests {
             try await admin.exchange()
             #expect(try await admin.database.read { try $0.objects(RuledTask.self).map(\.id) } == [1, 2, 3])
             #expect(try member.database.verify().isEmpty)
+            // Back in the view, the project brings them back, whole.
+            try await admin.database.write { tx in try tx.update("Project", key: "p1", ["name": .string("p1 again")]) }
+            try await admin.exchange()
+            try await member.exchange()
+            #expect(try await member.database.read { try $0.objects(RuledProject.self).map(\.id) } == ["p1", "p2"])
+            #expect(
+                try await member.database.read { try $0.objects(RuledTask.self).map(\.title) } == [
+                    "in p1", "also in p1", "in p2",
+                ])
         }
     }
 
@@ -190,6 +199,50 @@ struct HubLeavingTests {
                 try await writer.sync.exchange(with: writerHub)
                 _ = try await hub.compact(tenant: tenant, retention: .seconds(3_600))
                 #expect(try await Self.rows("sync_moves", hub) == 0)
+            }
+        }
+    }
+
+    /// A device away past compaction, with a subscription, catches up: a
+    /// document deleted meanwhile goes, and one moved out of its
+    /// subscription leaves it, with no delete sent back to the hub, where
+    /// it lives on.
+    @Test func aCatchUpRemovesWhatLeftASubscriptionWithoutDeletingIt() async throws {
+        try await TestCluster.withHub { hub, _ in
+            let folder = try TemporaryFolder()
+            defer { folder.remove() }
+            let tenant = UUID()
+            let writer = try folder.open("writer.strata", tenant: tenant, models: RuledDevice.models)
+            let reader = try folder.open("reader.strata", tenant: tenant, models: RuledDevice.models)
+            defer { [writer, reader].forEach { $0.close() } }
+            let writerToken = try await hub.addDevice(tenant: tenant, name: "writer").token
+            let (readerID, readerToken) = try await hub.addDevice(tenant: tenant, name: "reader")
+            try await hub.setRules(tenant: tenant, source: HubSubscriptionTests.rules)
+            try await HubClientTests.serving(hub) { url in
+                let (writerHub, readerHub) = (
+                    HTTPHub(url: url, token: writerToken), HTTPHub(url: url, token: readerToken)
+                )
+                try await HubSubscriptionTests.written(9, writer, writerHub)
+                try reader.sync.subscribe("a's") { tx in
+                    try tx.objects(OwnedDoc.self).filter(#Predicate { $0.ownerID == "a" })
+                }
+                try await reader.sync.exchange(with: readerHub)
+                #expect(try await reader.read { try $0.objects(OwnedDoc.self).map(\.id) } == [0, 3, 6])
+                try await writer.write { tx in
+                    try tx.update("Doc", key: 3, ["ownerID": .string("b")])
+                    _ = try tx.delete(OwnedDoc.self, primaryKey: 6)
+                }
+                try await writer.sync.exchange(with: writerHub)
+                try await writer.sync.exchange(with: writerHub)
+                try await HubCompactionTests.away(Hub.Device(id: readerID, tenant: tenant), hub)
+                #expect(try await hub.compact(tenant: tenant, retention: .seconds(3_600)).removedTombstones == 1)
+                let report = try await reader.sync.exchange(with: readerHub)
+                #expect(report.catchUp?.removedObjects == 2)
+                #expect(try await reader.read { try $0.objects(OwnedDoc.self).map(\.id) } == [0])
+                try await reader.sync.exchange(with: readerHub)
+                try await writer.sync.exchange(with: writerHub)
+                #expect(try await writer.read { try $0.object(OwnedDoc.self, primaryKey: 3)?.ownerID } == "b")
+                #expect(try await hub.status(tenant: tenant).objects == 8)
             }
         }
     }
