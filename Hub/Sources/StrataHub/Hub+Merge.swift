@@ -99,22 +99,24 @@ extension Hub {
             text.sql = """
                 WITH n AS (
                     SELECT f.tenant_id, f.type_name, f.object_key, f.path AS field,
-                           \(AttrValue.sql("f.value")) AS value, f.seq
+                           \(AttrValue.sql("f.value")) AS value, nullif(u.o, ''::bytea) AS ord, f.seq
                     FROM unnest(\(text.bind(ruled.map(\.type)))::text[], \(text.bind(ruled.map(\.key)))::bytea[],
-                                \(text.bind(ruled.map(\.path)))::text[]) AS u(t, k, p)
+                                \(text.bind(ruled.map(\.path)))::text[],
+                                \(text.bind(try ruled.map { try AttrValue.ordered($0.value) ?? ByteBuffer() }))::bytea[])
+                                AS u(t, k, p, o)
                     JOIN fields f ON f.tenant_id = \(tenantBind) AND f.type_name = u.t AND f.object_key = u.k
                      AND f.path = u.p AND f.seq = \(text.bind(seq))),
                 moved AS (
-                    INSERT INTO sync_moves (tenant_id, type_name, object_key, field, seq, value)
-                    SELECT a.tenant_id, a.type_name, a.object_key, a.field, n.seq, a.value
+                    INSERT INTO sync_moves (tenant_id, type_name, object_key, field, seq, value, ord)
+                    SELECT a.tenant_id, a.type_name, a.object_key, a.field, n.seq, a.value, a.ord
                     FROM n JOIN sync_attrs a ON a.tenant_id = n.tenant_id AND a.type_name = n.type_name
                      AND a.object_key = n.object_key AND a.field = n.field
                     WHERE a.value <> n.value
                     ON CONFLICT DO NOTHING)
-                INSERT INTO sync_attrs AS a (tenant_id, type_name, object_key, field, value, seq)
-                SELECT tenant_id, type_name, object_key, field, value, seq FROM n
+                INSERT INTO sync_attrs AS a (tenant_id, type_name, object_key, field, value, ord, seq)
+                SELECT tenant_id, type_name, object_key, field, value, ord, seq FROM n
                 ON CONFLICT (tenant_id, type_name, object_key, field)
-                DO UPDATE SET value = excluded.value, seq = excluded.seq
+                DO UPDATE SET value = excluded.value, ord = excluded.ord, seq = excluded.seq
                 """
             try await connection.query(text.query, logger: logger)
         }

@@ -153,10 +153,11 @@ extension Hub {
                         FROM fields WHERE tenant_id = \(text.bind(tenant)) AND type_name = \(text.bind(type))
                           AND path = ANY(\(text.bind(Array(fields)))::text[])
                         ON CONFLICT (tenant_id, type_name, object_key, field)
-                        DO UPDATE SET value = excluded.value, seq = excluded.seq
+                        DO UPDATE SET value = excluded.value, ord = NULL, seq = excluded.seq
                         """
                     try await connection.query(text.query, logger: logger)
                 }
+                try await HubSchema.orderValues(tenant: tenant, connection, logger: logger)
             }
             try await connection.query(
                 "UPDATE tenants SET rules_version = \(version) WHERE id = \(tenant)", logger: logger)

@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import PostgresNIO
 
@@ -204,7 +205,10 @@ public enum HubSchema {
         // view"): each earlier value of a ruled field, with the sequence
         // number of the commit that replaced it, so that a pull can tell
         // what a device could read at its cursor. Compacted with the
-        // tombstones.
+        // tombstones. And ranges in subscriptions: each ruled value's
+        // bytes in the order of a query's `<` (`ord`; null for a type
+        // without order), indexed; `migrate` fills them for the values
+        // already there (``Hub/orderValues(tenant:_:)``).
         Step(
             version: 5,
             statements: [
@@ -216,8 +220,11 @@ public enum HubSchema {
                     field text NOT NULL,
                     seq bigint NOT NULL,
                     value bytea NOT NULL,
+                    ord bytea,
                     PRIMARY KEY (tenant_id, type_name, object_key, field, seq))
                 """,
+                "ALTER TABLE sync_attrs ADD COLUMN ord bytea",
+                "CREATE INDEX sync_attrs_by_order ON sync_attrs (tenant_id, type_name, field, ord, object_key)",
                 "CREATE INDEX sync_moves_by_seq ON sync_moves (tenant_id, seq)",
                 "GRANT SELECT, INSERT, UPDATE, DELETE ON sync_moves TO strata_tenant",
             ] + rowLevelSecurity(["sync_moves"])
@@ -329,6 +336,59 @@ public enum HubSchema {
             }
             if done { ran.append(step.version) }
         }
+        // The values kept before version 5 get their order.
+        if ran.contains(5), ran.first != 1 {
+            let rows = try await client.query("SELECT DISTINCT tenant_id FROM devices", logger: logger)
+            var tenants: [UUID] = []
+            for try await tenant in rows.decode(UUID.self) { tenants.append(tenant) }
+            for tenant in tenants {
+                try await client.withTransaction(logger: logger) { connection in
+                    try await connection.query(
+                        "SELECT set_config('strata.tenant', \(tenant.uuidString), true)", logger: logger)
+                    try await orderValues(tenant: tenant, connection, logger: logger)
+                }
+            }
+        }
         return ran
+    }
+
+    /// Fills `sync_attrs.ord` where it is null, from the registers' values:
+    /// the values a new version of rules copied (in SQL, which cannot
+    /// order them), and those kept before schema version 5. A value of a
+    /// type without order stays null; so does a deleted object's (its
+    /// registers are gone).
+    static func orderValues(tenant: UUID, _ connection: PostgresConnection, logger: Logger) async throws {
+        let rows = try await connection.query(
+            """
+            SELECT a.type_name, a.object_key, a.field, f.value FROM sync_attrs a JOIN fields f
+              ON f.tenant_id = a.tenant_id AND f.type_name = a.type_name AND f.object_key = a.object_key
+             AND f.path = a.field
+            WHERE a.tenant_id = \(tenant) AND a.ord IS NULL
+            """, logger: logger)
+        var batch: (types: [String], keys: [ByteBuffer], fields: [String], ords: [ByteBuffer]) = ([], [], [], [])
+        func flush() async throws {
+            guard !batch.types.isEmpty else { return }
+            try await connection.query(
+                """
+                UPDATE sync_attrs a SET ord = u.o
+                FROM unnest(\(batch.types)::text[], \(batch.keys)::bytea[], \(batch.fields)::text[],
+                            \(batch.ords)::bytea[]) AS u(t, k, f, o)
+                WHERE a.tenant_id = \(tenant) AND a.type_name = u.t AND a.object_key = u.k AND a.field = u.f
+                """, logger: logger)
+            batch = ([], [], [], [])
+        }
+        var found: [(String, ByteBuffer, String, ByteBuffer)] = []
+        for try await (type, key, field, value) in rows.decode((String, ByteBuffer, String, ByteBuffer).self) {
+            guard let ord = try AttrValue.ordered(value) else { continue }
+            found.append((type, key, field, ord))
+        }
+        for (type, key, field, ord) in found {
+            batch.types.append(type)
+            batch.keys.append(key)
+            batch.fields.append(field)
+            batch.ords.append(ord)
+            if batch.types.count == 10_000 { try await flush() }
+        }
+        try await flush()
     }
 }

@@ -53,6 +53,15 @@ enum AttrValue {
         return ByteBuffer(bytes: [0xFF] + Array(SHA256.hash(data: bytes)))
     }
 
+    /// The bytes `sync_attrs.ord` holds for the value whose changeset
+    /// bytes are `bytes`: in the order of a query's `<`
+    /// (``ChangesetCodec/orderedBytes(_:)``); nil for a type without
+    /// order.
+    static func ordered(_ bytes: ByteBuffer) throws -> ByteBuffer? {
+        let value = try ChangesetCodec.value(from: Array(bytes.readableBytesView))
+        return ChangesetCodec.orderedBytes(value).map { ByteBuffer(bytes: $0) }
+    }
+
     /// The same, in SQL, of the bytea expression `column`.
     static func sql(_ column: String) -> String {
         "CASE WHEN length(\(column)) <= \(inlineLimit) THEN \(column) ELSE '\\xff'::bytea || sha256(\(column)) END"
@@ -83,11 +92,12 @@ struct RuleCompiler {
     /// An object made after `since` reads as it was made.
     static func values(asOf since: String) -> String {
         """
-        (SELECT a.tenant_id, a.type_name, a.object_key, a.field,
-                coalesce((SELECT m.value FROM sync_moves m WHERE m.tenant_id = a.tenant_id
-                            AND m.type_name = a.type_name AND m.object_key = a.object_key AND m.field = a.field
-                            AND m.seq > \(since) ORDER BY m.seq LIMIT 1), a.value) AS value
-         FROM sync_attrs a)
+        (SELECT a.tenant_id, a.type_name, a.object_key, a.field, coalesce(m.value, a.value) AS value,
+                CASE WHEN m.value IS NULL THEN a.ord ELSE m.ord END AS ord
+         FROM sync_attrs a LEFT JOIN LATERAL
+              (SELECT m.value, m.ord FROM sync_moves m WHERE m.tenant_id = a.tenant_id
+                 AND m.type_name = a.type_name AND m.object_key = a.object_key AND m.field = a.field
+                 AND m.seq > \(since) ORDER BY m.seq LIMIT 1) m ON true)
         """
     }
 
@@ -239,6 +249,11 @@ struct RuleCompiler {
                     "A subscription of '\(entry.type)' tests \(unlisted.sorted().joined(separator: ", ")), which the dataset's sync rules do not list as fields to subscribe by (\(allowed.isEmpty ? "none" : allowed.sorted().joined(separator: ", "))): the operator adds '\(entry.type) fields: ...' to them."
                 )
             }
+            if let key = schema.keys[entry.type]?.name, Self.rangeFields(entry.filter).contains(key) {
+                throw HubError.invalidRequest(
+                    "A subscription of '\(entry.type)' tests a range of its primary key '\(key)', which the hub does not order: test the key for equality, or a range of another field."
+                )
+            }
             byType[entry.type, default: []].append(condition(entry.filter, type: entry.type, alias: alias))
         }
         var cases: [String] = []
@@ -250,6 +265,16 @@ struct RuleCompiler {
         return "(CASE \(alias).type_name \(cases.joined(separator: " ")) ELSE false END)"
     }
 
+    /// The fields `filter` tests a range of.
+    static func rangeFields(_ filter: SyncFilter) -> Set<String> {
+        switch filter {
+        case .range(let field, _, _): [field]
+        case .all(let parts), .any(let parts): parts.reduce(into: []) { $0.formUnion(rangeFields($1)) }
+        case .not(let part): rangeFields(part)
+        case .everything, .oneOf: []
+        }
+    }
+
     /// The SQL of a subscription's filter on the row `alias` of `type`.
     mutating func condition(_ filter: SyncFilter, type: String, alias: String) -> String {
         switch filter {
@@ -257,6 +282,16 @@ struct RuleCompiler {
         case .oneOf(let field, let values):
             guard schema.descriptor(type, field) != nil else { return "false" }
             return values.isEmpty ? "false" : matches(field, of: type, alias: alias, values)
+        case .range(let field, let lower, let upper):
+            guard schema.descriptor(type, field) != nil, let test = orderTest(lower, upper, column: "ATTR.ord") else {
+                return "false"
+            }
+            let attr = self.alias()
+            return """
+                EXISTS (SELECT 1 FROM \(attrs) \(attr) WHERE \(attr).tenant_id = \(alias).tenant_id
+                    AND \(attr).type_name = \(alias).type_name AND \(attr).field = \(text.bind(field))
+                    AND \(attr).object_key = \(alias).object_key AND \(test.replacingOccurrences(of: "ATTR", with: attr)))
+                """
         case .all(let parts):
             return "(" + parts.map { condition($0, type: type, alias: alias) }.joined(separator: " AND ") + ")"
         case .any(let parts):
@@ -279,6 +314,12 @@ struct RuleCompiler {
                 SELECT object_key FROM sync_attrs WHERE tenant_id = \(tenant) AND type_name = \(text.bind(type))
                 AND field = \(text.bind(field)) AND value = ANY(\(text.bind(values.map(AttrValue.bytes)))::bytea[])
                 """
+        case .range(let field, let lower, let upper):
+            guard let test = orderTest(lower, upper, column: "ord") else { return nil }
+            return """
+                SELECT object_key FROM sync_attrs WHERE tenant_id = \(tenant) AND type_name = \(text.bind(type))
+                AND field = \(text.bind(field)) AND \(test)
+                """
         case .all(let parts):
             for part in parts { if let narrowed = candidates(part, type: type, tenant: tenant) { return narrowed } }
             return nil
@@ -290,6 +331,34 @@ struct RuleCompiler {
             }
             return unions.isEmpty ? nil : unions.joined(separator: " UNION ")
         }
+    }
+
+    /// SQL that the ordered bytes `column` lie between the bounds, and
+    /// are of their type (an open end stops at the type's edge); nil when
+    /// the bounds are no range (``SyncFilter/range(field:lower:upper:)``).
+    private mutating func orderTest(_ lower: SyncFilter.Bound?, _ upper: SyncFilter.Bound?, column: String)
+        -> String?
+    {
+        guard let first = (lower ?? upper).flatMap({ ChangesetCodec.orderedBytes($0.value) }) else { return nil }
+        let tag = first[0]
+        func bytes(_ bound: SyncFilter.Bound) -> [UInt8]? {
+            guard let bytes = ChangesetCodec.orderedBytes(bound.value), bytes[0] == tag else { return nil }
+            return bytes
+        }
+        var tests: [String] = []
+        if let lower {
+            guard let bytes = bytes(lower) else { return nil }
+            tests.append("\(column) \(lower.inclusive ? ">=" : ">") \(text.bind(ByteBuffer(bytes: bytes)))")
+        } else {
+            tests.append("\(column) >= \(text.bind(ByteBuffer(bytes: [tag])))")
+        }
+        if let upper {
+            guard let bytes = bytes(upper) else { return nil }
+            tests.append("\(column) \(upper.inclusive ? "<=" : "<") \(text.bind(ByteBuffer(bytes: bytes)))")
+        } else {
+            tests.append("\(column) < \(text.bind(ByteBuffer(bytes: [tag + 1])))")
+        }
+        return tests.joined(separator: " AND ")
     }
 
     /// Whether the row's `field` holds one of the `values`.

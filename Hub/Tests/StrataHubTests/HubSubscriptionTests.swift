@@ -220,4 +220,47 @@ struct HubSubscriptionTests {
             }
         }
     }
+
+    /// A subscription of a range of values: its first pull, its pulls, an
+    /// object that leaves it; values kept before the rules were set are
+    /// ordered when they are. A range of the primary key is refused.
+    @Test func aSubscriptionOfARangeSelectsByOrder() async throws {
+        try await TestCluster.withHub { hub, _ in
+            let folder = try TemporaryFolder()
+            defer { folder.remove() }
+            let tenant = UUID()
+            let writer = try folder.open("writer.strata", tenant: tenant, models: RuledDevice.models)
+            let reader = try folder.open("reader.strata", tenant: tenant, models: RuledDevice.models)
+            defer { [writer, reader].forEach { $0.close() } }
+            let writerToken = try await hub.addDevice(tenant: tenant, name: "writer").token
+            let readerToken = try await hub.addDevice(tenant: tenant, name: "reader").token
+            try await HubClientTests.serving(hub) { url in
+                let (writerHub, readerHub) = (
+                    HTTPHub(url: url, token: writerToken), HTTPHub(url: url, token: readerToken)
+                )
+                try await Self.written(9, writer, writerHub)
+                // Set after the documents: their values are ordered then.
+                try await hub.setRules(tenant: tenant, source: Self.rules)
+                try reader.sync.subscribe("b and after") { tx in
+                    try tx.objects(OwnedDoc.self).filter(#Predicate { $0.ownerID >= "b" })
+                }
+                try await reader.sync.exchange(with: readerHub, pageSize: 4)
+                #expect(try await Self.owners(reader) == ["b": 3, "c": 3])
+                try await Self.written(3, from: 9, writer, writerHub)
+                try await reader.sync.exchange(with: readerHub)
+                #expect(try await Self.owners(reader) == ["b": 4, "c": 4])
+                try await writer.write { tx in try tx.update("Doc", key: 1, ["ownerID": .string("a")]) }
+                try await writer.sync.exchange(with: writerHub)
+                let report = try await reader.sync.exchange(with: readerHub)
+                #expect(report.received.leftObjects == 1)
+                #expect(try await Self.owners(reader) == ["b": 3, "c": 4])
+                let keyRange = try reader.sync.subscribe { tx in
+                    try tx.objects(OwnedDoc.self).filter(#Predicate { $0.id > 100 })
+                }
+                await #expect(throws: StrataError.self) { try await reader.sync.exchange(with: readerHub) }
+                #expect(try reader.sync.unsubscribe(keyRange.id))
+                try await reader.sync.exchange(with: readerHub)
+            }
+        }
+    }
 }

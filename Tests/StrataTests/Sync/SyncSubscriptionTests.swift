@@ -51,6 +51,20 @@ struct SyncSubscriptionTests {
                 try db.sync.subscribe { tx in try tx.objects("Card").where("id", in: [.int(1), .int(2)]) },
                 .oneOf(field: "id", values: [.int(1), .int(2)])
             ),
+            (
+                try db.sync.subscribe("three stars or more") { tx in
+                    try tx.objects(SubscribedCard.self).filter(#Predicate { $0.stars >= 3 })
+                }, .range(field: "stars", lower: .init(.int(3), inclusive: true), upper: nil)
+            ),
+            (
+                try db.sync.subscribe { tx in
+                    try tx.objects(SubscribedCard.self).filter(#Predicate { $0.deck > "b" && $0.deck < "r" })
+                },
+                .all([
+                    .range(field: "deck", lower: .init(.string("b"), inclusive: false), upper: nil),
+                    .range(field: "deck", lower: nil, upper: .init(.string("r"), inclusive: false)),
+                ])
+            ),
         ]
         for (subscription, filter) in cases {
             #expect(subscription.filter == filter, "\(subscription)")
@@ -58,6 +72,12 @@ struct SyncSubscriptionTests {
             #expect(subscription.state == .pending)
         }
         #expect(try db.sync.subscriptions() == cases.map(\.0))
+        // What each keeps is what the query selects, on the device too.
+        let card = ["id": Value.int(7), "deck": .string("green"), "stars": .int(4)]
+        #expect(cases.map { $0.1.matches { card[$0] ?? .null } } == [true, false, false, false, false, true, true])
+        // And what the file keeps reads back the same (JSON, values as bytes).
+        let data = try JSONEncoder().encode(cases.map(\.1))
+        #expect(try JSONDecoder().decode([SyncFilter].self, from: data) == cases.map(\.1))
         #expect(cases[1].0.description == "\"red\": Card where deck == \"red\" (pending)")
         // Filters travel as JSON and come back equal.
         let wire = HubSubscriptions(cases.map(\.0))
@@ -113,7 +133,10 @@ struct SyncSubscriptionTests {
         let db = try Self.open(folder)
         defer { db.close() }
         let refused: [(String, @Sendable (ReadTransaction) throws -> ObjectQuery<SubscribedCard>)] = [
-            ("a range", { tx in try tx.objects(SubscribedCard.self).filter(#Predicate { $0.stars >= 3 }) }),
+            (
+                "a range of lists",
+                { tx in try tx.objects(SubscribedCard.self).filter(#Predicate { $0.tags.count >= 3 }) }
+            ),
             ("a closure", { tx in try tx.objects(SubscribedCard.self).filter { $0.tags.isEmpty } }),
             (
                 "part of a string",

@@ -128,6 +128,19 @@ extension ChangesetCodec {
         return writer.bytes
     }
 
+    /// Bytes of `value` whose byte order is the order of a query's `<`
+    /// between values of its type (an index key's: numbers and dates by
+    /// value, strings and data by their first 510 bytes, UUIDs by their
+    /// bytes), for a hub that compares a subscription's range in SQL
+    /// (``SyncFilter/range(field:lower:upper:)``); nil for a value of
+    /// another type.
+    @_spi(Hub) public static func orderedBytes(_ value: Value) -> [UInt8]? {
+        guard SyncFilter.isOrdered(value) else { return nil }
+        let writer = ByteWriter(capacity: 16)
+        KeyCodec.appendIndexKey(value, to: writer)
+        return writer.bytes
+    }
+
     /// The value of `bytes` (``valueBytes(_:)``), checked as a changeset's
     /// values are.
     ///

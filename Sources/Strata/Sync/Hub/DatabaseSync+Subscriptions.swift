@@ -18,13 +18,15 @@ extension DatabaseSync {
     /// The hub evaluates the query in SQL, so it may hold only tests of
     /// whether a top-level field holds one of some values (`==`, `!=`,
     /// `contains` on a captured array, `where(_:equals:)`,
-    /// `where(_:in:)`), combined with `&&`, `||` and `!`, on fields the
-    /// hub's rules list as fields to subscribe by (docs/Hub.md,
-    /// "Subscriptions").
+    /// `where(_:in:)`) or lies in a range (`<`, `<=`, `>`, `>=` on a
+    /// number, date, string, data or UUID; not the primary key), combined
+    /// with `&&`, `||` and `!`, on fields the hub's rules list as fields to
+    /// subscribe by (docs/Hub.md, "Subscriptions").
     ///
     /// - Throws: ``StrataError/Code/invalidValue`` for a query with
-    ///   anything else (a range, a closure filter, a sort, a limit, a field
-    ///   inside an embedded object), before anything is kept.
+    ///   anything else (a closure filter, part of a string, a sort, a
+    ///   limit, a field inside an embedded object), before anything is
+    ///   kept.
     @discardableResult
     public func subscribe<Element>(
         _ name: String? = nil, to query: @Sendable (ReadTransaction) throws -> ObjectQuery<Element>

@@ -9,6 +9,10 @@ public indirect enum SyncFilter: Sendable, Hashable, CustomStringConvertible {
     case everything
     /// The field holds one of the values.
     case oneOf(field: String, values: [Value])
+    /// The field holds a value of the bounds' type between them, in the
+    /// order of a query's `<` (numbers and dates by value, strings and
+    /// data by their bytes); a missing bound is open. At least one bound.
+    case range(field: String, lower: Bound?, upper: Bound?)
     /// Every part selects the object.
     case all([SyncFilter])
     /// Some part selects the object.
@@ -16,11 +20,25 @@ public indirect enum SyncFilter: Sendable, Hashable, CustomStringConvertible {
     /// The part does not select the object.
     case not(SyncFilter)
 
+    /// One end of a ``range(field:lower:upper:)``.
+    public struct Bound: Sendable, Hashable {
+        /// The value at the end.
+        public var value: Value
+        /// Whether the value itself is in the range (`<=`, `>=`).
+        public var inclusive: Bool
+
+        /// A bound from its parts.
+        public init(_ value: Value, inclusive: Bool) {
+            self.value = value
+            self.inclusive = inclusive
+        }
+    }
+
     /// The fields the filter reads.
     public var fields: Set<String> {
         switch self {
         case .everything: []
-        case .oneOf(let field, _): [field]
+        case .oneOf(let field, _), .range(let field, _, _): [field]
         case .all(let parts), .any(let parts): parts.reduce(into: []) { $0.formUnion($1.fields) }
         case .not(let part): part.fields
         }
@@ -32,6 +50,11 @@ public indirect enum SyncFilter: Sendable, Hashable, CustomStringConvertible {
         case .everything: "everything"
         case .oneOf(let field, let values):
             values.count == 1 ? "\(field) == \(values[0])" : "\(field) in \(values.map(\.description))"
+        case .range(let field, let lower, let upper):
+            [
+                lower.map { "\(field) \($0.inclusive ? ">=" : ">") \($0.value)" },
+                upper.map { "\(field) \($0.inclusive ? "<=" : "<") \($0.value)" },
+            ].compactMap { $0 }.joined(separator: " and ")
         case .all(let parts): parts.map { "(\($0))" }.joined(separator: " and ")
         case .any(let parts): parts.map { "(\($0))" }.joined(separator: " or ")
         case .not(let part): "not (\(part))"
@@ -43,6 +66,8 @@ public indirect enum SyncFilter: Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .everything: true
         case .oneOf(let field, let values): values.contains(value(field))
+        case .range(let field, let lower, let upper):
+            QueryRange(position: 0, lower, upper)?.contains(value(field)) ?? false
         case .all(let parts): parts.allSatisfy { $0.matches(value) }
         case .any(let parts): parts.contains { $0.matches(value) }
         case .not(let part): !part.matches(value)
@@ -50,14 +75,38 @@ public indirect enum SyncFilter: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
+extension QueryRange {
+    /// The range of a subscription's bounds (``SyncFilter/range(field:lower:upper:)``);
+    /// nil without a bound, or with bounds of two types or of a type
+    /// without order.
+    init?(position: Int, _ lower: SyncFilter.Bound?, _ upper: SyncFilter.Bound?) {
+        let bounds = [lower, upper].compactMap { $0?.value }
+        guard let first = bounds.first, bounds.allSatisfy(SyncFilter.isOrdered),
+            bounds.allSatisfy({ KeyCodec.tag(of: $0) == KeyCodec.tag(of: first) })
+        else { return nil }
+        self.init(
+            position: position, lower: lower.map { Bound(value: $0.value, inclusive: $0.inclusive) },
+            upper: upper.map { Bound(value: $0.value, inclusive: $0.inclusive) })
+    }
+}
+
 /// The filter of a query's plan, refusing what the hub cannot evaluate.
 extension SyncFilter {
+    /// Whether the hub compares values of `value`'s type in order: the
+    /// numbers, dates, strings, data and UUIDs.
+    static func isOrdered(_ value: Value) -> Bool {
+        switch value {
+        case .int, .double, .date, .string, .data, .uuid: true
+        default: false
+        }
+    }
+
     init(plan: QueryPlan, hasClosureFilters: Bool, path: String) throws {
         func refuse(_ what: String) -> StrataError {
             StrataError.invalidValue(
-                "A subscription cannot \(what): the hub evaluates only tests of whether a top-level field holds one of some values, combined with and, or and not.",
+                "A subscription cannot \(what): the hub evaluates only tests of whether a top-level field holds one of some values or lies in a range, combined with and, or and not.",
                 remedy:
-                    "Subscribe with where(_:equals:), where(_:in:) or a #Predicate of ==, !=, contains, &&, || and !, and filter the rest on the device.",
+                    "Subscribe with where(_:equals:), where(_:in:) or a #Predicate of ==, !=, <, <=, >, >=, contains, &&, || and !, and filter the rest on the device.",
                 path: path)
         }
         if let error = plan.error { throw error }
@@ -73,13 +122,16 @@ extension SyncFilter {
         func filter(_ condition: QueryCondition) throws -> SyncFilter {
             switch condition {
             case .range(let range):
-                guard range.isEquality, let value = range.lower?.value else {
-                    throw refuse("test a range of values (<, <=, >, >=)")
-                }
                 guard range.position < plan.table.fields.count else {
                     throw refuse("test a field inside an embedded object")
                 }
-                return .oneOf(field: plan.table.fields[range.position].name, values: [value])
+                let field = plan.table.fields[range.position].name
+                if range.isEquality, let value = range.lower?.value { return .oneOf(field: field, values: [value]) }
+                let bounds = [range.lower, range.upper].compactMap { $0?.value }
+                guard bounds.allSatisfy(Self.isOrdered) else { throw refuse("compare values of this type in order") }
+                return .range(
+                    field: field, lower: range.lower.map { Bound($0.value, inclusive: $0.inclusive) },
+                    upper: range.upper.map { Bound($0.value, inclusive: $0.inclusive) })
             case .prefix, .substring: throw refuse("test part of a string")
             case .constant(let holds): return holds ? .everything : .not(.everything)
             case .all(let parts): return .all(try parts.map(filter))
@@ -163,7 +215,9 @@ public struct SyncSubscription: Sendable, Hashable, Identifiable, CustomStringCo
 // and on the wire (the pull's `subscriptions`), values as the base64 of
 // their changeset bytes.
 extension SyncFilter: Codable {
-    private enum Keys: String, CodingKey { case field, values, all, any, not, everything }
+    private enum Keys: String, CodingKey {
+        case field, values, all, any, not, everything, from, fromInclusive, to, toInclusive
+    }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: Keys.self)
@@ -174,14 +228,31 @@ extension SyncFilter: Codable {
         } else if let part = try container.decodeIfPresent(SyncFilter.self, forKey: .not) {
             self = .not(part)
         } else if let field = try container.decodeIfPresent(String.self, forKey: .field) {
-            let encoded = try container.decode([String].self, forKey: .values)
-            let values = try encoded.map { text in
+            func value(_ text: String, _ key: Keys) throws -> Value {
                 guard let data = Data(base64Encoded: text) else {
                     throw DecodingError.dataCorruptedError(
-                        forKey: .values, in: container, debugDescription: "a value that is not base64")
+                        forKey: key, in: container, debugDescription: "a value that is not base64")
                 }
                 return try ChangesetCodec.value(from: [UInt8](data))
             }
+            guard let encoded = try container.decodeIfPresent([String].self, forKey: .values) else {
+                func bound(_ key: Keys, _ inclusive: Keys) throws -> Bound? {
+                    guard let text = try container.decodeIfPresent(String.self, forKey: key) else { return nil }
+                    return Bound(
+                        try value(text, key),
+                        inclusive: try container.decodeIfPresent(Bool.self, forKey: inclusive) ?? false)
+                }
+                let (lower, upper) = (try bound(.from, .fromInclusive), try bound(.to, .toInclusive))
+                guard QueryRange(position: 0, lower, upper) != nil else {
+                    throw DecodingError.dataCorruptedError(
+                        forKey: .from, in: container,
+                        debugDescription:
+                            "a range without bounds, or with bounds of two types or of a type without order")
+                }
+                self = .range(field: field, lower: lower, upper: upper)
+                return
+            }
+            let values = try encoded.map { try value($0, .values) }
             guard !values.isEmpty else {
                 throw DecodingError.dataCorruptedError(
                     forKey: .values, in: container, debugDescription: "a field test with no values")
@@ -203,6 +274,16 @@ extension SyncFilter: Codable {
             try container.encode(field, forKey: .field)
             try container.encode(
                 values.map { Data(ChangesetCodec.valueBytes($0)).base64EncodedString() }, forKey: .values)
+        case .range(let field, let lower, let upper):
+            try container.encode(field, forKey: .field)
+            if let lower {
+                try container.encode(Data(ChangesetCodec.valueBytes(lower.value)).base64EncodedString(), forKey: .from)
+                try container.encode(lower.inclusive, forKey: .fromInclusive)
+            }
+            if let upper {
+                try container.encode(Data(ChangesetCodec.valueBytes(upper.value)).base64EncodedString(), forKey: .to)
+                try container.encode(upper.inclusive, forKey: .toInclusive)
+            }
         case .all(let parts): try container.encode(parts, forKey: .all)
         case .any(let parts): try container.encode(parts, forKey: .any)
         case .not(let part): try container.encode(part, forKey: .not)
