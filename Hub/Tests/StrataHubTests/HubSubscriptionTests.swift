@@ -233,7 +233,7 @@ struct HubSubscriptionTests {
             let reader = try folder.open("reader.strata", tenant: tenant, models: RuledDevice.models)
             defer { [writer, reader].forEach { $0.close() } }
             let writerToken = try await hub.addDevice(tenant: tenant, name: "writer").token
-            let readerToken = try await hub.addDevice(tenant: tenant, name: "reader").token
+            let (readerID, readerToken) = try await hub.addDevice(tenant: tenant, name: "reader")
             try await HubClientTests.serving(hub) { url in
                 let (writerHub, readerHub) = (
                     HTTPHub(url: url, token: writerToken), HTTPHub(url: url, token: readerToken)
@@ -254,12 +254,20 @@ struct HubSubscriptionTests {
                 let report = try await reader.sync.exchange(with: readerHub)
                 #expect(report.received.leftObjects == 1)
                 #expect(try await Self.owners(reader) == ["b": 3, "c": 4])
-                let keyRange = try reader.sync.subscribe { tx in
-                    try tx.objects(OwnedDoc.self).filter(#Predicate { $0.id > 100 })
+                // Refused on the device; a client that sent one anyway is
+                // refused by the hub.
+                #expect(throws: StrataError.self) {
+                    try reader.sync.subscribe { tx in try tx.objects(OwnedDoc.self).filter(#Predicate { $0.id > 100 }) }
                 }
-                await #expect(throws: StrataError.self) { try await reader.sync.exchange(with: readerHub) }
-                #expect(try reader.sync.unsubscribe(keyRange.id))
-                try await reader.sync.exchange(with: readerHub)
+                let keyRange = HubSubscriptions(entries: [
+                    .init(
+                        type: "Doc", filter: .range(field: "id", lower: .init(.int(100), inclusive: false), upper: nil))
+                ])
+                await #expect(throws: HubError.self) {
+                    try await hub.pull(
+                        device: Hub.Device(id: readerID, tenant: tenant), since: 0, after: 0, epoch: nil, limit: 10,
+                        subscriptions: keyRange)
+                }
             }
         }
     }

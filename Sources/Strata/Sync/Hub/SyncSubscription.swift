@@ -127,6 +127,7 @@ extension SyncFilter {
                 }
                 let field = plan.table.fields[range.position].name
                 if range.isEquality, let value = range.lower?.value { return .oneOf(field: field, values: [value]) }
+                guard plan.table.primaryKey?.name != field else { throw refuse("test a range of the primary key") }
                 let bounds = [range.lower, range.upper].compactMap { $0?.value }
                 guard bounds.allSatisfy(Self.isOrdered) else { throw refuse("compare values of this type in order") }
                 return .range(
