@@ -186,6 +186,7 @@ struct HubLeavingTests {
                 try await writer.sync.exchange(with: writerHub)
                 let report = try await reader.sync.exchange(with: readerHub)
                 #expect(report.received.leftObjects == 1)
+                #expect(report.description.contains("1 object left this device's view and was removed here"))
                 #expect(try await HubSubscriptionTests.owners(reader) == ["a": 2])
                 #expect(try await Self.rows("sync_moves", hub) == 1)
                 // Nothing went back: the document lives on the hub.

@@ -150,6 +150,10 @@ public struct SyncHubReport: Sendable, Equatable, CustomStringConvertible {
             text +=
                 "; learned \(count(received.learnedTypes.count, "type")), \(count(received.learnedFields.count, "field"))"
         }
+        if received.leftObjects > 0 {
+            text +=
+                "; \(count(received.leftObjects, "object")) left this device's view and \(received.leftObjects == 1 ? "was" : "were") removed here"
+        }
         if !refusedFields.isEmpty { text += "; the hub refused \(count(refusedFields.count, "field"))" }
         if !refusedObjects.isEmpty {
             text += "; the hub's rules refused \(count(refusedObjects.count, "object"))"
