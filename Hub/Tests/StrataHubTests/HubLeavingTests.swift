@@ -162,45 +162,33 @@ struct HubLeavingTests {
     /// client's exchange; compaction then removes the earlier values the
     /// hub kept for it.
     @Test func aDocumentLeavesTheSubscriptionsThatNoLongerSelectIt() async throws {
-        try await TestCluster.withHub { hub, _ in
-            let folder = try TemporaryFolder()
-            defer { folder.remove() }
-            let tenant = UUID()
-            let writer = try folder.open("writer.strata", tenant: tenant, models: RuledDevice.models)
-            let reader = try folder.open("reader.strata", tenant: tenant, models: RuledDevice.models)
-            defer { [writer, reader].forEach { $0.close() } }
-            let writerToken = try await hub.addDevice(tenant: tenant, name: "writer").token
-            let readerToken = try await hub.addDevice(tenant: tenant, name: "reader").token
-            try await hub.setRules(tenant: tenant, source: HubSubscriptionTests.rules)
-            try await HubClientTests.serving(hub) { url in
-                let (writerHub, readerHub) = (
-                    HTTPHub(url: url, token: writerToken), HTTPHub(url: url, token: readerToken)
-                )
-                try await HubSubscriptionTests.written(9, writer, writerHub)
-                try reader.sync.subscribe("a's") { tx in
-                    try tx.objects(OwnedDoc.self).filter(#Predicate { $0.ownerID == "a" })
-                }
-                try await reader.sync.exchange(with: readerHub)
-                #expect(try await HubSubscriptionTests.owners(reader) == ["a": 3])
-                try await writer.write { tx in try tx.update("Doc", key: 3, ["ownerID": .string("b")]) }
-                try await writer.sync.exchange(with: writerHub)
-                let report = try await reader.sync.exchange(with: readerHub)
-                #expect(report.received.leftObjects == 1)
-                #expect(report.description.contains("1 object left this device's view and was removed here"))
-                #expect(try await HubSubscriptionTests.owners(reader) == ["a": 2])
-                #expect(try await Self.rows("sync_moves", hub) == 1)
-                // Nothing went back: the document lives on the hub.
-                try await writer.sync.exchange(with: writerHub)
-                #expect(try await HubSubscriptionTests.owners(writer) == ["a": 2, "b": 4, "c": 3])
-                #expect(try await hub.status(tenant: tenant).tombstones == 0)
-                // Once every device has pulled past the move (a pull
-                // acknowledges the cursor it starts from), compaction
-                // removes it.
-                try await reader.sync.exchange(with: readerHub)
-                try await writer.sync.exchange(with: writerHub)
-                _ = try await hub.compact(tenant: tenant, retention: .seconds(3_600))
-                #expect(try await Self.rows("sync_moves", hub) == 0)
+        try await HubSubscriptionTests.withPair { pair in
+            let (hub, tenant, writer, reader) = (pair.hub, pair.tenant, pair.writer, pair.reader)
+            let (writerHub, readerHub) = (pair.writerHub, pair.readerHub)
+            try await HubSubscriptionTests.written(9, writer, writerHub)
+            try reader.sync.subscribe("a's") { tx in
+                try tx.objects(OwnedDoc.self).filter(#Predicate { $0.ownerID == "a" })
             }
+            try await reader.sync.exchange(with: readerHub)
+            #expect(try await HubSubscriptionTests.owners(reader) == ["a": 3])
+            try await writer.write { tx in try tx.update("Doc", key: 3, ["ownerID": .string("b")]) }
+            try await writer.sync.exchange(with: writerHub)
+            let report = try await reader.sync.exchange(with: readerHub)
+            #expect(report.received.leftObjects == 1)
+            #expect(report.description.contains("1 object left this device's view and was removed here"))
+            #expect(try await HubSubscriptionTests.owners(reader) == ["a": 2])
+            #expect(try await Self.rows("sync_moves", hub) == 1)
+            // Nothing went back: the document lives on the hub.
+            try await writer.sync.exchange(with: writerHub)
+            #expect(try await HubSubscriptionTests.owners(writer) == ["a": 2, "b": 4, "c": 3])
+            #expect(try await hub.status(tenant: tenant).tombstones == 0)
+            // Once every device has pulled past the move (a pull
+            // acknowledges the cursor it starts from), compaction
+            // removes it.
+            try await reader.sync.exchange(with: readerHub)
+            try await writer.sync.exchange(with: writerHub)
+            _ = try await hub.compact(tenant: tenant, retention: .seconds(3_600))
+            #expect(try await Self.rows("sync_moves", hub) == 0)
         }
     }
 
@@ -209,42 +197,30 @@ struct HubLeavingTests {
     /// subscription leaves it, with no delete sent back to the hub, where
     /// it lives on.
     @Test func aCatchUpRemovesWhatLeftASubscriptionWithoutDeletingIt() async throws {
-        try await TestCluster.withHub { hub, _ in
-            let folder = try TemporaryFolder()
-            defer { folder.remove() }
-            let tenant = UUID()
-            let writer = try folder.open("writer.strata", tenant: tenant, models: RuledDevice.models)
-            let reader = try folder.open("reader.strata", tenant: tenant, models: RuledDevice.models)
-            defer { [writer, reader].forEach { $0.close() } }
-            let writerToken = try await hub.addDevice(tenant: tenant, name: "writer").token
-            let (readerID, readerToken) = try await hub.addDevice(tenant: tenant, name: "reader")
-            try await hub.setRules(tenant: tenant, source: HubSubscriptionTests.rules)
-            try await HubClientTests.serving(hub) { url in
-                let (writerHub, readerHub) = (
-                    HTTPHub(url: url, token: writerToken), HTTPHub(url: url, token: readerToken)
-                )
-                try await HubSubscriptionTests.written(9, writer, writerHub)
-                try reader.sync.subscribe("a's") { tx in
-                    try tx.objects(OwnedDoc.self).filter(#Predicate { $0.ownerID == "a" })
-                }
-                try await reader.sync.exchange(with: readerHub)
-                #expect(try await reader.read { try $0.objects(OwnedDoc.self).map(\.id) } == [0, 3, 6])
-                try await writer.write { tx in
-                    try tx.update("Doc", key: 3, ["ownerID": .string("b")])
-                    _ = try tx.delete(OwnedDoc.self, primaryKey: 6)
-                }
-                try await writer.sync.exchange(with: writerHub)
-                try await writer.sync.exchange(with: writerHub)
-                try await HubCompactionTests.away(Hub.Device(id: readerID, tenant: tenant), hub)
-                #expect(try await hub.compact(tenant: tenant, retention: .seconds(3_600)).removedTombstones == 1)
-                let report = try await reader.sync.exchange(with: readerHub)
-                #expect(report.catchUp?.removedObjects == 2)
-                #expect(try await reader.read { try $0.objects(OwnedDoc.self).map(\.id) } == [0])
-                try await reader.sync.exchange(with: readerHub)
-                try await writer.sync.exchange(with: writerHub)
-                #expect(try await writer.read { try $0.object(OwnedDoc.self, primaryKey: 3)?.ownerID } == "b")
-                #expect(try await hub.status(tenant: tenant).objects == 8)
+        try await HubSubscriptionTests.withPair { pair in
+            let (hub, tenant, writer, reader) = (pair.hub, pair.tenant, pair.writer, pair.reader)
+            let (writerHub, readerHub) = (pair.writerHub, pair.readerHub)
+            try await HubSubscriptionTests.written(9, writer, writerHub)
+            try reader.sync.subscribe("a's") { tx in
+                try tx.objects(OwnedDoc.self).filter(#Predicate { $0.ownerID == "a" })
             }
+            try await reader.sync.exchange(with: readerHub)
+            #expect(try await reader.read { try $0.objects(OwnedDoc.self).map(\.id) } == [0, 3, 6])
+            try await writer.write { tx in
+                try tx.update("Doc", key: 3, ["ownerID": .string("b")])
+                _ = try tx.delete(OwnedDoc.self, primaryKey: 6)
+            }
+            try await writer.sync.exchange(with: writerHub)
+            try await writer.sync.exchange(with: writerHub)
+            try await HubCompactionTests.away(pair.readerDevice, hub)
+            #expect(try await hub.compact(tenant: tenant, retention: .seconds(3_600)).removedTombstones == 1)
+            let report = try await reader.sync.exchange(with: readerHub)
+            #expect(report.catchUp?.removedObjects == 2)
+            #expect(try await reader.read { try $0.objects(OwnedDoc.self).map(\.id) } == [0])
+            try await reader.sync.exchange(with: readerHub)
+            try await writer.sync.exchange(with: writerHub)
+            #expect(try await writer.read { try $0.object(OwnedDoc.self, primaryKey: 3)?.ownerID } == "b")
+            #expect(try await hub.status(tenant: tenant).objects == 8)
         }
     }
 }

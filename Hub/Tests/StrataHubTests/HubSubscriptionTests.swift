@@ -67,7 +67,22 @@ struct HubSubscriptionTests {
         }
     }
 
-    @Test func aDeviceSyncsOnlyWhatItsSubscriptionsSelect() async throws {
+    /// A writer's and a reader's file of a new tenant with `rules` (none
+    /// when nil), each with a transport to `hub` served over HTTP.
+    struct Pair {
+        let hub: Hub
+        let tenant: UUID
+        let writer: Database
+        let reader: Database
+        let writerHub: HTTPHub
+        let readerHub: HTTPHub
+        /// The reader's device.
+        let readerDevice: Hub.Device
+    }
+
+    static func withPair(rules: String? = Self.rules, _ body: @escaping @Sendable (Pair) async throws -> Void)
+        async throws
+    {
         try await TestCluster.withHub { hub, _ in
             let folder = try TemporaryFolder()
             defer { folder.remove() }
@@ -76,54 +91,64 @@ struct HubSubscriptionTests {
             let reader = try folder.open("reader.strata", tenant: tenant, models: RuledDevice.models)
             defer { [writer, reader].forEach { $0.close() } }
             let writerToken = try await hub.addDevice(tenant: tenant, name: "writer").token
-            let readerToken = try await hub.addDevice(tenant: tenant, name: "reader").token
-            try await hub.setRules(tenant: tenant, source: Self.rules)
+            let (readerID, readerToken) = try await hub.addDevice(tenant: tenant, name: "reader")
+            if let rules { try await hub.setRules(tenant: tenant, source: rules) }
             try await HubClientTests.serving(hub) { url in
-                let (writerHub, readerHub) = (
-                    HTTPHub(url: url, token: writerToken), HTTPHub(url: url, token: readerToken)
-                )
-                try await Self.written(30, writer, writerHub)
-                let first = try reader.sync.subscribe("a's") { tx in
-                    try tx.objects(OwnedDoc.self).filter(#Predicate { $0.ownerID == "a" })
-                }
-                #expect(first.state == .pending)
-                #expect(try reader.sync.subscriptions() == [first])
-                // Pages of 4: the first pull of the subscription takes three.
-                let report = try await reader.sync.exchange(with: readerHub, pageSize: 4)
-                #expect(try await Self.owners(reader) == ["a": 10])
-                #expect(report.received.changedObjects == 10)
-                #expect(try reader.sync.subscriptions().map(\.state) == [.complete])
-                // Changes after it: only a's arrive.
-                try await Self.written(6, from: 30, writer, writerHub)
-                try await reader.sync.exchange(with: readerHub)
-                #expect(try await Self.owners(reader) == ["a": 12])
-                // A second subscription brings b's, old and new; c's never come.
-                try reader.sync.subscribe("b's") { tx in try tx.objects("Doc").where("ownerID", in: [.string("b")]) }
-                try await reader.sync.exchange(with: readerHub, pageSize: 5)
-                #expect(try await Self.owners(reader) == ["a": 12, "b": 12])
-                #expect(try reader.sync.subscriptions().map(\.state) == [.complete, .complete])
-                // The reader's own writes go to the hub as always.
-                try await reader.write { tx in try tx.insert(OwnedDoc(id: 100, ownerID: "c")) }
-                try await reader.sync.exchange(with: readerHub)
-                try await writer.sync.exchange(with: writerHub)
-                #expect(try await writer.read { try $0.object(OwnedDoc.self, primaryKey: 100)?.ownerID } == "c")
-                // Removed: b's notes leave the reader, but for one it
-                // edited and has not sent; nothing leaves the hub.
-                try await reader.write { tx in try tx.update("Doc", key: 4, ["text": .string("edited, not sent")]) }
-                let b = try #require(try reader.sync.subscriptions().last)
-                #expect(try reader.sync.unsubscribe(b.id))
-                #expect(!(try reader.sync.unsubscribe(b.id)))
-                #expect(try await Self.owners(reader) == ["a": 12, "b": 1, "c": 1])
-                #expect(try reader.verify().isEmpty)
-                try await writer.write { tx in try tx.update("Doc", key: 1, ["text": .string("changed")]) }
-                try await writer.sync.exchange(with: writerHub)
-                try await reader.sync.exchange(with: readerHub)
-                try await writer.sync.exchange(with: writerHub)
-                #expect(try await reader.read { try $0.object(OwnedDoc.self, primaryKey: 1) } == nil)
-                #expect(try await Self.owners(writer) == ["a": 12, "b": 12, "c": 13])
-                #expect(
-                    try await writer.read { try $0.object(OwnedDoc.self, primaryKey: 4)?.text } == "edited, not sent")
+                try await body(
+                    Pair(
+                        hub: hub, tenant: tenant, writer: writer, reader: reader,
+                        writerHub: HTTPHub(url: url, token: writerToken),
+                        readerHub: HTTPHub(url: url, token: readerToken),
+                        readerDevice: Hub.Device(id: readerID, tenant: tenant)))
             }
+        }
+    }
+
+    @Test func aDeviceSyncsOnlyWhatItsSubscriptionsSelect() async throws {
+        try await HubSubscriptionTests.withPair { pair in
+            let (writer, reader) = (pair.writer, pair.reader)
+            let (writerHub, readerHub) = (pair.writerHub, pair.readerHub)
+            try await Self.written(30, writer, writerHub)
+            let first = try reader.sync.subscribe("a's") { tx in
+                try tx.objects(OwnedDoc.self).filter(#Predicate { $0.ownerID == "a" })
+            }
+            #expect(first.state == .pending)
+            #expect(try reader.sync.subscriptions() == [first])
+            // Pages of 4: the first pull of the subscription takes three.
+            let report = try await reader.sync.exchange(with: readerHub, pageSize: 4)
+            #expect(try await Self.owners(reader) == ["a": 10])
+            #expect(report.received.changedObjects == 10)
+            #expect(try reader.sync.subscriptions().map(\.state) == [.complete])
+            // Changes after it: only a's arrive.
+            try await Self.written(6, from: 30, writer, writerHub)
+            try await reader.sync.exchange(with: readerHub)
+            #expect(try await Self.owners(reader) == ["a": 12])
+            // A second subscription brings b's, old and new; c's never come.
+            try reader.sync.subscribe("b's") { tx in try tx.objects("Doc").where("ownerID", in: [.string("b")]) }
+            try await reader.sync.exchange(with: readerHub, pageSize: 5)
+            #expect(try await Self.owners(reader) == ["a": 12, "b": 12])
+            #expect(try reader.sync.subscriptions().map(\.state) == [.complete, .complete])
+            // The reader's own writes go to the hub as always.
+            try await reader.write { tx in try tx.insert(OwnedDoc(id: 100, ownerID: "c")) }
+            try await reader.sync.exchange(with: readerHub)
+            try await writer.sync.exchange(with: writerHub)
+            #expect(try await writer.read { try $0.object(OwnedDoc.self, primaryKey: 100)?.ownerID } == "c")
+            // Removed: b's notes leave the reader, but for one it
+            // edited and has not sent; nothing leaves the hub.
+            try await reader.write { tx in try tx.update("Doc", key: 4, ["text": .string("edited, not sent")]) }
+            let b = try #require(try reader.sync.subscriptions().last)
+            #expect(try reader.sync.unsubscribe(b.id))
+            #expect(!(try reader.sync.unsubscribe(b.id)))
+            #expect(try await Self.owners(reader) == ["a": 12, "b": 1, "c": 1])
+            #expect(try reader.verify().isEmpty)
+            try await writer.write { tx in try tx.update("Doc", key: 1, ["text": .string("changed")]) }
+            try await writer.sync.exchange(with: writerHub)
+            try await reader.sync.exchange(with: readerHub)
+            try await writer.sync.exchange(with: writerHub)
+            #expect(try await reader.read { try $0.object(OwnedDoc.self, primaryKey: 1) } == nil)
+            #expect(try await Self.owners(writer) == ["a": 12, "b": 12, "c": 13])
+            #expect(
+                try await writer.read { try $0.object(OwnedDoc.self, primaryKey: 4)?.text } == "edited, not sent")
         }
     }
 
@@ -225,49 +250,38 @@ struct HubSubscriptionTests {
     /// object that leaves it; values kept before the rules were set are
     /// ordered when they are. A range of the primary key is refused.
     @Test func aSubscriptionOfARangeSelectsByOrder() async throws {
-        try await TestCluster.withHub { hub, _ in
-            let folder = try TemporaryFolder()
-            defer { folder.remove() }
-            let tenant = UUID()
-            let writer = try folder.open("writer.strata", tenant: tenant, models: RuledDevice.models)
-            let reader = try folder.open("reader.strata", tenant: tenant, models: RuledDevice.models)
-            defer { [writer, reader].forEach { $0.close() } }
-            let writerToken = try await hub.addDevice(tenant: tenant, name: "writer").token
-            let (readerID, readerToken) = try await hub.addDevice(tenant: tenant, name: "reader")
-            try await HubClientTests.serving(hub) { url in
-                let (writerHub, readerHub) = (
-                    HTTPHub(url: url, token: writerToken), HTTPHub(url: url, token: readerToken)
-                )
-                try await Self.written(9, writer, writerHub)
-                // Set after the documents: their values are ordered then.
-                try await hub.setRules(tenant: tenant, source: Self.rules)
-                try reader.sync.subscribe("b and after") { tx in
-                    try tx.objects(OwnedDoc.self).filter(#Predicate { $0.ownerID >= "b" })
-                }
-                try await reader.sync.exchange(with: readerHub, pageSize: 4)
-                #expect(try await Self.owners(reader) == ["b": 3, "c": 3])
-                try await Self.written(3, from: 9, writer, writerHub)
-                try await reader.sync.exchange(with: readerHub)
-                #expect(try await Self.owners(reader) == ["b": 4, "c": 4])
-                try await writer.write { tx in try tx.update("Doc", key: 1, ["ownerID": .string("a")]) }
-                try await writer.sync.exchange(with: writerHub)
-                let report = try await reader.sync.exchange(with: readerHub)
-                #expect(report.received.leftObjects == 1)
-                #expect(try await Self.owners(reader) == ["b": 3, "c": 4])
-                // Refused on the device; a client that sent one anyway is
-                // refused by the hub.
-                #expect(throws: StrataError.self) {
-                    try reader.sync.subscribe { tx in try tx.objects(OwnedDoc.self).filter(#Predicate { $0.id > 100 }) }
-                }
-                let keyRange = HubSubscriptions(entries: [
-                    .init(
-                        type: "Doc", filter: .range(field: "id", lower: .init(.int(100), inclusive: false), upper: nil))
-                ])
-                await #expect(throws: HubError.self) {
-                    try await hub.pull(
-                        device: Hub.Device(id: readerID, tenant: tenant), since: 0, after: 0, epoch: nil, limit: 10,
-                        subscriptions: keyRange)
-                }
+        try await HubSubscriptionTests.withPair(rules: nil) { pair in
+            let (hub, tenant, writer, reader) = (pair.hub, pair.tenant, pair.writer, pair.reader)
+            let (writerHub, readerHub) = (pair.writerHub, pair.readerHub)
+            try await Self.written(9, writer, writerHub)
+            // Set after the documents: their values are ordered then.
+            try await hub.setRules(tenant: tenant, source: Self.rules)
+            try reader.sync.subscribe("b and after") { tx in
+                try tx.objects(OwnedDoc.self).filter(#Predicate { $0.ownerID >= "b" })
+            }
+            try await reader.sync.exchange(with: readerHub, pageSize: 4)
+            #expect(try await Self.owners(reader) == ["b": 3, "c": 3])
+            try await Self.written(3, from: 9, writer, writerHub)
+            try await reader.sync.exchange(with: readerHub)
+            #expect(try await Self.owners(reader) == ["b": 4, "c": 4])
+            try await writer.write { tx in try tx.update("Doc", key: 1, ["ownerID": .string("a")]) }
+            try await writer.sync.exchange(with: writerHub)
+            let report = try await reader.sync.exchange(with: readerHub)
+            #expect(report.received.leftObjects == 1)
+            #expect(try await Self.owners(reader) == ["b": 3, "c": 4])
+            // Refused on the device; a client that sent one anyway is
+            // refused by the hub.
+            #expect(throws: StrataError.self) {
+                try reader.sync.subscribe { tx in try tx.objects(OwnedDoc.self).filter(#Predicate { $0.id > 100 }) }
+            }
+            let keyRange = HubSubscriptions(entries: [
+                .init(
+                    type: "Doc", filter: .range(field: "id", lower: .init(.int(100), inclusive: false), upper: nil))
+            ])
+            await #expect(throws: HubError.self) {
+                try await hub.pull(
+                    device: pair.readerDevice, since: 0, after: 0, epoch: nil, limit: 10,
+                    subscriptions: keyRange)
             }
         }
     }
