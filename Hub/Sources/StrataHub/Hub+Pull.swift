@@ -193,8 +193,10 @@ extension Hub {
     }
 
     /// The first pull of a subscription's objects (docs/Hub.md,
-    /// "Subscriptions"): the live objects it selects, that the device may
-    /// read, whose last change is at or before the sequence number `upto`,
+    /// "Subscriptions"): the objects it selects, that the device may
+    /// read (their tombstones too: a key the device inserts later is then
+    /// a deliberate re-insert, as on a device that pulled everything),
+    /// whose last change is at or before the sequence number `upto`,
     /// after the object key `after` (changeset bytes; empty: from the
     /// first), in key order, at most `limit` of them, with all their
     /// fields, as a changeset of the epoch's site whose summary says
@@ -233,7 +235,7 @@ extension Hub {
                 WITH page AS (
                     SELECT o.* FROM objects o
                     WHERE o.tenant_id = \(tenantBind) AND o.type_name = \(typeBind) AND o.seq <= \(uptoBind)
-                      AND o.object_key > \(afterBind) AND o.cl % 2 = 1\(narrowed)\(view)
+                      AND o.object_key > \(afterBind)\(narrowed)\(view)
                     ORDER BY o.object_key LIMIT \(limitBind))
                 SELECT o.type_name, o.object_key, o.cl, o.hlc, o.origin, o.max_writer_version,
                        f.path, f.descriptor, f.rank, f.value, f.hlc, f.origin
