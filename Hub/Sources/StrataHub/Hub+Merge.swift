@@ -21,10 +21,7 @@ extension Hub {
         guard !rows.objects.isEmpty else { return false }
         let objects = rows.objects
         // 1. Objects: a higher causal length replaces the row (a new life,
-        //    or a delete). A lower one is a device behind the hub (it
-        //    inserted a key the hub deleted, which it never heard of: a
-        //    subscription's first pull sends no tombstones): the object
-        //    moves to this commit unchanged, so that its pulls send it.
+        //    or a delete).
         try await connection.query(
             """
             INSERT INTO objects AS o (tenant_id, type_name, object_key, cl, hlc, origin, max_writer_version, seq)
@@ -33,12 +30,9 @@ extension Hub {
                  \(objects.map(\.causalLength))::int8[], \(objects.map(\.time))::int8[],
                  \(objects.map(\.origin))::uuid[], \(objects.map(\.writerVersion))::int8[]) AS u(t, k, cl, hlc, origin, wv)
             ON CONFLICT (tenant_id, type_name, object_key) DO UPDATE
-            SET cl = greatest(o.cl, excluded.cl), seq = excluded.seq,
-                hlc = CASE WHEN excluded.cl > o.cl THEN excluded.hlc ELSE o.hlc END,
-                origin = CASE WHEN excluded.cl > o.cl THEN excluded.origin ELSE o.origin END,
-                max_writer_version = CASE WHEN excluded.cl > o.cl
-                    THEN greatest(o.max_writer_version, excluded.max_writer_version) ELSE o.max_writer_version END
-            WHERE excluded.cl <> o.cl
+            SET cl = excluded.cl, hlc = excluded.hlc, origin = excluded.origin, seq = excluded.seq,
+                max_writer_version = greatest(o.max_writer_version, excluded.max_writer_version)
+            WHERE excluded.cl > o.cl
             """, logger: logger)
         // 2. The registers of an object's earlier life go (a delete, or a
         //    new life that starts empty).
