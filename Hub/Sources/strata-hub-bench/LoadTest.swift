@@ -142,18 +142,15 @@ struct LoadTest {
         var converged = 0
         for tenant in 0 ..< tenants {
             let notes = try await finalNotes(of: tenantIDs[tenant])
-            func line(_ id: Value, _ fields: (String) -> Value) -> String {
-                "\(id) \(fields("title")) \(fields("count")) \(fields("bucket"))"
-            }
             var agree = true
             for member in members where member.tenant == tenant {
                 let expected = notes.filter { _, fields in
                     guard let buckets = member.buckets else { return true }
                     guard case .string(let bucket)? = fields["bucket"] else { return false }
                     return buckets.contains(bucket)
-                }.map { id, fields in line(.int(id), { fields[$0] ?? .null }) }.sorted()
+                }.map { id, fields in Self.line(.int(id), { fields[$0] ?? .null }) }.sorted()
                 let held = try await member.db.read { tx in
-                    try tx.objects("Note").array().map { note in line(note["id"], { note[$0] }) }.sorted()
+                    try tx.objects("Note").array().map { note in Self.line(note["id"], { note[$0] }) }.sorted()
                 }
                 // Exactly: what the device holds is what it selects.
                 if held != expected || expected.isEmpty { agree = false }
@@ -182,6 +179,11 @@ struct LoadTest {
 }
 
 extension LoadTest {
+    /// A note as the convergence check compares it.
+    static func line(_ id: Value, _ fields: (String) -> Value) -> String {
+        "\(id) \(fields("title")) \(fields("count")) \(fields("bucket"))"
+    }
+
     /// The live notes of `tenant` and their top-level fields, by id, read
     /// from the hub's `objects` and `fields` tables.
     func finalNotes(of tenant: UUID) async throws -> [Int64: [String: Value]] {

@@ -103,9 +103,9 @@ struct HubResilienceTests {
                         // that every device of it rewrites.
                         var own: [Int: String] = [:]
                         var random = SystemRandomNumberGenerator()
-                        for round in 0 ..< 10 {
+                        for round in 0 ..< 8 {
                             let large = index == 0 && round == 3
-                            let ids = (0 ..< (large ? 8_000 : Int.random(in: 5 ... 40, using: &random))).map { n in
+                            let ids = (0 ..< (large ? 5_000 : Int.random(in: 5 ... 40, using: &random))).map { n in
                                 (index + 1) * 100_000 + (large ? 1_000 + n : Int.random(in: 0 ..< 60, using: &random))
                             }
                             let title = "device \(index) round \(round)"
@@ -165,7 +165,8 @@ struct HubResilienceTests {
                 }
                 let mine = written.filter { (($0.key / 100_000) - 1) % 2 == tenant }
                 let lost = mine.filter { titles[$0.key] != $0.value }
-                #expect(mine.count > 8_000)
+                // The first tenant's include the large push's.
+                #expect(mine.count > (tenant == 0 ? 5_000 : 100), "\(mine.count) notes")
                 #expect(
                     lost.isEmpty,
                     "tenant \(tenant): \(lost.count) notes lost or stale, e.g. \(lost.first.map { "\($0)" } ?? "")")
