@@ -57,6 +57,7 @@ let package = Package(
                 "StrataHub",
                 .product(name: "Strata", package: "Strata"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
         .testTarget(

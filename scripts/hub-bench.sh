@@ -5,7 +5,11 @@
 # against it over HTTP; everything stopped and removed after.
 # HUB_PROCESSES (default 2) hub processes serve the one database: the ingest
 # and pull measures use the first, the load test's devices switch between
-# them at random. HUB_BENCH_ARGS passes options (e.g. "--seconds 10").
+# them at random. HUB_BENCH_ARGS passes options (e.g. "--seconds 10");
+# HUB_CONNECTIONS (default 8) is each process's pool of PostgreSQL
+# connections; with HUB_METRICS_DIR, each process serves /metrics and its
+# text is saved there (hubN.metrics) when the bench ends, with PostgreSQL's
+# log.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,6 +19,13 @@ bin=$(cd Hub && swift build -c release --show-bin-path)
 dir=$(mktemp -d /tmp/strata-hub-bench.XXXXXX)
 hub_pids=()
 cleanup() {
+  if [[ -n "${HUB_METRICS_DIR:-}" ]]; then
+    mkdir -p "$HUB_METRICS_DIR"
+    for i in $(seq 1 "${#hub_pids[@]}"); do
+      curl -s "http://127.0.0.1:$((metrics_base + i))/metrics" >"$HUB_METRICS_DIR/hub$i.metrics" || true
+    done
+    cp "$dir/postgres.log" "$HUB_METRICS_DIR/" 2>/dev/null || true
+  fi
   for pid in "${hub_pids[@]}"; do kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true; done
   "$PWD/scripts/pg-cluster.sh" stop "$dir"
 }
@@ -23,10 +34,18 @@ env_line=$(scripts/pg-cluster.sh start "$dir")
 export $env_line
 "$bin/strata-hub" migrate >/dev/null
 processes=${HUB_PROCESSES:-2}
+connections=${HUB_CONNECTIONS:-8}
+metrics_base=9300
+# A thousand devices are a thousand open files (and their locks) in the
+# bench's process.
+ulimit -n "$(ulimit -Hn)"
+
 urls=()
 listening=()
 for i in $(seq 1 "$processes"); do
-  "$bin/strata-hub" serve --port 0 --connections 8 >"$dir/hub$i.out" 2>"$dir/hub$i.err" &
+  metrics=()
+  [[ -n "${HUB_METRICS_DIR:-}" ]] && metrics=(--metrics-port $((metrics_base + i)))
+  "$bin/strata-hub" serve --port 0 --connections "$connections" "${metrics[@]}" >"$dir/hub$i.out" 2>"$dir/hub$i.err" &
   hub_pids+=($!)
   for _ in $(seq 1 100); do
     grep -q "listening on" "$dir/hub$i.out" 2>/dev/null && break
@@ -37,5 +56,5 @@ for i in $(seq 1 "$processes"); do
   urls+=(--url "$url")
   listening+=("$url")
 done
-echo "hubs: ${listening[*]}, PostgreSQL $(postgres --version 2>/dev/null | awk '{print $3}') in $dir, fsync on"
+echo "hubs: ${listening[*]} ($connections connections each), PostgreSQL $(postgres --version 2>/dev/null | awk '{print $3}') in $dir, fsync on"
 "$bin/strata-hub-bench" "${urls[@]}" ${HUB_BENCH_ARGS:-}

@@ -52,7 +52,9 @@ struct HubBench: AsyncParsableCommand {
             try await bench.ingest(tenants: 4, objects: objects / 2)
             try await bench.pull(one)
             if partialObjects > 0 { try await PartialSync(bench: bench, objects: partialObjects).run() }
-            try await LoadTest(bench: bench, urls: hubURLs, devices: devices, tenants: tenants, seconds: seconds).run()
+            try await LoadTest(
+                bench: bench, postgres: client, urls: hubURLs, devices: devices, tenants: tenants, seconds: seconds
+            ).run()
         }
     }
 }

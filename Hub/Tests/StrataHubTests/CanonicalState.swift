@@ -11,6 +11,13 @@ import Foundation
 /// whatever order the changes came in and whichever store merged them.
 struct CanonicalState: Equatable, CustomStringConvertible {
     private(set) var lines: [String] = []
+    /// Per object (`type keyhex`, as its lines begin), its type and the
+    /// values of its top-level fields: what views select by.
+    private var objects: [String: (type: String, fields: [String: Value])] = [:]
+    /// The objects alive (an odd causal length).
+    private var alive: Set<String> = []
+
+    static func == (a: CanonicalState, b: CanonicalState) -> Bool { a.lines == b.lines }
 
     /// The state a changeset of everything a store holds describes (a
     /// file's `changes(since: 0)`, or a pull from the start).
@@ -20,11 +27,20 @@ struct CanonicalState: Equatable, CustomStringConvertible {
         for changeset in changesets {
             let rows = try ChangeRows(try ChangesetCodec.decode(changeset.data))
             for object in rows.objects {
-                objects["\(object.type) \(Self.hex(object.key.readableBytesView))"] = "cl \(object.causalLength)"
+                let id = "\(object.type) \(Self.hex(object.key.readableBytesView))"
+                objects[id] = "cl \(object.causalLength)"
+                if object.causalLength % 2 == 1 { alive.insert(id) } else { alive.remove(id) }
+                self.objects[id, default: (object.type, [:])].type = object.type
             }
             for field in rows.fields.joined() {
-                registers["\(field.type) \(Self.hex(field.key.readableBytesView)) \(field.path)"] =
+                let id = "\(field.type) \(Self.hex(field.key.readableBytesView))"
+                registers["\(id) \(field.path)"] =
                     "\(field.descriptor) rank \(field.rank) = \(Self.hex(field.value.readableBytesView)) @\(field.time)/\(field.origin)"
+                if field.parent == nil {
+                    // An embedded object's holder holds no value to select by.
+                    self.objects[id, default: (field.type, [:])].fields[field.path] = try? ChangesetCodec.value(
+                        from: Array(field.value.readableBytesView))
+                }
             }
         }
         // A register of an object's earlier life is not state.
@@ -33,6 +49,27 @@ struct CanonicalState: Equatable, CustomStringConvertible {
             + registers.map { "\($0.key) \($0.value)" }
         lines.sort()
     }
+
+    /// The live objects `select` keeps (given each one's type and
+    /// top-level fields) and their registers, without tombstones: what a
+    /// device that syncs part of the dataset must hold, whose tombstones
+    /// are those of the objects it happened to see.
+    func live(selecting select: (_ type: String, _ fields: [String: Value]) -> Bool = { _, _ in true })
+        -> CanonicalState
+    {
+        let kept = Set(
+            alive.filter { id in objects[id].map { select($0.type, $0.fields) } ?? false })
+        var state = self
+        state.lines = lines.filter { line in
+            let parts = line.split(separator: " ", maxSplits: 2)
+            return parts.count == 3 && kept.contains("\(parts[0]) \(parts[1])")
+        }
+        state.alive = kept
+        return state
+    }
+
+    /// How many live objects it holds.
+    var liveObjects: Int { alive.count }
 
     /// Everything `database` holds, in pages.
     init(of database: Database) throws {

@@ -28,9 +28,18 @@ final class HubFuzzWorld {
     private var inFlight: [(member: Int, changeset: Changeset)] = []
     private(set) var counts: [String: Int] = [:]
     let dataset: UUID
+    /// The view fields' values, when the world's objects fall into views
+    /// (``HubFuzzViews``); nil: every value unique.
+    let views: HubFuzzViews?
 
-    init(hub: Hub, folder: TemporaryFolder, seed: UInt64, versions: [Int] = [1, 1, 2, 3, 3]) async throws {
+    /// `claims` are every member's; `views`, when given, makes each
+    /// type's view field (``HubFuzzViews/field(of:)``) a color.
+    init(
+        hub: Hub, folder: TemporaryFolder, seed: UInt64, versions: [Int] = [1, 1, 2, 3, 3],
+        claims: DeviceClaims = DeviceClaims(), views: HubFuzzViews? = nil
+    ) async throws {
         self.hub = hub
+        self.views = views
         rng = SplitMix64(seed: seed)
         dataset = UUID()
         reference = try InProcessHub(path: folder.file("reference.strata"), dataset: dataset)
@@ -42,7 +51,7 @@ final class HubFuzzWorld {
             config.mode = .synced
             config.sync = .init(dataset: dataset)
             let db = try Database(configuration: config)
-            let added = try await hub.addDevice(tenant: dataset, name: "device \(index)")
+            let added = try await hub.addDevice(tenant: dataset, name: "device \(index)", claims: claims)
             guard let device = try await hub.device(token: added.token) else { throw HubTestError("no device") }
             members.append(Member(db: db, version: version, site: try db.sync.site, device: device))
         }
@@ -59,7 +68,7 @@ final class HubFuzzWorld {
             let member = Int.random(in: 0 ..< members.count, using: &rng)
             let roll = Int.random(in: 0 ..< 100, using: &rng)
             if roll < 55 {
-                try write(on: member)
+                try write(on: members[member].db, version: members[member].version)
             } else if roll < 70 {
                 try await sendPushes(from: member)
             } else if roll < 85, !inFlight.isEmpty {
@@ -126,6 +135,20 @@ final class HubFuzzWorld {
         counts["pushes", default: 0] += 1
     }
 
+    /// Gives the reference every change `db` holds (a device that
+    /// exchanged with the hub on its own, the merge of which is
+    /// idempotent): the reference then has what the hub got from it.
+    func mirror(_ db: Database) throws {
+        var cursor = SyncCursor.start
+        while true {
+            let changeset = try db.sync.changes(from: cursor, limit: 200)
+            try reference.database.sync.apply(changeset)
+            let summary = try changeset.summary()
+            guard summary.hasMore else { break }
+            cursor = SyncCursor(since: 0, after: summary.toSeq, afterKey: summary.toKey)
+        }
+    }
+
     /// Every change of the member the hub lacks, page after page.
     private func pushAll(from index: Int) async throws {
         let member = members[index]
@@ -170,29 +193,34 @@ final class HubFuzzWorld {
 
     // MARK: Writes
 
-    /// A transaction of 1 to 4 inserts, updates or deletes on one member,
-    /// through the fields its version declares; every value is unique.
-    private func write(on index: Int) throws {
-        let member = members[index]
-        try member.db.write { tx in
+    /// A transaction of 1 to 4 inserts, updates or deletes on `db`, a file
+    /// at app version `version` (a member's, or another device's of the
+    /// dataset), through the fields its version declares; every value is
+    /// unique, but for the view fields' colors. With `within`, only the
+    /// objects it lets through are written: a device that holds part of
+    /// the dataset writes inside it.
+    func write(on db: Database, version: Int, within: ((String, Value) -> Bool)? = nil) throws {
+        try db.write { tx in
             for _ in 0 ..< Int.random(in: 1 ... 4, using: &rng) {
-                let types = HubFuzzSchema.types(version: member.version)
+                let types = HubFuzzSchema.types(version: version)
                 let type = types[Int.random(in: 0 ..< types.count, using: &rng)]
                 let key = Value.int(Int64.random(in: 0 ..< HubFuzzSchema.keys, using: &rng))
+                if let within, !within(type, key) { continue }
                 let current = try tx.object(type, key: key)
                 let roll = Int.random(in: 0 ..< 10, using: &rng)
                 if current != nil, roll == 0 {
                     _ = try tx.delete(type, key: key)
                     counts["deletes", default: 0] += 1
                 } else if let current {
-                    let names = HubFuzzSchema.fields(type, version: member.version).filter { _ in
+                    let names = HubFuzzSchema.fields(type, version: version).filter { _ in
                         Bool.random(using: &rng)
                     }
-                    try tx.update(type, key: key, values(names, version: member.version, current: current))
+                    try tx.update(type, key: key, values(names, of: type, key: key, version: version, current: current))
                     counts["updates", default: 0] += 1
                 } else {
                     var values = values(
-                        HubFuzzSchema.fields(type, version: member.version), version: member.version, current: nil)
+                        HubFuzzSchema.fields(type, version: version), of: type, key: key, version: version,
+                        current: nil)
                     values["id"] = key
                     _ = try tx.insert(type, values)
                     counts["inserts", default: 0] += 1
@@ -201,11 +229,17 @@ final class HubFuzzWorld {
         }
     }
 
-    private func values(_ names: [String], version: Int, current: DynamicObject?) -> [String: Value] {
+    private func values(_ names: [String], of type: String, key: Value, version: Int, current: DynamicObject?)
+        -> [String: Value]
+    {
         var values: [String: Value] = [:]
         for name in names {
             unique += 1
             let n = unique
+            if let views, name == HubFuzzViews.field(of: type) {
+                values[name] = .string(views.color(of: key, using: &rng))
+                continue
+            }
             switch name {
             case "count": values[name] = .int(n)
             case "score": values[name] = .double(Double(n) + 0.25)
@@ -228,6 +262,45 @@ final class HubFuzzWorld {
             }
         }
         return values
+    }
+}
+
+/// Views of the fuzz's objects, for sync rules and subscriptions to select
+/// by: each type has a view field (`Item.title`, `Person.name`,
+/// `Label.text`) whose value is one of three colors.
+///
+/// A device does not yet lose an object that leaves its view (a change of
+/// the field on the hub takes it out of the rules' or subscriptions'
+/// selection): it keeps it, no longer updated (docs/Hub.md, "Subscriptions",
+/// "Not in this version"). Until it does, the color is the key's and never
+/// changes, in every life of the object, so an object never leaves a view
+/// that held it; `movesAcrossViews` gives each write a random color, for
+/// when devices do lose such objects.
+struct HubFuzzViews {
+    static let colors = ["red", "green", "blue"]
+
+    /// Whether an update may change an object's color (and an insert pick
+    /// any): off until devices remove what leaves their views.
+    var movesAcrossViews = false
+
+    /// The field that decides the views of `type`.
+    static func field(of type: String) -> String {
+        switch type {
+        case "Item": "title"
+        case "Person": "name"
+        default: "text"
+        }
+    }
+
+    /// The color an object of `key` never leaves while moves are off.
+    static func color(of key: Value) -> String {
+        guard case .int(let number) = key else { return colors[0] }
+        return colors[Int(number % Int64(colors.count))]
+    }
+
+    /// The color a write gives the object `key`.
+    func color(of key: Value, using rng: inout SplitMix64) -> String {
+        movesAcrossViews ? Self.colors[Int.random(in: 0 ..< Self.colors.count, using: &rng)] : Self.color(of: key)
     }
 }
 

@@ -71,6 +71,130 @@ struct HubResilienceTests {
         }
     }
 
+    /// Two `strata-hub serve` processes on one database and eight devices
+    /// of two tenants writing notes and exchanging through either, at
+    /// random, as behind a load balancer. One process is killed (SIGKILL)
+    /// while a large push is in flight on it, among the devices' small
+    /// ones; the devices go on with the survivor, then with the killed one
+    /// started again. Every note every device wrote is on the hub as it
+    /// last wrote it, and every device holds its tenant's hub state.
+    @Test func oneOfTwoHubProcessesKilledMidPushUnderLoadLosesNothing() async throws {
+        try await TestCluster.withHub { hub, settings in
+            let folder = try TemporaryFolder()
+            defer { folder.remove() }
+            let tenants = [UUID(), UUID()]
+            var devices: [(db: Database, token: String, tenant: Int)] = []
+            for index in 0 ..< 8 {
+                let tenant = index % 2
+                let token = try await hub.addDevice(tenant: tenants[tenant], name: "device \(index)").token
+                devices.append((try folder.open("device\(index).strata", tenant: tenants[tenant]), token, tenant))
+            }
+            defer { for device in devices { device.db.close() } }
+            let first = try await HubProcess(settings: settings)
+            let processes = HubProcesses([first, try await HubProcess(settings: settings)])
+            defer { Task { await processes.killAll() } }
+            let failures = CallCounter()
+            let devicesNow = devices
+            let written = try await withThrowingTaskGroup(of: [Int: String].self) { group in
+                for (index, device) in devicesNow.enumerated() {
+                    group.addTask {
+                        // Notes of its own (ids from (index + 1) * 100,000),
+                        // which it alone writes, and ten notes of the tenant
+                        // that every device of it rewrites.
+                        var own: [Int: String] = [:]
+                        var random = SystemRandomNumberGenerator()
+                        for round in 0 ..< 8 {
+                            let large = index == 0 && round == 3
+                            let ids = (0 ..< (large ? 5_000 : Int.random(in: 5 ... 40, using: &random))).map { n in
+                                (index + 1) * 100_000 + (large ? 1_000 + n : Int.random(in: 0 ..< 60, using: &random))
+                            }
+                            let title = "device \(index) round \(round)"
+                            try await device.db.write { tx in
+                                for id in ids { try tx.upsert(Note(id: id, title: title, body: "\(id)")) }
+                                try tx.upsert(Note(id: round, title: title))
+                            }
+                            for id in ids { own[id] = title }
+                            if large { processes.largePushSent() }
+                            try await Self.exchange(
+                                device.db, token: device.token, through: large ? first.url : nil, processes, failures)
+                        }
+                        return own
+                    }
+                }
+                // Once the large push is on its way to the first process
+                // and a push is writing: SIGKILL, and a new process on the
+                // database a second later.
+                group.addTask {
+                    try await HubClientTests.waitUntil("the large push was sent") { processes.isLargePushSent }
+                    let writing = """
+                        SELECT count(*) FROM pg_stat_activity
+                        WHERE datname = '\(settings.database)' AND backend_xid IS NOT NULL
+                        """
+                    let deadline = Date().addingTimeInterval(60)
+                    while try await Self.count(writing, settings) == 0 {
+                        guard Date() < deadline else { throw HubTestError("no push ever started writing") }
+                        try await Task.sleep(for: .milliseconds(5))
+                    }
+                    await processes.kill(first)
+                    try await Task.sleep(for: .seconds(1))
+                    processes.add(try await HubProcess(settings: settings))
+                    return [:]
+                }
+                var written: [Int: String] = [:]
+                for try await own in group { written.merge(own) { a, _ in a } }
+                return written
+            }
+            for _ in 0 ..< 2 {
+                for device in devices {
+                    try await Self.exchange(device.db, token: device.token, through: nil, processes, failures)
+                }
+            }
+            #expect(failures.next() > 0, "the kill cut no exchange short")
+            for tenant in tenants.indices {
+                let members = devices.filter { $0.tenant == tenant }
+                let device = try #require(try await hub.device(token: members[0].token))
+                let state = try await CanonicalState(of: hub, device: device)
+                for (index, member) in members.enumerated() {
+                    let file = try CanonicalState(of: member.db)
+                    #expect(file == state, "tenant \(tenant), device \(index)\n\(file.difference(from: state))")
+                }
+                // The hub's state is the files': every note as its writer
+                // last wrote it.
+                let titles = try await members[0].db.read { tx in
+                    Dictionary(uniqueKeysWithValues: try tx.objects(Note.self).array().map { ($0.id, $0.title) })
+                }
+                let mine = written.filter { (($0.key / 100_000) - 1) % 2 == tenant }
+                let lost = mine.filter { titles[$0.key] != $0.value }
+                // The first tenant's include the large push's.
+                #expect(mine.count > (tenant == 0 ? 5_000 : 100), "\(mine.count) notes")
+                #expect(
+                    lost.isEmpty,
+                    "tenant \(tenant): \(lost.count) notes lost or stale, e.g. \(lost.first.map { "\($0)" } ?? "")")
+            }
+        }
+    }
+
+    /// One exchange of `db` with a hub process, `through` the given one or
+    /// any serving at random, tried again through any serving until it
+    /// completes (within a minute); each failure counted.
+    static func exchange(
+        _ db: Database, token: String, through: URL?, _ processes: HubProcesses, _ failures: CallCounter
+    ) async throws {
+        let deadline = ContinuousClock.now + .seconds(60)
+        var url = through ?? processes.anyURL
+        while true {
+            do {
+                try await db.sync.exchange(with: HTTPHub(url: url, token: token), pageSize: 10_000)
+                return
+            } catch {
+                _ = failures.next()
+                guard ContinuousClock.now < deadline else { throw error }
+                try await Task.sleep(for: .milliseconds(50))
+                url = processes.anyURL
+            }
+        }
+    }
+
     @Test func postgresStoppedAndRestartedUnderARunningHub() async throws {
         let cluster = try await OwnCluster()
         defer { cluster.stop() }
@@ -174,4 +298,37 @@ struct HubResilienceTests {
                 "UPDATE tenants SET next_seq = \(start + Int64(count / 1_000)) WHERE id = \(tenant)", logger: logger)
         }
     }
+}
+
+// @unchecked: every property is read and written only while holding `lock`.
+/// The hub processes serving a test (whose URLs its devices use), and
+/// whether the test's large push was sent, from any task.
+final class HubProcesses: @unchecked Sendable {
+    private let lock = NSLock()
+    private var serving: [HubProcess]
+    private var sent = false
+
+    init(_ processes: [HubProcess]) { serving = processes }
+
+    /// The URL of a process serving, chosen at random.
+    var anyURL: URL { lock.withLock { serving.randomElement()!.url } }
+
+    func add(_ process: HubProcess) {
+        lock.withLock { serving.append(process) }
+    }
+
+    /// Takes `process` out of those serving, then SIGKILLs it.
+    func kill(_ process: HubProcess) async {
+        lock.withLock { serving.removeAll { $0 === process } }
+        await process.kill()
+    }
+
+    /// SIGKILLs every process still serving (a killed one's pid may be
+    /// another process's by now).
+    func killAll() async {
+        for process in lock.withLock({ serving }) { await process.kill() }
+    }
+
+    func largePushSent() { lock.withLock { sent = true } }
+    var isLargePushSent: Bool { lock.withLock { sent } }
 }
