@@ -199,7 +199,7 @@ final class HubFuzzWorld {
     /// unique, but for the view fields' colors. With `within`, only the
     /// objects it lets through are written: a device that holds part of
     /// the dataset writes inside it.
-    func write(on db: Database, version: Int, within: ((String, Value) -> Bool)? = nil) throws {
+    func write(on db: Database, version: Int, within: ((String, Value) -> Bool)? = nil, inserts: Bool = true) throws {
         try db.write { tx in
             for _ in 0 ..< Int.random(in: 1 ... 4, using: &rng) {
                 let types = HubFuzzSchema.types(version: version)
@@ -217,7 +217,7 @@ final class HubFuzzWorld {
                     }
                     try tx.update(type, key: key, values(names, of: type, key: key, version: version, current: current))
                     counts["updates", default: 0] += 1
-                } else {
+                } else if inserts {
                     var values = values(
                         HubFuzzSchema.fields(type, version: version), of: type, key: key, version: version,
                         current: nil)
@@ -269,18 +269,15 @@ final class HubFuzzWorld {
 /// by: each type has a view field (`Item.title`, `Person.name`,
 /// `Label.text`) whose value is one of three colors.
 ///
-/// A device does not yet lose an object that leaves its view (a change of
-/// the field on the hub takes it out of the rules' or subscriptions'
-/// selection): it keeps it, no longer updated (docs/Hub.md, "Subscriptions",
-/// "Not in this version"). Until it does, the color is the key's and never
-/// changes, in every life of the object, so an object never leaves a view
-/// that held it; `movesAcrossViews` gives each write a random color, for
-/// when devices do lose such objects.
+/// Without `movesAcrossViews`, the color is the key's and never changes,
+/// in every life of the object, so an object never leaves a view that
+/// held it; with it, each write gives a random color, and objects leave
+/// and enter the devices' views (docs/Hub.md, "Leaving a view").
 struct HubFuzzViews {
     static let colors = ["red", "green", "blue"]
 
     /// Whether an update may change an object's color (and an insert pick
-    /// any): off until devices remove what leaves their views.
+    /// any), moving it across the devices' views.
     var movesAcrossViews = false
 
     /// The field that decides the views of `type`.
