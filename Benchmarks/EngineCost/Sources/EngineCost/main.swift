@@ -123,10 +123,10 @@ func sumOfLookups(_ db: Database, _ n: Int) throws -> Int {
     }
 }
 
-func sumOfLookupsDynamic(_ db: Database, _ n: Int) throws -> Int {
+func sumOfLookupsDynamic(_ db: Database, _ ids: Range<Int>) throws -> Int {
     try db.read { tx in
         var sum = 0
-        for id in 0 ..< n { sum &+= Int(try tx.object("Item", key: .int(Int64(id)))!["score"].int!) }
+        for id in ids { sum &+= Int(try tx.object("Item", key: .int(Int64(id)))!["score"].int!) }
         return sum
     }
 }
@@ -163,8 +163,10 @@ func measuredDynamicScan(_ db: Database) throws -> Int { try sumOfScoresDynamic(
 @inline(never)
 func measuredLookups(_ db: Database, _ n: Int) throws -> Int { try sumOfLookups(db, n) }
 
+/// Takes a range where `measuredLookups` takes a count: two functions of
+/// one signature would be merged by the optimizer into one symbol.
 @inline(never)
-func measuredDynamicLookups(_ db: Database, _ n: Int) throws -> Int { try sumOfLookupsDynamic(db, n) }
+func measuredDynamicLookups(_ db: Database, _ ids: Range<Int>) throws -> Int { try sumOfLookupsDynamic(db, ids) }
 
 // MARK: - The scenarios: setup, the measured call, a check
 
@@ -278,7 +280,7 @@ func runRead(_ n: Int, _ scenario: String) throws -> Int64 {
         switch scenario {
         case "scan-dynamic": try measuredDynamicScan(db)
         case "lookup": try measuredLookups(db, n)
-        case "lookup-dynamic": try measuredDynamicLookups(db, n)
+        case "lookup-dynamic": try measuredDynamicLookups(db, 0 ..< n)
         default: try measuredScan(db)
         }
     let elapsed = nanoseconds(since: start)
