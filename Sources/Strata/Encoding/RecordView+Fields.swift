@@ -66,9 +66,29 @@ extension RecordView {
             guard let fieldID = RecordView.varint(base, &p, end) else { return nil }
             if fieldID == wanted { return p < end ? p : nil }
             if fieldID > wanted { return nil }
-            guard RecordView.skip(base, &p, end) else { return nil }
+            guard RecordView.skipField(base, &p, end) else { return nil }
         }
         return nil
+    }
+
+    /// Skips the tag and payload at `p` as ``RecordView/skip(_:_:_:)``
+    /// does, the common ones, one-byte ints and short strings, here: the
+    /// compiler does not inline `skip` into the walks to a field, and the
+    /// call cost a scan reading one property a tenth of its instructions.
+    @inline(__always)
+    static func skipField(_ base: UnsafeRawPointer, _ p: inout Int, _ end: Int) -> Bool {
+        guard p + 1 < end else { return p < end && skip(base, &p, end) }
+        let tag = base.load(fromByteOffset: p, as: UInt8.self)
+        let next = Int(base.load(fromByteOffset: p + 1, as: UInt8.self))
+        if tag == RecordCodec.Tag.int.rawValue && next < 0x80 {
+            p += 2
+            return true
+        }
+        if tag == RecordCodec.Tag.string.rawValue && next < 0x80 && next <= end - p - 2 {
+            p += 2 + next
+            return true
+        }
+        return skip(base, &p, end)
     }
 
     /// Where the tag of field `id` is, walking on from `cursor` (from the
@@ -98,7 +118,7 @@ extension RecordView {
             }
             guard p < end, fieldID <= wanted else { return nil }
             if fieldID == wanted { return p }
-            guard RecordView.skip(base, &p, end) else { return nil }
+            guard RecordView.skipField(base, &p, end) else { return nil }
             cursor.offset = p
             cursor.index += 1
             cursor.passed = fieldID &+ 1
