@@ -54,6 +54,12 @@ public struct DynamicObject {
     /// A property the record has no value for reads as its default. Naming a
     /// property the type does not have stops the program; use
     /// ``value(_:)`` when the name comes from input.
+    ///
+    /// An object of a scan checks the bytes of the fields it reads, not its
+    /// whole record first. A read that finds its field damaged cannot
+    /// throw: it reads the default, and the scan throws
+    /// ``StrataError/Code/corruptFile`` once it has passed the object (or
+    /// the transaction, when its closure returns).
     public subscript(property: String) -> Value {
         lifetime.check()
         guard let position = table.position(of: property) else {
@@ -108,7 +114,8 @@ public struct DynamicObject {
 
     /// Every current property's value, by name: a copy that outlives the
     /// transaction. A damaged record reads as every property's default, and
-    /// the transaction throws the damage (see ``value(_:)``'s reads).
+    /// the scan or the transaction throws ``StrataError/Code/corruptFile``,
+    /// as for a property read through the subscript.
     public var values: [String: Value] {
         lifetime.check()
         do throws(DecodingFailure) {
