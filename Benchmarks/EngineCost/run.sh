@@ -36,7 +36,7 @@ scratch=${SCRATCH:-$repo/.build-enginecost}
 n=${N:-20000}
 wall_n=${WALL_N:-100000}
 rounds=${ROUNDS:-5}
-scenarios=${SCENARIOS:-apply insert insert-synced insert-sync update-kept update-kept-sync migration scan}
+scenarios=${SCENARIOS:-apply insert insert-synced insert-sync update-kept update-kept-sync migration scan scan-dynamic lookup lookup-dynamic}
 top=${TOP:-20}
 
 measured() {
@@ -46,6 +46,9 @@ measured() {
         update-kept | update-kept-sync) echo measuredUpdateKept ;;
         migration) echo measuredMigration ;;
         scan) echo measuredScan ;;
+        scan-dynamic) echo measuredDynamicScan ;;
+        lookup) echo measuredLookups ;;
+        lookup-dynamic) echo measuredDynamicLookups ;;
         *) echo "unknown scenario $1" >&2; exit 2 ;;
     esac
 }
@@ -92,7 +95,7 @@ if [ "${SKIP_CALLGRIND:-0}" != 1 ]; then
             # source files, when code of one is inlined into another) once.
             grep -E '^ *[0-9,]+ \( *[0-9.]+%\)  ' "$out/$scenario.inclusive.txt" \
                 | grep -v -E 'PROGRAM TOTALS|libc_start|below main|EngineCost_main|ld-linux' \
-                | grep -v -E '(measured[A-Za-z]*|run[A-Za-z]*|insertAll|updateAll|sumOfScores)\(_:' \
+                | grep -v -E '(measured[A-Za-z]*|run[A-Za-z]*|insertAll|updateAll|sumOf[A-Za-z]*)\(_:' \
                 | grep -v -E 'partial apply for|reabstraction thunk' \
                 | sed -E 's/ \[[^]]*\]$//; s/  [^ :]*:/  /' \
                 | awk -v n="$n" -v top="$top" '{

@@ -199,7 +199,10 @@ public final class Database: Sendable {
             try checkGeneration(lmdb)
             let transaction = ReadTransaction(context: makeContext(lmdb))
             defer { transaction.context.end() }
-            return try body(transaction)
+            let result = try body(transaction)
+            // Damage that a read of an object met, which it could not throw.
+            try transaction.context.lifetime.throwDamage()
+            return result
         }
     }
 
@@ -226,6 +229,7 @@ public final class Database: Sendable {
                     lmdb, subscribers: configuration.changeSubscribers.map { $0() }, sync: syncRecorder(lmdb)))
             defer { transaction.context.end() }
             let result = try body(transaction)
+            try transaction.context.lifetime.throwDamage()
             let engine = transaction.context.engine
             for subscriber in engine.subscribers { try subscriber.transactionWillCommit(engine) }
             try engine.flush()

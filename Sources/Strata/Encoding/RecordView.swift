@@ -1,15 +1,28 @@
 import Foundation
 
-/// A read-only view of a record's bytes, validated once and then read
-/// without copying. The view is valid as long as the bytes are.
+/// A read-only view of a record's bytes, read without copying. The view
+/// is valid as long as the bytes are.
+///
+/// A view is either validated whole (``init(validating:)``: every field's
+/// structure checked in one walk, what `verify` and every writer use) or
+/// checked lazily (``init(checkingHeader:)``: the header only, for a read
+/// that checks the bounds of the fields it touches, as a scan or a typed
+/// lookup does; ``isValidated`` tells which). Every field read stays within
+/// the bytes either way; a read of a lazily checked view that finds a field
+/// absent, of another type, composite or damaged validates the whole record
+/// (``validated()``) before it trusts that answer.
 struct RecordView {
     let bytes: UnsafeRawBufferPointer
     /// The object's effective schema version: the one it was last written under.
     let effectiveSchemaVersion: UInt64
-    /// Kept as 32-bit numbers so that a view, and the object holding it,
-    /// stay small enough to copy cheaply (records over 4 GiB are refused).
+    /// Kept as 32-bit and 16-bit numbers so that a view, and the object
+    /// holding it, stay small enough to copy cheaply (records over 4 GiB are
+    /// refused; the header is at most 21 bytes).
     private let storedFieldCount: UInt32
-    private let storedFieldsOffset: UInt32
+    private let storedFieldsOffset: UInt16
+    /// Whether the whole record's structure was checked (or the bytes are
+    /// this transaction's own), rather than only its header.
+    let isValidated: Bool
     var fieldCount: Int { Int(storedFieldCount) }
     var fieldsOffset: Int { Int(storedFieldsOffset) }
     /// Where the first eight fields start (0 when unknown), recorded by the
@@ -25,27 +38,14 @@ struct RecordView {
     /// this, reading a field cannot run past the record.
     @_transparent
     init(validating bytes: UnsafeRawBufferPointer) throws(DecodingFailure) {
-        guard let base = bytes.baseAddress, bytes.count >= 3 else {
-            throw DecodingFailure(reason: "a record of \(bytes.count) bytes is too short", offset: 0)
-        }
-        let end = bytes.count
-        guard base.load(as: UInt8.self) == RecordCodec.layoutVersion else {
-            throw DecodingFailure(reason: "unknown record layout \(base.load(as: UInt8.self))", offset: 0)
-        }
-        var p = 1
-        guard let version = RecordView.varint(base, &p, end) else {
-            throw DecodingFailure(reason: "damaged schema version", offset: p)
-        }
-        guard let count = RecordView.varint(base, &p, end), count <= UInt64((end - p) / 2) else {
-            throw DecodingFailure(reason: "field count exceeds what the record can hold", offset: p)
-        }
+        let (base, version, count, offset) = try RecordView.header(bytes)
         self.bytes = bytes
         self.effectiveSchemaVersion = version
-        guard end <= Int(UInt32.max) else {
-            throw DecodingFailure(reason: "a record of \(end) bytes is larger than Strata writes", offset: 0)
-        }
         self.storedFieldCount = UInt32(count)
-        self.storedFieldsOffset = UInt32(p)
+        self.storedFieldsOffset = UInt16(offset)
+        self.isValidated = true
+        let end = bytes.count
+        var p = offset
         var starts: UInt64 = 0
         var previous: UInt64 = 0
         for index in 0 ..< Int(count) {
@@ -105,6 +105,53 @@ struct RecordView {
         self.fieldStarts = starts
     }
 
+    /// Checks the record's header only (its length, layout, schema version
+    /// and field count, as ``init(validating:)`` does): a view for a read
+    /// that checks the bounds of the fields it touches rather than walking
+    /// the whole record first. A damaged field the read does not touch goes
+    /// unnoticed by it; `verify` walks every record whole.
+    @inline(__always)
+    init(checkingHeader bytes: UnsafeRawBufferPointer) throws(DecodingFailure) {
+        let (_, version, count, offset) = try RecordView.header(bytes)
+        self.init(
+            bytes: bytes, schemaVersion: version, fieldCount: Int(count), fieldsOffset: offset, fieldStarts: 0,
+            isValidated: false)
+    }
+
+    /// The header's checks, shared by both kinds of view: the bytes' start,
+    /// the schema version, the field count (at most half the bytes left:
+    /// every field takes at least two) and where the fields start.
+    @inline(__always)
+    private static func header(_ bytes: UnsafeRawBufferPointer) throws(DecodingFailure) -> (
+        UnsafeRawPointer, UInt64, UInt64, Int
+    ) {
+        guard let base = bytes.baseAddress, bytes.count >= 3 else {
+            throw DecodingFailure(reason: "a record of \(bytes.count) bytes is too short", offset: 0)
+        }
+        let end = bytes.count
+        guard base.load(as: UInt8.self) == RecordCodec.layoutVersion else {
+            throw DecodingFailure(reason: "unknown record layout \(base.load(as: UInt8.self))", offset: 0)
+        }
+        var p = 1
+        guard let version = RecordView.varint(base, &p, end) else {
+            throw DecodingFailure(reason: "damaged schema version", offset: p)
+        }
+        guard let count = RecordView.varint(base, &p, end), count <= UInt64((end - p) / 2) else {
+            throw DecodingFailure(reason: "field count exceeds what the record can hold", offset: p)
+        }
+        guard end <= Int(UInt32.max) else {
+            throw DecodingFailure(reason: "a record of \(end) bytes is larger than Strata writes", offset: 0)
+        }
+        return (base, version, count, p)
+    }
+
+    /// This view validated whole: itself when it is, else a view made by
+    /// ``init(validating:)`` over the same bytes.
+    @inline(__always)
+    func validated() throws(DecodingFailure) -> RecordView {
+        isValidated ? self : try RecordView(validating: bytes)
+    }
+
     /// A view of a record that this transaction already validated or wrote
     /// itself: reads the header only. Field reads stay bounds-checked; they
     /// walk the fields instead of jumping to a remembered start.
@@ -128,16 +175,19 @@ struct RecordView {
             throw DecodingFailure(reason: "a record without a valid header", offset: p)
         }
         self.init(
-            bytes: bytes, schemaVersion: version, fieldCount: Int(count), fieldsOffset: p, fieldStarts: fieldStarts)
+            bytes: bytes, schemaVersion: version, fieldCount: Int(count), fieldsOffset: p, fieldStarts: fieldStarts,
+            isValidated: true)
     }
 
     private init(
-        bytes: UnsafeRawBufferPointer, schemaVersion: UInt64, fieldCount: Int, fieldsOffset: Int, fieldStarts: UInt64
+        bytes: UnsafeRawBufferPointer, schemaVersion: UInt64, fieldCount: Int, fieldsOffset: Int, fieldStarts: UInt64,
+        isValidated: Bool
     ) {
         self.bytes = bytes
         self.effectiveSchemaVersion = schemaVersion
-        self.storedFieldCount = UInt32(fieldCount)
-        self.storedFieldsOffset = UInt32(fieldsOffset)
+        self.storedFieldCount = UInt32(truncatingIfNeeded: fieldCount)
+        self.storedFieldsOffset = UInt16(truncatingIfNeeded: fieldsOffset)
+        self.isValidated = isValidated
         self.fieldStarts = fieldStarts
     }
 
@@ -146,7 +196,7 @@ struct RecordView {
         precondition(copy.count == bytes.count)
         return RecordView(
             bytes: copy, schemaVersion: effectiveSchemaVersion, fieldCount: fieldCount, fieldsOffset: fieldsOffset,
-            fieldStarts: fieldStarts)
+            fieldStarts: fieldStarts, isValidated: isValidated)
     }
 
     /// Reads a varint at `p`, advancing it; nil when it runs past `end` or

@@ -212,11 +212,28 @@ final class ObjectTable: @unchecked Sendable {
         return fields[position].valueWhenAbsent
     }
 
+    /// The value of the field at `position` in a record not validated
+    /// whole, read checking the bytes it walks: nil when the answer needs
+    /// the whole record validated first (the field absent, holding a value
+    /// the field does not accept, a link, list or embedded object, or
+    /// damaged bytes on the way).
+    @inline(__always)
+    func touchedValue(at position: Int, in record: RecordView) -> Value? {
+        let info = readInfo[position]
+        guard !info.type.isComposite, let stored = record.checkedValue(forField: info.id, expectedAt: position),
+            stored.fits(info.type, optional: info.isOptional)
+        else { return nil }
+        return stored
+    }
+
     /// The value of a link, list or embedded field, decoded through its
-    /// layout.
+    /// layout. A record not validated whole is validated first; a damaged
+    /// one reads as the default (the readers of such records report it
+    /// themselves, before they get here).
     @inline(never)
     func compositeValue(at position: Int, in record: RecordView) -> Value {
         let field = fields[position]
+        guard let record = try? record.validated() else { return field.valueWhenAbsent }
         guard let base = record.bytes.baseAddress, var p = record.fieldOffset(forField: field.id, expectedAt: position),
             let value = CompositeCodec.read(field, base, &p, record.bytes.count)
         else { return field.valueWhenAbsent }
@@ -278,6 +295,21 @@ final class ObjectTable: @unchecked Sendable {
         do throws(DecodingFailure) {
             try KeyCodec.validateKey(key, type: primaryKey?.type)
             return try RecordView(validating: record)
+        } catch {
+            throw corruptRecord(error, key: key)
+        }
+    }
+
+    /// Checks a key and its record's header only, and returns a view of the
+    /// record whose fields are checked as they are read
+    /// (``RecordView/init(checkingHeader:)``): for the readers that report
+    /// a damaged field where they meet it, a model's decode and a dynamic
+    /// scan.
+    @inline(__always)
+    func headerCheckedView(key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer) throws -> RecordView {
+        do throws(DecodingFailure) {
+            try KeyCodec.validateKey(key, type: primaryKey?.type)
+            return try RecordView(checkingHeader: record)
         } catch {
             throw corruptRecord(error, key: key)
         }

@@ -59,6 +59,7 @@ final class MigrationRunner {
             } catch {
                 throw scope.failure(error, at: "outside enumerateObjects")
             }
+            try scope.throwDamage()
             try catalog.checkOpenRenames()
         }
         try records.rewriteUnwalked()

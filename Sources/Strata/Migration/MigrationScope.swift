@@ -48,6 +48,13 @@ final class MigrationScope {
         writeContext.end()
     }
 
+    /// Throws the damage that a read of an object (``DynamicObject``,
+    /// which cannot throw) met in the snapshot or the write context.
+    func throwDamage() throws {
+        try snapshot?.context.lifetime.throwDamage()
+        try writeContext.lifetime.throwDamage()
+    }
+
     /// A read transaction on the state before the migration, and objects
     /// read through the old catalog.
     func snapshotContext() throws -> (txn: LMDBTransaction, context: ObjectContext) {

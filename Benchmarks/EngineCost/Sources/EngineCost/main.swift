@@ -8,7 +8,8 @@
 // inlined, holds no closure (a closure's symbol carries its function's
 // name, and would toggle callgrind's collection off again) and has a name
 // of its own: `measuredApply`, `measuredInsert` (the three insert
-// scenarios), `measuredUpdateKept`, `measuredMigration`, `measuredScan`. So
+// scenarios), `measuredUpdateKept`, `measuredMigration`, `measuredScan`,
+// `measuredDynamicScan`, `measuredLookups`, `measuredDynamicLookups`. So
 //   valgrind --tool=callgrind --collect-atstart=no \
 //       --toggle-collect='*measuredApply*' EngineCost apply 20000
 // counts only the apply (run.sh does this for every scenario).
@@ -29,6 +30,11 @@
 //                 at version 2 (ItemV2 adds `rank`), with a migration
 //                 closure that sets `rank` on every object
 //   scan          a typed query reading every one of the N objects
+//                 (each decoded whole)
+//   scan-dynamic  a dynamic query reading one property (`score`) of every
+//                 one of the N objects
+//   lookup        N typed lookups by primary key, each object decoded whole
+//   lookup-dynamic  N dynamic lookups by primary key, one property read
 import Foundation
 import Strata
 
@@ -101,6 +107,30 @@ func sumOfScores(_ db: Database) throws -> Int {
     }
 }
 
+func sumOfScoresDynamic(_ db: Database) throws -> Int {
+    try db.read { tx in
+        var sum = 0
+        try tx.objects("Item").forEach { sum &+= Int($0["score"].int!) }
+        return sum
+    }
+}
+
+func sumOfLookups(_ db: Database, _ n: Int) throws -> Int {
+    try db.read { tx in
+        var sum = 0
+        for id in 0 ..< n { sum &+= try tx.object(Item.self, primaryKey: id)!.score }
+        return sum
+    }
+}
+
+func sumOfLookupsDynamic(_ db: Database, _ ids: Range<Int>) throws -> Int {
+    try db.read { tx in
+        var sum = 0
+        for id in ids { sum &+= Int(try tx.object("Item", key: .int(Int64(id)))!["score"].int!) }
+        return sum
+    }
+}
+
 func count(_ db: Database) throws -> Int { try db.read { tx in try tx.objects(Item.self).count } }
 
 // MARK: - The measured functions
@@ -126,6 +156,17 @@ func measuredMigration(_ config: Database.Configuration) throws -> Database {
 
 @inline(never)
 func measuredScan(_ db: Database) throws -> Int { try sumOfScores(db) }
+
+@inline(never)
+func measuredDynamicScan(_ db: Database) throws -> Int { try sumOfScoresDynamic(db) }
+
+@inline(never)
+func measuredLookups(_ db: Database, _ n: Int) throws -> Int { try sumOfLookups(db, n) }
+
+/// Takes a range where `measuredLookups` takes a count: two functions of
+/// one signature would be merged by the optimizer into one symbol.
+@inline(never)
+func measuredDynamicLookups(_ db: Database, _ ids: Range<Int>) throws -> Int { try sumOfLookupsDynamic(db, ids) }
 
 // MARK: - The scenarios: setup, the measured call, a check
 
@@ -230,11 +271,18 @@ func runMigration(_ n: Int) throws -> Int64 {
     return elapsed
 }
 
-func runScan(_ n: Int) throws -> Int64 {
+/// A local file of `n` objects, then one read scenario over it.
+func runRead(_ n: Int, _ scenario: String) throws -> Int64 {
     let db = try open("scan.strata", .local)
     try insertAll(db, items(n))
     let start = ContinuousClock.now
-    let sum = try measuredScan(db)
+    let sum =
+        switch scenario {
+        case "scan-dynamic": try measuredDynamicScan(db)
+        case "lookup": try measuredLookups(db, n)
+        case "lookup-dynamic": try measuredDynamicLookups(db, 0 ..< n)
+        default: try measuredScan(db)
+        }
     let elapsed = nanoseconds(since: start)
     precondition(sum == n * (n - 1) / 2, "the scan read \(sum)")
     db.close()
@@ -243,6 +291,7 @@ func runScan(_ n: Int) throws -> Int64 {
 
 let scenarios = [
     "apply", "insert", "insert-synced", "insert-sync", "update-kept", "update-kept-sync", "migration", "scan",
+    "scan-dynamic", "lookup", "lookup-dynamic",
 ]
 let arguments = CommandLine.arguments
 guard arguments.count >= 2, scenarios.contains(arguments[1]) else {
@@ -265,7 +314,7 @@ for _ in 0 ..< rounds {
     case "update-kept": print("\(scenario) \(n) \(try runUpdateKept(n, .synced))")
     case "update-kept-sync": print("\(scenario) \(n) \(try runUpdateKept(n, .sync))")
     case "migration": print("\(scenario) \(n) \(try runMigration(n))")
-    default: print("\(scenario) \(n) \(try runScan(n))")
+    default: print("\(scenario) \(n) \(try runRead(n, scenario))")
     }
 }
 try? FileManager.default.removeItem(atPath: folder)

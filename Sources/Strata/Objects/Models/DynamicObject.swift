@@ -54,6 +54,12 @@ public struct DynamicObject {
     /// A property the record has no value for reads as its default. Naming a
     /// property the type does not have stops the program; use
     /// ``value(_:)`` when the name comes from input.
+    ///
+    /// An object of a scan checks the bytes of the fields it reads, not its
+    /// whole record first. A read that finds its field damaged cannot
+    /// throw: it reads the default, and the scan throws
+    /// ``StrataError/Code/corruptFile`` once it has passed the object (or
+    /// the transaction, when its closure returns).
     public subscript(property: String) -> Value {
         lifetime.check()
         guard let position = table.position(of: property) else {
@@ -79,17 +85,45 @@ public struct DynamicObject {
     }
 
     /// The value of the field at `position` in the table's fields.
+    ///
+    /// An object of a scan holds a record checked only as far as each read
+    /// goes (``RecordView/init(checkingHeader:)``). A read that meets
+    /// damage cannot throw here: it reads as the property's default and
+    /// hands the error to the transaction, which throws it when the scan
+    /// has passed the object, or when the transaction's closure returns.
     @inline(__always)
     func value(at position: Int) -> Value {
         lifetime.check()
-        return table.value(at: position, in: record)
+        guard !record.isValidated else { return table.value(at: position, in: record) }
+        if let value = table.touchedValue(at: position, in: record) { return value }
+        return valueOfWholeRecord(at: position)
+    }
+
+    /// The value of the field at `position`, read after the whole record is
+    /// validated: a field the record lacks reads as its default, and a
+    /// damaged record's as the default too, with the damage reported.
+    @inline(never)
+    private func valueOfWholeRecord(at position: Int) -> Value {
+        do throws(DecodingFailure) {
+            return table.value(at: position, in: try record.validated())
+        } catch {
+            lifetime.reportDamage(table.corruptRecord(error, key: key))
+            return table.fields[position].valueWhenAbsent
+        }
     }
 
     /// Every current property's value, by name: a copy that outlives the
-    /// transaction.
+    /// transaction. A damaged record reads as every property's default, and
+    /// the scan or the transaction throws ``StrataError/Code/corruptFile``,
+    /// as for a property read through the subscript.
     public var values: [String: Value] {
         lifetime.check()
-        return table.values(in: record)
+        do throws(DecodingFailure) {
+            return table.values(in: try record.validated())
+        } catch {
+            lifetime.reportDamage(table.corruptRecord(error, key: key))
+            return Dictionary(uniqueKeysWithValues: table.fields.map { ($0.name, $0.valueWhenAbsent) })
+        }
     }
 }
 
@@ -105,7 +139,8 @@ extension DynamicObject: CustomStringConvertible {
     }
 }
 
-/// Tells whether a transaction is still running, for the objects it made.
+/// Tells whether a transaction is still running, for the objects it made,
+/// and carries the damage their reads met back to the transaction.
 ///
 /// Each transaction takes a slot, a word that never moves and is never
 /// freed, and remembers the slot's value; ending the transaction increments
@@ -113,34 +148,66 @@ extension DynamicObject: CustomStringConvertible {
 /// the value it was made with: one load and one comparison per access, no
 /// reference count, and no false positive after the slot is reused.
 final class TransactionLifetime {
+    /// A transaction's slot: its generation, and the first damage that a
+    /// read of one of its objects met (a read that cannot throw).
+    struct Slot {
+        var generation: UInt64
+        var isDamaged: Bool
+        var damage: StrataError?
+    }
+
     struct Token {
-        let slot: UnsafePointer<UInt64>
+        let slot: UnsafeMutablePointer<Slot>
         let generation: UInt64
 
         @inline(__always)
         func check() {
-            if slot.pointee != generation {
+            if slot.pointee.generation != generation {
                 preconditionFailure(
                     "A DynamicObject was used after its transaction ended. Copy the values you need (object.values) inside the transaction."
                 )
             }
         }
+
+        /// Keeps `error` for the transaction to throw (the first one only).
+        func reportDamage(_ error: StrataError) {
+            guard !slot.pointee.isDamaged else { return }
+            slot.pointee.isDamaged = true
+            slot.pointee.damage = error
+        }
     }
 
     let token: Token
-    private let slot: UnsafeMutablePointer<UInt64>
+    private let slot: UnsafeMutablePointer<Slot>
     private var ended = false
 
     init() {
         slot = TransactionLifetime.acquireSlot()
-        token = Token(slot: slot, generation: slot.pointee)
+        token = Token(slot: slot, generation: slot.pointee.generation)
+    }
+
+    /// Throws the damage a read of one of the transaction's objects met
+    /// since the last call, if any.
+    @inline(__always)
+    func throwDamage() throws {
+        if slot.pointee.isDamaged { try throwReportedDamage() }
+    }
+
+    @inline(never)
+    private func throwReportedDamage() throws {
+        let damage = slot.pointee.damage
+        slot.pointee.isDamaged = false
+        slot.pointee.damage = nil
+        if let damage { throw damage }
     }
 
     /// Invalidates every object of the transaction.
     func end() {
         guard !ended else { return }
         ended = true
-        slot.pointee &+= 1
+        slot.pointee.generation &+= 1
+        slot.pointee.isDamaged = false
+        slot.pointee.damage = nil
         TransactionLifetime.releaseSlot(slot)
     }
 
@@ -148,18 +215,18 @@ final class TransactionLifetime {
 
     private static let freeSlotsLock = NSLock()
     // nonisolated(unsafe): only touched while holding freeSlotsLock.
-    nonisolated(unsafe) private static var freeSlots: [UnsafeMutablePointer<UInt64>] = []
+    nonisolated(unsafe) private static var freeSlots: [UnsafeMutablePointer<Slot>] = []
 
-    private static func acquireSlot() -> UnsafeMutablePointer<UInt64> {
+    private static func acquireSlot() -> UnsafeMutablePointer<Slot> {
         freeSlotsLock.withLock {
             if let slot = freeSlots.popLast() { return slot }
-            let slot = UnsafeMutablePointer<UInt64>.allocate(capacity: 1)
-            slot.initialize(to: 0)
+            let slot = UnsafeMutablePointer<Slot>.allocate(capacity: 1)
+            slot.initialize(to: Slot(generation: 0, isDamaged: false, damage: nil))
             return slot
         }
     }
 
-    private static func releaseSlot(_ slot: UnsafeMutablePointer<UInt64>) {
+    private static func releaseSlot(_ slot: UnsafeMutablePointer<Slot>) {
         freeSlotsLock.withLock { freeSlots.append(slot) }
     }
 }

@@ -6,10 +6,19 @@ import Foundation
 /// Each property is read from the record in place through a map from the
 /// model's positions to the record's field ids that the transaction
 /// computes once per model and type, not per object.
+///
+/// The record need not be validated whole first: each read checks the
+/// bytes it walks, and a property that the fast reads cannot answer (its
+/// field absent, of another type, composite, or damaged) validates the
+/// whole record once before it is read, so a damaged field that is read
+/// throws ``StrataError/Code/corruptFile``.
 public struct ModelDecoder: ~Copyable {
     unowned(unsafe) let binding: ModelBinding
-    /// The record, or nil when the values come from ``values``.
-    let record: RecordView?
+    /// The record, or nil when the values come from ``values``; replaced by
+    /// its validated view the first time a read needs the whole record.
+    var record: RecordView?
+    /// Where the reads in field order have got to in ``record``.
+    private var cursor: FieldCursor
     /// The values by model position, when there is no record (an object
     /// converted from another model of the same type in a migration).
     let values: UnsafePointer<Value>?
@@ -35,6 +44,7 @@ public struct ModelDecoder: ~Copyable {
     {
         self.binding = binding
         self.record = record
+        cursor = FieldCursor(offset: record?.fieldsOffset ?? 0, index: 0, passed: 0)
         self.values = values
         self.key = key
         tablePositions = UnsafePointer(binding.tablePositions.baseAddress!)
@@ -156,27 +166,27 @@ public struct ModelDecoder: ~Copyable {
         // of metatypes are constants. A field that is absent or stored with
         // another type takes the general path below, with its defaults and
         // errors.
+        // The fields are read in order through `cursor`, each walked once.
         if let record, tablePositions[position] >= 0 {
             let id = fieldIDs[position]
-            let expected = tablePositions[position]
-            if V.self == Int.self, let value = record.int(forField: id, expectedAt: expected),
+            if V.self == Int.self, let value = record.int(forField: id, from: &cursor),
                 let exact = Int(exactly: value)
             {
                 return unsafeBitCast(exact, to: V.self)
             }
-            if V.self == Int64.self, let value = record.int(forField: id, expectedAt: expected) {
+            if V.self == Int64.self, let value = record.int(forField: id, from: &cursor) {
                 return unsafeBitCast(value, to: V.self)
             }
-            if V.self == String.self, let value = record.string(forField: id, expectedAt: expected) {
+            if V.self == String.self, let value = record.string(forField: id, from: &cursor) {
                 return unsafeBitCast(value, to: V.self)
             }
-            if V.self == Double.self, let bits = record.bitPattern(forField: id, expectedAt: expected, tag: .double) {
+            if V.self == Double.self, let bits = record.bitPattern(forField: id, from: &cursor, tag: .double) {
                 return unsafeBitCast(Double(bitPattern: bits), to: V.self)
             }
-            if V.self == Bool.self, let value = record.bool(forField: id, expectedAt: expected) {
+            if V.self == Bool.self, let value = record.bool(forField: id, from: &cursor) {
                 return unsafeBitCast(value, to: V.self)
             }
-            if V.self == Date.self, let bits = record.bitPattern(forField: id, expectedAt: expected, tag: .date) {
+            if V.self == Date.self, let bits = record.bitPattern(forField: id, from: &cursor, tag: .date) {
                 let date = Date(timeIntervalSinceReferenceDate: Double(bitPattern: bits))
                 return unsafeBitCast(date, to: V.self)
             }
@@ -191,11 +201,9 @@ public struct ModelDecoder: ~Copyable {
     private mutating func decodeOptional<V: PropertyValue>(_ type: V.Type) throws -> V? {
         let position = self.position
         if let record, position < count, tablePositions[position] >= 0,
-            let tag = record.fieldOffset(forField: fieldIDs[position], expectedAt: tablePositions[position])
+            let isNull = record.isNull(forField: fieldIDs[position], from: &cursor)
         {
-            guard record.bytes.load(fromByteOffset: tag, as: UInt8.self) == RecordCodec.Tag.null.rawValue else {
-                return try decode(as: V.self)
-            }
+            guard isNull else { return try decode(as: V.self) }
             self.position += 1
             return nil
         }
@@ -205,13 +213,22 @@ public struct ModelDecoder: ~Copyable {
     }
 
     /// ``decode(_:)`` through the stored ``Value``, for any type.
+    /// A record not validated whole is validated here first, once: the
+    /// fast reads could not tell an absent field from a damaged one.
     @inline(never)
-    private func decodeValue<V: PropertyValue>(_ type: V.Type, at position: Int) throws -> V {
+    private mutating func decodeValue<V: PropertyValue>(_ type: V.Type, at position: Int) throws -> V {
         let stored: Value
         if let values {
             stored = values[position]
-        } else if let record, let found = binding.storedValue(at: position, in: record) {
-            stored = found
+        } else if let record {
+            let whole: RecordView
+            do throws(DecodingFailure) {
+                whole = try record.validated()
+            } catch {
+                throw binding.table.corruptRecord(error, key: key)
+            }
+            self.record = whole
+            stored = binding.storedValue(at: position, in: whole) ?? binding.absentValues[position]
         } else {
             stored = binding.absentValues[position]
         }

@@ -143,7 +143,7 @@ extension ObjectContext {
         return try keyEncoder.key.withUnsafeBytes { keyBytes in
             guard let record = try lmdb.get(table.records, keyBytes) else { return false }
             var decoder = ModelDecoder(
-                binding: binding, record: try table.validatedView(key: keyBytes, record: record), key: keyBytes)
+                binding: binding, record: try table.headerCheckedView(key: keyBytes, record: record), key: keyBytes)
             try decode(&decoder)
             return true
         }

@@ -37,7 +37,7 @@ extension ObjectQuery {
         let binding = self.binding
         if plan.isPlain {
             // The common walk, without the executor's layers.
-            return try plan.scanRecords(in: context) { key, record in
+            return try plan.scanRecords(in: context, checkingHeaders: true) { key, record in
                 var decoder = ModelDecoder(binding: binding, record: record, key: key)
                 return try visit(&decoder, false) ?? true
             }
@@ -49,10 +49,14 @@ extension ObjectQuery {
     }
 
     /// Walks the records the plan matches as ``walk(_:)`` does, handing
-    /// `visit` each one's key and record.
+    /// `visit` each one's key and record: for a plain plan a record whose
+    /// header only is checked (``RecordView/isValidated`` false), which
+    /// `visit` must read as a ``DynamicObject`` does.
     func walkRecords(_ visit: (UnsafeRawBufferPointer, RecordView, _ passOver: Bool) throws -> Bool?) throws {
         if plan.isPlain {
-            return try plan.scanRecords(in: context) { key, record in try visit(key, record, false) ?? true }
+            return try plan.scanRecords(in: context, checkingHeaders: true) { key, record in
+                try visit(key, record, false) ?? true
+            }
         }
         try plan.run(in: context) { key, record, _, passOver in try visit(key, record, passOver) }
     }

@@ -56,7 +56,11 @@ extension DynamicObject: QueryElement {
         try query.walkRecords { key, record, passOver in
             if passOver && predicates.isEmpty { return true }
             let object = context.object(table: table, key: key, view: record)
-            return try ObjectQuery.visit(object, passOver: passOver, predicates, body)
+            let goesOn = try ObjectQuery.visit(object, passOver: passOver, predicates, body)
+            // A damaged field that the filters or `body` read stops the
+            // scan at its object.
+            try context.lifetime.throwDamage()
+            return goesOn
         }
     }
 

@@ -193,9 +193,14 @@ extension QueryPlan {
     /// The walk of a plain plan (``isPlain``): every record in key order,
     /// until `visit` returns false, without the layers that conditions, an
     /// order or a limit need. In a write transaction the walk stops at the
-    /// key that was last when it began.
+    /// key that was last when it began. `checkingHeaders`: each record's
+    /// header only is checked, for a `visit` that reads the record as a
+    /// model's decode or a scan's ``DynamicObject`` does, checking what it
+    /// touches (``ObjectTable/headerCheckedView(key:record:)``); otherwise
+    /// each record is validated whole.
     func scanRecords(
-        in context: ObjectContext, _ visit: (UnsafeRawBufferPointer, RecordView) throws -> Bool
+        in context: ObjectContext, checkingHeaders: Bool = false,
+        _ visit: (UnsafeRawBufferPointer, RecordView) throws -> Bool
     ) throws {
         let table = self.table
         try context.lmdb.withCursor(table.records) { cursor in
@@ -203,7 +208,10 @@ extension QueryPlan {
             var entry = try cursor.first()
             while let (key, record) = entry {
                 if let end, KeyCodec.compare(key, end) > 0 { return }
-                let view = try table.validatedView(key: key, record: record)
+                let view =
+                    checkingHeaders
+                    ? try table.headerCheckedView(key: key, record: record)
+                    : try table.validatedView(key: key, record: record)
                 let emptied = context.engine.tablesEmptied
                 guard try visit(key, view), context.engine.tablesEmptied == emptied else { return }
                 entry = try cursor.next()
