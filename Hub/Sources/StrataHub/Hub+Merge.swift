@@ -89,7 +89,10 @@ extension Hub {
         }
         // 5. The values the sync rules read, where this commit wrote them
         //    (a deleted object's stay: its tombstone goes where it could
-        //    be read).
+        //    be read), and `seq` where the value changed. Each register is
+        //    looked up by its key alone (the LIMIT keeps PostgreSQL from
+        //    joining every register of a tenant its statistics do not know
+        //    yet).
         let ruled = (rows.fields.first ?? []).filter { extract[$0.type]?.contains($0.path) == true }
         if !ruled.isEmpty {
             var text = SQLText()
@@ -99,10 +102,12 @@ extension Hub {
                 SELECT f.tenant_id, f.type_name, f.object_key, f.path, \(AttrValue.sql("f.value")), f.seq
                 FROM unnest(\(text.bind(ruled.map(\.type)))::text[], \(text.bind(ruled.map(\.key)))::bytea[],
                             \(text.bind(ruled.map(\.path)))::text[]) AS u(t, k, p)
-                JOIN fields f ON f.tenant_id = \(tenantBind) AND f.type_name = u.t AND f.object_key = u.k
-                 AND f.path = u.p AND f.seq = \(text.bind(seq))
+                CROSS JOIN LATERAL (
+                    SELECT tenant_id, type_name, object_key, path, value, seq FROM fields
+                    WHERE tenant_id = \(tenantBind) AND type_name = u.t AND object_key = u.k AND path = u.p
+                      AND seq = \(text.bind(seq)) LIMIT 1) AS f
                 ON CONFLICT (tenant_id, type_name, object_key, field)
-                DO UPDATE SET value = excluded.value, seq = excluded.seq
+                DO UPDATE SET value = excluded.value, seq = excluded.seq WHERE a.value IS DISTINCT FROM excluded.value
                 """
             try await connection.query(text.query, logger: logger)
         }
