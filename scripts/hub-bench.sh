@@ -5,7 +5,9 @@
 # against it over HTTP; everything stopped and removed after.
 # HUB_PROCESSES (default 2) hub processes serve the one database: the ingest
 # and pull measures use the first, the load test's devices switch between
-# them at random. HUB_BENCH_ARGS passes options (e.g. "--seconds 10").
+# them at random. HUB_BENCH_ARGS passes options (e.g. "--seconds 10";
+# "--ingest-only --rounds 3": only ingest without and with sync rules, three
+# pairs in alternating order).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
