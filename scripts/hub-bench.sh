@@ -5,11 +5,12 @@
 # against it over HTTP; everything stopped and removed after.
 # HUB_PROCESSES (default 2) hub processes serve the one database: the ingest
 # and pull measures use the first, the load test's devices switch between
-# them at random. HUB_BENCH_ARGS passes options (e.g. "--seconds 10");
-# HUB_CONNECTIONS (default 8) is each process's pool of PostgreSQL
-# connections; with HUB_METRICS_DIR, each process serves /metrics and its
-# text is saved there (hubN.metrics) when the bench ends, with PostgreSQL's
-# log.
+# them at random. HUB_BENCH_ARGS passes options (e.g. "--seconds 10";
+# "--ingest-only --rounds 3": only ingest without and with sync rules, three
+# pairs in alternating order); HUB_CONNECTIONS (default 8) is each
+# process's pool of PostgreSQL connections; with HUB_METRICS_DIR, each
+# process serves /metrics and its text is saved there (hubN.metrics) when
+# the bench ends, with PostgreSQL's log.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

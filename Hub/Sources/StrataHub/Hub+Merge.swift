@@ -89,9 +89,12 @@ extension Hub {
         }
         // 5. The values the sync rules read, where this commit wrote them
         //    (a deleted object's stay: its tombstone goes where it could
-        //    be read); a value replaced by another is kept in `sync_moves`
-        //    with this commit's number, for the devices that could read
-        //    the object before it (docs/Hub.md, "Leaving a view").
+        //    be read), and `seq` where the value changed; a value replaced
+        //    by another is kept in `sync_moves` with this commit's number,
+        //    for the devices that could read the object before it
+        //    (docs/Hub.md, "Leaving a view"). Each register is looked up by
+        //    its key alone (the LIMIT keeps PostgreSQL from joining every
+        //    register of a tenant its statistics do not know yet).
         let ruled = (rows.fields.first ?? []).filter { extract[$0.type]?.contains($0.path) == true }
         if !ruled.isEmpty {
             var text = SQLText()
@@ -104,8 +107,10 @@ extension Hub {
                                 \(text.bind(ruled.map(\.path)))::text[],
                                 \(text.bind(try ruled.map { try AttrValue.ordered($0.value) ?? ByteBuffer() }))::bytea[])
                                 AS u(t, k, p, o)
-                    JOIN fields f ON f.tenant_id = \(tenantBind) AND f.type_name = u.t AND f.object_key = u.k
-                     AND f.path = u.p AND f.seq = \(text.bind(seq))),
+                    CROSS JOIN LATERAL (
+                        SELECT tenant_id, type_name, object_key, path, value, seq FROM fields
+                        WHERE tenant_id = \(tenantBind) AND type_name = u.t AND object_key = u.k AND path = u.p
+                          AND seq = \(text.bind(seq)) LIMIT 1) AS f),
                 moved AS (
                     INSERT INTO sync_moves (tenant_id, type_name, object_key, field, seq, value, ord)
                     SELECT a.tenant_id, a.type_name, a.object_key, a.field, n.seq, a.value, a.ord
@@ -117,6 +122,7 @@ extension Hub {
                 SELECT tenant_id, type_name, object_key, field, value, ord, seq FROM n
                 ON CONFLICT (tenant_id, type_name, object_key, field)
                 DO UPDATE SET value = excluded.value, ord = excluded.ord, seq = excluded.seq
+                WHERE a.value IS DISTINCT FROM excluded.value
                 """
             try await connection.query(text.query, logger: logger)
         }

@@ -174,40 +174,49 @@ extension Hub {
     /// an object the push would change is refused, and not merged, when
     /// the device may not write it as it stands on the hub or as the merge
     /// would leave it (the rest merges). An object the push leaves as it
-    /// was (the device sending back what it pulled) is never refused. The
-    /// test of the merged state runs in a savepoint, rolled back and merged
-    /// again without the refused objects until none fails.
+    /// was (the device sending back what it pulled) is never refused.
+    ///
+    /// When the device's claims decide its write rule of every type the
+    /// push names as `true`, no object can be refused and the rows merge
+    /// as they are. Otherwise the objects whose rule reads their fields
+    /// are tested as they stand, in one statement, and the merge runs in a
+    /// savepoint; one statement then names the objects it changed that are
+    /// outside the rules, and while there are some the savepoint is rolled
+    /// back and the rest merged again.
     func mergeWithinRules(
         _ rows: ChangeRows, rules: SyncRules, device: Device, seq: Int64, _ connection: PostgresConnection
     ) async throws -> (changed: Bool, refused: Set<ChangeRows.ObjectRef>) {
         let tenant = device.tenant
         let schema = try await ruleSchema(tenant, for: rules, connection)
         let extract = extractedFields(rules, schema)
-        // The objects the device may not write as they stand: of a type it
-        // may never write, or on the hub already and outside its rule.
-        var standing = Set<ChangeRows.ObjectRef>()
-        var probe = RuleCompiler(rules: rules, claims: device.claims, schema: schema)
-        var writable: [ChangeRows.Object] = []
-        for object in rows.objects {
-            if probe.mayEver(.write, object.type) {
-                writable.append(object)
-            } else {
-                standing.insert(ChangeRows.ObjectRef(type: object.type, key: object.key))
-            }
+        let rule = RuleCompiler(rules: rules, claims: device.claims, schema: schema)
+        let decided = Dictionary(
+            uniqueKeysWithValues: Set(rows.objects.map(\.type)).map { ($0, rule.decided(.write, $0)) })
+        guard decided.values.contains(where: { $0 != true }) else {
+            return (try await merge(rows, seq: seq, tenant: tenant, connection, extract: extract), [])
         }
-        if !writable.isEmpty {
-            var compiler = RuleCompiler(rules: rules, claims: device.claims, schema: schema)
+        // The objects on the hub already that the device may not write as
+        // they stand (those of a type it may never write are outside the
+        // rules whatever they hold: the test after the merge names them).
+        // Each pushed key is looked up alone: the tenant's objects are
+        // never scanned, whatever PostgreSQL's statistics say of them.
+        var standing = Set<ChangeRows.ObjectRef>()
+        let undecided = Set(decided.filter { $0.value == nil }.keys)
+        let tested = rows.objects.filter { undecided.contains($0.type) }
+        if !tested.isEmpty {
+            var compiler = rule
             let (tenantBind, types, keys) = (
-                compiler.text.bind(tenant), compiler.text.bind(writable.map(\.type)),
-                compiler.text.bind(writable.map(\.key))
+                compiler.text.bind(tenant), compiler.text.bind(tested.map(\.type)),
+                compiler.text.bind(tested.map(\.key))
             )
             let allowed = compiler.allows(.write, "o")
             compiler.text.sql = """
-                SELECT o.type_name, o.object_key, false FROM unnest(\(types)::text[], \(keys)::bytea[]) AS u(t, k)
-                JOIN objects o ON o.tenant_id = \(tenantBind) AND o.type_name = u.t AND o.object_key = u.k
-                WHERE NOT \(allowed)
+                SELECT u.t, u.k FROM unnest(\(types)::text[], \(keys)::bytea[]) AS u(t, k)
+                CROSS JOIN LATERAL (SELECT \(allowed) AS allowed FROM objects o
+                    WHERE o.tenant_id = \(tenantBind) AND o.type_name = u.t AND o.object_key = u.k LIMIT 1) AS s
+                WHERE NOT s.allowed
                 """
-            standing.formUnion(try await objectRefs(compiler.text.query, connection).keys)
+            standing = try await objectRefs(compiler.text.query, connection)
         }
         // The objects the merge changes: refused when they were outside the
         // rules before it, or are after it.
@@ -219,35 +228,41 @@ extension Hub {
                 try await connection.query("RELEASE SAVEPOINT within_rules", logger: logger)
                 return (false, refused)
             }
-            var compiler = RuleCompiler(rules: rules, claims: device.claims, schema: schema)
+            var compiler = rule
             let (tenantBind, seqBind) = (compiler.text.bind(tenant), compiler.text.bind(seq))
             let allowed = compiler.allows(.write, "o")
-            compiler.text.sql = """
-                SELECT o.type_name, o.object_key, \(allowed) FROM objects o
-                WHERE o.tenant_id = \(tenantBind) AND o.seq = \(seqBind)
-                """
-            let outside = try await objectRefs(compiler.text.query, connection).filter { ref, allowed in
-                !allowed || standing.contains(ref)
+            var outside = "NOT s.allowed"
+            if !standing.isEmpty {
+                let (types, keys) = (compiler.text.bind(standing.map(\.type)), compiler.text.bind(standing.map(\.key)))
+                outside +=
+                    " OR (o.type_name, o.object_key) IN (SELECT * FROM unnest(\(types)::text[], \(keys)::bytea[]))"
             }
-            if outside.isEmpty {
+            // The rule is evaluated per object (OFFSET 0 keeps its lookups
+            // from being turned into scans of every value of the field).
+            compiler.text.sql = """
+                SELECT o.type_name, o.object_key FROM objects o
+                CROSS JOIN LATERAL (SELECT \(allowed) AS allowed OFFSET 0) AS s
+                WHERE o.tenant_id = \(tenantBind) AND o.seq = \(seqBind) AND (\(outside))
+                """
+            let refusedNow = try await objectRefs(compiler.text.query, connection)
+            if refusedNow.isEmpty {
                 try await connection.query("RELEASE SAVEPOINT within_rules", logger: logger)
                 return (true, refused)
             }
             // Each pass refuses at least one more object: it ends.
             try await connection.query("ROLLBACK TO SAVEPOINT within_rules", logger: logger)
-            refused.formUnion(outside.keys)
+            refused.formUnion(refusedNow)
         }
     }
 
-    /// The objects a query's rows name, `(type_name, object_key, bool)`,
-    /// with their flag.
+    /// The objects a query's rows name, `(type_name, object_key)`.
     private func objectRefs(_ query: PostgresQuery, _ connection: PostgresConnection) async throws
-        -> [ChangeRows.ObjectRef: Bool]
+        -> Set<ChangeRows.ObjectRef>
     {
-        var refs: [ChangeRows.ObjectRef: Bool] = [:]
+        var refs = Set<ChangeRows.ObjectRef>()
         let rows = try await connection.query(query, logger: logger)
-        for try await (type, key, flag) in rows.decode((String, ByteBuffer, Bool).self) {
-            refs[ChangeRows.ObjectRef(type: type, key: key)] = flag
+        for try await (type, key) in rows.decode((String, ByteBuffer).self) {
+            refs.insert(ChangeRows.ObjectRef(type: type, key: key))
         }
         return refs
     }

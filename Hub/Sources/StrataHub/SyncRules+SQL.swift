@@ -121,13 +121,18 @@ struct RuleCompiler {
         return "(CASE \(alias).type_name \(cases.joined(separator: " ")) ELSE false END)"
     }
 
-    /// Whether `type`'s rule `mode` admits some objects for these claims
-    /// (not the constant false).
-    mutating func mayEver(_ mode: Mode, _ type: String) -> Bool {
+    /// What `type`'s rule `mode` is for these claims when they decide it
+    /// alone: `true` (every object of the type), `false` (none, as for a
+    /// type without the rule); nil when it depends on the object's fields.
+    func decided(_ mode: Mode, _ type: String) -> Bool? {
         guard let typeRules = rules.types[type], let expression = mode == .read ? typeRules.read : typeRules.write
         else { return false }
         var probe = RuleCompiler(rules: rules, claims: claims, schema: schema)
-        return probe.condition(expression, type: type, alias: "o") != "false"
+        switch probe.condition(expression, type: type, alias: "o") {
+        case "true": return true
+        case "false": return false
+        default: return nil
+        }
     }
 
     private mutating func alias() -> String {

@@ -29,6 +29,12 @@ struct HubBench: AsyncParsableCommand {
     @Option(help: "Objects of the partial-sync measure's tenant (a device subscribed to 1 % of them); 0 skips it.")
     var partialObjects = 200_000
     @Option(help: "A scratch folder for the devices' files.") var folder = NSTemporaryDirectory() + "strata-hub-bench"
+    @Flag(help: "Measure only the ingest of one tenant without and with sync rules (--rounds pairs).")
+    var ingestOnly = false
+    @Option(
+        help:
+            "With --ingest-only: pairs measured, each on new tenants, their order alternating (without rules first, then with rules first, ...) so that the tables' growth weighs on both alike."
+    ) var rounds = 1
 
     func run() async throws {
         let hubURLs = try url.map { text in
@@ -45,10 +51,20 @@ struct HubBench: AsyncParsableCommand {
             let bench = Bench(url: hubURL, hub: hub, folder: folder, page: page)
             print("| measure | field changes | seconds | field changes/s |")
             print("|---|---:|---:|---:|")
+            // Ingest for one tenant, and the same with sync rules: a write
+            // rule of one field, whose value each push copies, checked
+            // before and after the merge.
+            let rules = "Reading: f9 != 'none'\nReading fields: f1\n"
+            if ingestOnly {
+                for round in 0 ..< rounds {
+                    for ruled in round % 2 == 0 ? [false, true] : [true, false] {
+                        try await bench.ingest(tenants: 1, objects: objects, rules: ruled ? rules : nil)
+                    }
+                }
+                return
+            }
             let one = try await bench.ingest(tenants: 1, objects: objects)
-            // The same with sync rules: a write rule of one field, whose
-            // value each push copies, checked before and after the merge.
-            try await bench.ingest(tenants: 1, objects: objects, rules: "Reading: f9 != 'none'\nReading fields: f1\n")
+            try await bench.ingest(tenants: 1, objects: objects, rules: rules)
             try await bench.ingest(tenants: 4, objects: objects / 2)
             try await bench.pull(one)
             if partialObjects > 0 { try await PartialSync(bench: bench, objects: partialObjects).run() }

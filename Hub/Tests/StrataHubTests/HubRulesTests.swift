@@ -263,6 +263,72 @@ struct HubRulesTests {
         }
     }
 
+    /// A device whose claims make its write rule of a type `true` writes
+    /// it with no test of its objects: nothing of it is refused, the values
+    /// the read rule compares are still copied (so a reader sees what it
+    /// wrote, as it wrote it), and a type it may not write is still refused
+    /// object by object, alone in a push or beside the others.
+    @Test func aDeviceFreeToWriteATypeIsStillRefusedTheTypesItMayNotWrite() async throws {
+        try await Self.withTenant { hub, tenant, device in
+            let editor = try await device("editor", ["sub": .string("editor")])
+            let alice = try await device("alice", ["sub": .string("alice")])
+            try await hub.setRules(
+                tenant: tenant,
+                source: """
+                    Doc read: ownerID = claims.sub
+                    Doc write: true
+                    Project read: true
+                    Project write: 'admin' in claims.roles
+                    """)
+            try await editor.database.write { tx in
+                for id in 1 ... 4 {
+                    try tx.insert(OwnedDoc(id: id, ownerID: id <= 2 ? "alice" : "bob", text: "t\(id)"))
+                }
+            }
+            #expect(try await editor.exchange().isEmpty)
+            #expect(try await Self.ruledValues(hub, fields: ["ownerID"]) == [4, 0])
+            try await alice.exchange()
+            #expect(try await alice.docIDs() == [1, 2])
+            // A document given to Alice arrives whole; one written again
+            // with the owner it has changes nothing she reads.
+            try await editor.database.write { tx in
+                try tx.update("Doc", key: 3, ["ownerID": .string("alice")])
+                try tx.update("Doc", key: 1, ["ownerID": .string("alice"), "text": .string("again")])
+            }
+            #expect(try await editor.exchange().isEmpty)
+            #expect(try await Self.ruledValues(hub, fields: ["ownerID"]) == [4, 0])
+            try await alice.exchange()
+            #expect(try await alice.docIDs() == [1, 2, 3])
+            #expect(try await alice.database.read { try $0.object(OwnedDoc.self, primaryKey: 3)?.text } == "t3")
+            #expect(try await alice.database.read { try $0.object(OwnedDoc.self, primaryKey: 1)?.text } == "again")
+            try await editor.database.write { tx in
+                try tx.insert(RuledProject(id: "p1", name: "beside a document"))
+                try tx.insert(OwnedDoc(id: 5, ownerID: "alice", text: "t5"))
+            }
+            #expect(try await editor.exchange() == [HubRefusedObject(type: "Project", key: "p1")])
+            try await editor.database.write { tx in try tx.insert(RuledProject(id: "p2", name: "alone")) }
+            #expect(try await editor.exchange() == [HubRefusedObject(type: "Project", key: "p2")])
+            #expect(try await Self.ruledValues(hub, fields: ["ownerID"]) == [5, 0])
+            try await alice.exchange()
+            #expect(try await alice.docIDs() == [1, 2, 3, 5])
+            #expect(try await alice.database.read { try $0.objects(RuledProject.self).count } == 0)
+        }
+    }
+
+    /// The rows of `sync_attrs` for `fields`, then how many of them (or
+    /// of the registers of those fields) have no twin of the same value.
+    static func ruledValues(_ hub: Hub, fields: [String]) async throws -> [Int64] {
+        let rows = try await hub.client.query(
+            """
+            SELECT count(a.field)::int8, count(*) FILTER (WHERE a.value IS DISTINCT FROM f.value)::int8
+            FROM fields f FULL JOIN sync_attrs a ON a.tenant_id = f.tenant_id AND a.type_name = f.type_name
+             AND a.object_key = f.object_key AND a.field = f.path
+            WHERE coalesce(a.field, f.path) = ANY(\(fields)::text[])
+            """, logger: TestCluster.logger)
+        for try await (count, wrong) in rows.decode((Int64, Int64).self) { return [count, wrong] }
+        return []
+    }
+
     /// A Project's Tasks follow it: a device reads the tasks of the
     /// projects its claims name, and writes tasks only into them.
     @Test func linkedObjectsFollowTheObjectTheyLinkTo() async throws {
