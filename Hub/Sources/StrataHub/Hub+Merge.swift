@@ -113,9 +113,10 @@ extension Hub {
                           AND seq = \(text.bind(seq)) LIMIT 1) AS f),
                 moved AS (
                     INSERT INTO sync_moves (tenant_id, type_name, object_key, field, seq, value, ord)
-                    SELECT a.tenant_id, a.type_name, a.object_key, a.field, n.seq, a.value, a.ord
-                    FROM n JOIN sync_attrs a ON a.tenant_id = n.tenant_id AND a.type_name = n.type_name
-                     AND a.object_key = n.object_key AND a.field = n.field
+                    SELECT n.tenant_id, n.type_name, n.object_key, n.field, n.seq, a.value, a.ord
+                    FROM n CROSS JOIN LATERAL (
+                        SELECT value, ord FROM sync_attrs WHERE tenant_id = n.tenant_id AND type_name = n.type_name
+                          AND object_key = n.object_key AND field = n.field LIMIT 1) AS a
                     WHERE a.value <> n.value
                     ON CONFLICT DO NOTHING)
                 INSERT INTO sync_attrs AS a (tenant_id, type_name, object_key, field, value, ord, seq)
