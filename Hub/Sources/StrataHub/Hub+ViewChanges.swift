@@ -46,6 +46,9 @@ extension Hub {
         _ way: Crossing, device: Device, rules: SyncRules, subscriptions: HubSubscriptions?, window: PullWindow,
         followersOnly: Bool = false, _ connection: PostgresConnection
     ) async throws -> [ObjectName] {
+        // Without a rule that follows links, nothing follows: the pull's
+        // own objects are all there is.
+        if followersOnly, Self.follows(in: rules).isEmpty { return [] }
         var text = SQLText()
         let tenant = text.bind(device.tenant)
         let since = text.bind(Int64(bitPattern: window.since))
@@ -72,9 +75,7 @@ extension Hub {
         of start: [ObjectName], _ way: Crossing, device: Device, rules: SyncRules,
         subscriptions: HubSubscriptions?, since: UInt64, _ connection: PostgresConnection
     ) async throws -> [ObjectName] {
-        let follows = rules.types.sorted { $0.key < $1.key }.flatMap { type, typeRules in
-            (typeRules.read?.followedLinks ?? []).map { (type: type, field: $0.field, target: $0.type) }
-        }
+        let follows = Self.follows(in: rules)
         var seen = Set(start)
         var followers: [ObjectName] = []
         var frontier = start
@@ -106,6 +107,14 @@ extension Hub {
             frontier = next
         }
         return followers
+    }
+
+    /// Each read rule's `field in Type`: the type holding the link, the
+    /// field, and the type it follows.
+    private static func follows(in rules: SyncRules) -> [(type: String, field: String, target: String)] {
+        rules.types.sorted { $0.key < $1.key }.flatMap { type, typeRules in
+            (typeRules.read?.followedLinks ?? []).map { (type: type, field: $0.field, target: $0.type) }
+        }
     }
 
     /// Adds to `builder` that each of `names` left the device's view

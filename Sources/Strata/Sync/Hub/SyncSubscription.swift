@@ -128,11 +128,14 @@ extension SyncFilter {
                 let field = plan.table.fields[range.position].name
                 if range.isEquality, let value = range.lower?.value { return .oneOf(field: field, values: [value]) }
                 guard plan.table.primaryKey?.name != field else { throw refuse("test a range of the primary key") }
-                let bounds = [range.lower, range.upper].compactMap { $0?.value }
-                guard bounds.allSatisfy(Self.isOrdered) else { throw refuse("compare values of this type in order") }
-                return .range(
-                    field: field, lower: range.lower.map { Bound($0.value, inclusive: $0.inclusive) },
-                    upper: range.upper.map { Bound($0.value, inclusive: $0.inclusive) })
+                let (lower, upper) = (
+                    range.lower.map { Bound($0.value, inclusive: $0.inclusive) },
+                    range.upper.map { Bound($0.value, inclusive: $0.inclusive) }
+                )
+                guard QueryRange(position: 0, lower, upper) != nil else {
+                    throw refuse("compare values of this type in order")
+                }
+                return .range(field: field, lower: lower, upper: upper)
             case .prefix, .substring: throw refuse("test part of a string")
             case .constant(let holds): return holds ? .everything : .not(.everything)
             case .all(let parts): return .all(try parts.map(filter))
