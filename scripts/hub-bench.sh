@@ -10,7 +10,9 @@
 # pairs in alternating order); HUB_CONNECTIONS (default 8) is each
 # process's pool of PostgreSQL connections; with HUB_METRICS_DIR, each
 # process serves /metrics and its text is saved there (hubN.metrics) when
-# the bench ends, with PostgreSQL's log.
+# the bench ends, with PostgreSQL's log. HUB_EXPLAIN_MS=N logs the plan
+# (EXPLAIN ANALYZE, BUFFERS) of every statement that takes N ms or more to
+# PostgreSQL's log (auto_explain); keep it with HUB_METRICS_DIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,6 +36,16 @@ trap cleanup EXIT
 env_line=$(scripts/pg-cluster.sh start "$dir")
 export $env_line
 "$bin/strata-hub" migrate >/dev/null
+if [[ -n "${HUB_EXPLAIN_MS:-}" ]]; then
+  # ALTER SYSTEM knows auto_explain's settings once the module is loaded.
+  settings=(-c "LOAD 'auto_explain'")
+  for setting in "session_preload_libraries = 'auto_explain'" \
+    "auto_explain.log_min_duration = ${HUB_EXPLAIN_MS}" "auto_explain.log_analyze = on" \
+    "auto_explain.log_buffers = on" "auto_explain.log_nested_statements = on"; do
+    settings+=(-c "ALTER SYSTEM SET $setting")
+  done
+  psql -q "${settings[@]}" -c "SELECT pg_reload_conf()" >/dev/null
+fi
 processes=${HUB_PROCESSES:-2}
 connections=${HUB_CONNECTIONS:-8}
 metrics_base=9300
