@@ -116,15 +116,15 @@ extension Hub {
         // 5. The values the sync rules read, where this commit wrote them
         //    (a deleted object's stay: its tombstone goes where it could
         //    be read), and `seq` where the value changed; a value replaced
-        //    by another is kept in `sync_moves` with this commit's number,
-        //    for the devices that could read the object before it
-        //    (docs/Hub.md, "Leaving a view"). Each register is looked up by
-        //    its key alone (the LIMIT keeps PostgreSQL from joining every
-        //    register of a tenant its statistics do not know yet).
+        //    by another is kept in `sync_moves` with this commit's number
+        //    by the trigger `sync_attrs_moves` (schema version 6), for the
+        //    devices that could read the object before it (docs/Hub.md,
+        //    "Leaving a view"). Each register is looked up by its key alone
+        //    (the LIMIT keeps PostgreSQL from joining every register of a
+        //    tenant its statistics do not know yet).
         let ruled = (rows.fields.first ?? []).filter { extract[$0.type]?.contains($0.path) == true }
         if !ruled.isEmpty {
             var text = SQLText()
-            let tenantBind = text.bind(tenant)
             text.sql = """
                 WITH n AS (
                     SELECT f.tenant_id, f.type_name, f.object_key, f.path AS field,
@@ -135,16 +135,8 @@ extension Hub {
                                 AS u(t, k, p, o)
                     CROSS JOIN LATERAL (
                         SELECT tenant_id, type_name, object_key, path, value, seq FROM fields
-                        WHERE tenant_id = \(tenantBind) AND type_name = u.t AND object_key = u.k AND path = u.p
-                          AND seq = \(text.bind(seq)) LIMIT 1) AS f),
-                moved AS (
-                    INSERT INTO sync_moves (tenant_id, type_name, object_key, field, seq, value, ord)
-                    SELECT n.tenant_id, n.type_name, n.object_key, n.field, n.seq, a.value, a.ord
-                    FROM n CROSS JOIN LATERAL (
-                        SELECT value, ord FROM sync_attrs WHERE tenant_id = n.tenant_id AND type_name = n.type_name
-                          AND object_key = n.object_key AND field = n.field LIMIT 1) AS a
-                    WHERE a.value <> n.value
-                    ON CONFLICT DO NOTHING)
+                        WHERE tenant_id = \(text.bind(tenant)) AND type_name = u.t AND object_key = u.k AND path = u.p
+                          AND seq = \(text.bind(seq)) LIMIT 1) AS f)
                 INSERT INTO sync_attrs AS a (tenant_id, type_name, object_key, field, value, ord, seq)
                 SELECT tenant_id, type_name, object_key, field, value, ord, seq FROM n
                 ON CONFLICT (tenant_id, type_name, object_key, field)

@@ -229,7 +229,55 @@ public enum HubSchema {
                 "GRANT SELECT, INSERT, UPDATE, DELETE ON sync_moves TO strata_tenant",
             ] + rowLevelSecurity(["sync_moves"])
         ),
+        // A ruled value replaced by another is kept in `sync_moves` by a
+        // trigger, from the row the upsert of the merge's step 5 replaces:
+        // a lookup of the value beside the upsert was planned through
+        // `sync_attrs_by_order` while `sync_attrs` had no statistics yet,
+        // walking every value of the field per object.
+        //
+        // And every tenant looks alike to the planner. With statistics of
+        // `tenant_id`, a tenant that was small or absent when ANALYZE last
+        // ran is estimated at one row, and PostgreSQL then reads an
+        // object's row by key through whichever index starts with
+        // `tenant_id` is smallest (`objects_by_seq`, `sync_attrs_by_order`),
+        // walking the tenant's rows for each key: the pushes of a new
+        // tenant slowed as it grew. Without them a tenant is estimated at
+        // 1/200 of a table, and a lookup by key takes the primary key. The
+        // statistics ANALYZE kept are dropped where the hub may (a
+        // superuser); elsewhere they stay until the operator drops them
+        // (docs/Hub.md, "Upgrading").
+        Step(
+            version: 6,
+            statements: [
+                """
+                CREATE FUNCTION strata_keep_move() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    INSERT INTO sync_moves (tenant_id, type_name, object_key, field, seq, value, ord)
+                    VALUES (OLD.tenant_id, OLD.type_name, OLD.object_key, OLD.field, NEW.seq, OLD.value, OLD.ord)
+                    ON CONFLICT DO NOTHING;
+                    RETURN NULL;
+                END $$
+                """,
+                """
+                CREATE TRIGGER sync_attrs_moves AFTER UPDATE OF value ON sync_attrs FOR EACH ROW
+                    WHEN (OLD.value IS DISTINCT FROM NEW.value) EXECUTE FUNCTION strata_keep_move()
+                """,
+            ] + plannerTables.map { "ALTER TABLE \($0) ALTER COLUMN tenant_id SET STATISTICS 0" } + [
+                """
+                DO $$ BEGIN
+                    IF (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
+                        DELETE FROM pg_statistic s USING pg_attribute a
+                        WHERE a.attrelid = s.starelid AND a.attnum = s.staattnum AND a.attname = 'tenant_id'
+                          AND s.starelid = ANY(ARRAY[\(plannerTables.map { "'\($0)'::regclass" }.joined(separator: ", "))]);
+                    END IF;
+                END $$
+                """
+            ]
+        ),
     ]
+
+    /// The tables a push reads by key, whose `tenant_id` has no statistics.
+    static let plannerTables = ["objects", "fields", "sync_attrs", "sync_moves"]
 
     /// The tables whose rows belong to one tenant.
     static let tenantTables = ["site_cursors", "object_types", "schema_registry", "objects", "fields", "batches"]

@@ -1,0 +1,67 @@
+import Foundation
+import PostgresNIO
+import Testing
+
+@testable import StrataHub
+
+/// How PostgreSQL plans a push's lookups by key for a tenant its
+/// statistics have not seen (docs/Hub.md, "Upgrading to schema version 6").
+@Suite("The hub's plans")
+struct HubPlannerTests {
+    /// After ANALYZE saw one large tenant, a new tenant's object and ruled
+    /// value are read through the primary keys, one seek per key: with
+    /// statistics of `tenant_id`, the new tenant was estimated at one row
+    /// and read through `objects_by_seq` and `sync_attrs_by_order`, every
+    /// row of the tenant per key.
+    @Test func aNewTenantIsReadByKeyWhateverAnalyzeSaw() async throws {
+        try await TestCluster.withHub { hub, _ in
+            let (old, new) = (UUID(), UUID())
+            let logger = TestCluster.logger
+            try await hub.asOwner(of: old) { connection in
+                try await connection.query(
+                    """
+                    INSERT INTO objects (tenant_id, type_name, object_key, cl, hlc, origin, max_writer_version, seq)
+                    SELECT \(old), 'Note', int8send(g), 1, g, \(UUID()), 1, g / 100 FROM generate_series(1, 20000) g
+                    """, logger: logger)
+                try await connection.query(
+                    """
+                    INSERT INTO sync_attrs (tenant_id, type_name, object_key, field, value, ord, seq)
+                    SELECT \(old), 'Note', int8send(g), 'owner', int8send(g % 7), int8send(g % 7), g / 100
+                    FROM generate_series(1, 20000) g
+                    """, logger: logger)
+            }
+            try await hub.client.query("ANALYZE objects, sync_attrs", logger: logger)
+            let kept = try await hub.client.query(
+                """
+                SELECT count(*) FROM pg_stats WHERE attname = 'tenant_id'
+                  AND tablename IN ('objects', 'fields', 'sync_attrs', 'sync_moves')
+                """, logger: logger)
+            for try await count in kept.decode(Int64.self) { #expect(count == 0) }
+
+            let plans = try await hub.asOwner(of: new) { connection in
+                var plans: [String] = []
+                for lookup in [
+                    "SELECT cl FROM objects o WHERE o.tenant_id = '\(new)' AND o.type_name = u.t AND o.object_key = u.k",
+                    """
+                    SELECT value FROM sync_attrs a WHERE a.tenant_id = '\(new)' AND a.type_name = u.t
+                      AND a.object_key = u.k AND a.field = 'owner'
+                    """,
+                ] {
+                    let query = PostgresQuery(
+                        unsafeSQL: """
+                            EXPLAIN SELECT * FROM unnest(ARRAY['Note', 'Note'], ARRAY['\\x01'::bytea, '\\x02']) AS u(t, k)
+                            CROSS JOIN LATERAL (\(lookup) LIMIT 1) AS s
+                            """)
+                    var lines: [String] = []
+                    for try await line in try await connection.query(query, logger: logger).decode(String.self) {
+                        lines.append(line)
+                    }
+                    plans.append(lines.joined(separator: "\n"))
+                }
+                return plans
+            }
+            #expect(plans[0].contains("objects_pkey") && !plans[0].contains("objects_by_seq"), "\(plans[0])")
+            #expect(plans[1].contains("sync_attrs_pkey") && !plans[1].contains("by_order"), "\(plans[1])")
+        }
+    }
+}
