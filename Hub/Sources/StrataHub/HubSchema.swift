@@ -233,7 +233,9 @@ public enum HubSchema {
         // trigger, from the row the upsert of the merge's step 5 replaces:
         // a lookup of the value beside the upsert was planned through
         // `sync_attrs_by_order` while `sync_attrs` had no statistics yet,
-        // walking every value of the field per object.
+        // walking every value of the field per object; so were the rules'
+        // tests of a value. That index now holds only ordered values, and
+        // only a range (which implies one) can read it.
         //
         // And every tenant looks alike to the planner. With statistics of
         // `tenant_id`, a tenant that was small or absent when ANALYZE last
@@ -261,6 +263,13 @@ public enum HubSchema {
                 """
                 CREATE TRIGGER sync_attrs_moves AFTER UPDATE OF value ON sync_attrs FOR EACH ROW
                     WHEN (OLD.value IS DISTINCT FROM NEW.value) EXECUTE FUNCTION strata_keep_move()
+                """,
+                // Only a range reads it: partial, so that no lookup by
+                // key is planned through it.
+                "DROP INDEX sync_attrs_by_order",
+                """
+                CREATE INDEX sync_attrs_by_order ON sync_attrs (tenant_id, type_name, field, ord, object_key)
+                    WHERE ord IS NOT NULL
                 """,
             ] + plannerTables.map { "ALTER TABLE \($0) ALTER COLUMN tenant_id SET STATISTICS 0" } + [
                 """
