@@ -11,6 +11,15 @@
 //     LookupCost strata|dynamic|c N FOLDER
 //
 // Prints: SIDE N LOOKUPS NANOSECONDS CHECKSUM
+//
+//     LookupCost pairs N FOLDER ROUNDS
+//
+// times, in one process on files already written, the C floor's lookups
+// and Strata's typed ones back to back, ROUNDS times, the first of each
+// pair alternating, after one untimed pass of each (so no page fault is
+// timed): on a loaded machine the two halves of a pair see about the same
+// load. Prints each round's two times, then the medians and minimums of
+// the times and the median of the rounds' C/Strata ratios.
 import CLMDBFloor
 import Foundation
 import Scenarios
@@ -48,9 +57,68 @@ func strataConfiguration(_ path: String) -> Database.Configuration {
     return config
 }
 
+func nanoseconds(_ duration: Duration) -> Int64 {
+    duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
+}
+
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    return sorted.count % 2 == 1
+        ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+}
+
+/// `pairs`: the C floor and Strata typed, back to back, on open files.
+func runPairs(n: Int, folder: String, rounds: Int) throws {
+    let keys = Dataset.lookupKeys(n)
+    let ids = keys.map(Int64.init)
+    let expected = keys.reduce(UInt64(0)) { $0 + UInt64(Dataset.age($1)) }
+    var failed: UnsafePointer<CChar>?
+    var env: OpaquePointer?
+    precondition(floor_open(folder + "/c-\(n).lmdb", 0, &env, &failed) == 0, "floor_open failed")
+    defer { floor_close(env) }
+    let db = try Database(configuration: strataConfiguration(folder + "/strata-\(n).strata"))
+    defer { db.close() }
+    func timeC() -> Double {
+        let start = ContinuousClock.now
+        precondition(measuredCLookups(env, ids) == expected, "C read a wrong sum")
+        return Double(nanoseconds(start.duration(to: .now))) / 1e6
+    }
+    func timeStrata() throws -> Double {
+        let start = ContinuousClock.now
+        let sum = try db.read { tx in try measuredStrataLookups(tx, keys) }
+        precondition(sum == expected, "Strata read a wrong sum")
+        return Double(nanoseconds(start.duration(to: .now))) / 1e6
+    }
+    _ = timeC()
+    _ = try timeStrata()
+    var cTimes: [Double] = []
+    var strataTimes: [Double] = []
+    for round in 0 ..< rounds {
+        if round % 2 == 0 {
+            cTimes.append(timeC())
+            strataTimes.append(try timeStrata())
+        } else {
+            strataTimes.append(try timeStrata())
+            cTimes.append(timeC())
+        }
+        print(String(format: "round %d: c %.1f ms, strata %.1f ms", round + 1, cTimes[round], strataTimes[round]))
+    }
+    let ratios = zip(cTimes, strataTimes).map { $0 / $1 }
+    print(
+        String(
+            format: "pairs %d: c median %.1f min %.1f, strata median %.1f min %.1f, C/Strata median of rounds %.2f",
+            n, median(cTimes), cTimes.min()!, median(strataTimes), strataTimes.min()!, median(ratios)))
+}
+
 let arguments = CommandLine.arguments
+if arguments.count == 5, arguments[1] == "pairs", let n = Int(arguments[2]), let rounds = Int(arguments[4]), rounds > 0
+{
+    try runPairs(n: n, folder: arguments[3], rounds: rounds)
+    exit(0)
+}
 guard arguments.count == 4, ["strata", "dynamic", "c"].contains(arguments[1]), let n = Int(arguments[2]) else {
-    FileHandle.standardError.write(Data("usage: LookupCost strata|dynamic|c N FOLDER\n".utf8))
+    FileHandle.standardError.write(
+        Data("usage: LookupCost strata|dynamic|c N FOLDER, or LookupCost pairs N FOLDER ROUNDS\n".utf8))
     exit(2)
 }
 let side = arguments[1]
@@ -91,6 +159,4 @@ if side == "c" {
 }
 let elapsed = start.duration(to: .now)
 precondition(sum == expected, "\(side) read \(sum), expected \(expected)")
-print(
-    "\(side) \(n) \(keys.count) \(elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000) \(sum)"
-)
+print("\(side) \(n) \(keys.count) \(nanoseconds(elapsed)) \(sum)")

@@ -100,9 +100,11 @@ enum TypedAppV2: VersionedSchema {
     }
 }
 
-/// Typed insert (e), typed full scan (f) and typed closure migration (a) through Strata's `Model` API:
-/// `tx.insert(TypedPerson(...))` and `tx.objects(TypedPerson.self)`, every
-/// object decoded into the struct.
+/// Typed insert (e), typed full scan (f), typed primary-key lookups (g) and
+/// typed closure migration (a) through Strata's `Model` API:
+/// `tx.insert(TypedPerson(...))`, `tx.objects(TypedPerson.self)` and
+/// `tx.object(TypedPerson.self, primaryKey:)`, every object decoded into
+/// the struct.
 struct StrataTypedTrials {
     let n: Int
     let folder: URL
@@ -148,6 +150,39 @@ struct StrataTypedTrials {
                         // Uses every decoded property, so no decode can be
                         // skipped; the check below compares the ages.
                         guard nameBytes > 0 || n == 0 else { throw ScenarioError("no names decoded") }
+                        return UInt64(sum)
+                    }
+                },
+                verify: { result.value ?? 0 },
+                cleanup: {
+                    box.value?.close()
+                    box.value = nil
+                    removeFiles(in: folder, keepingTemplates: true)
+                })
+        case .lookups:
+            // The dynamic trials' input file, read by key into the struct:
+            // `tx.object(TypedPerson.self, primaryKey:)` decodes each
+            // object whole, where the C floor reads the age alone.
+            let box = ResultBox<Strata.Database>()
+            let result = ResultBox<UInt64>()
+            let keys = Dataset.lookupKeys(n)
+            return Trial(
+                setup: {
+                    try dynamic.input("v1", StrataTrials.person())
+                    box.value = try Strata.Database(configuration: configuration())
+                },
+                run: {
+                    result.value = try box.value!.read { tx in
+                        var sum = 0
+                        var nameBytes = 0
+                        for key in keys {
+                            guard let person = try tx.object(TypedPerson.self, primaryKey: key) else {
+                                throw ScenarioError("no person \(key)")
+                            }
+                            sum &+= person.age
+                            nameBytes &+= person.firstName.utf8.count &+ person.lastName.utf8.count
+                        }
+                        guard nameBytes > 0 else { throw ScenarioError("no names decoded") }
                         return UInt64(sum)
                     }
                 },

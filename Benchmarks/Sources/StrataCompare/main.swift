@@ -10,9 +10,10 @@
 //         [--drop-files yes|no]
 //
 // `c-append` runs the migrations a and c into a fresh tree (the migration
-// floor, `MDB_APPEND`). `strata-typed` runs scenarios a (a typed step), e and f, `grdb-record` e and f: typed models
-// against GRDB's record types. Their scan (f) decodes every object into the
-// struct, where the other engines read one property. Scenarios i to o are
+// floor, `MDB_APPEND`). `strata-typed` runs scenarios a (a typed step), e, f and g, `grdb-record` e and f: typed models
+// against GRDB's record types. Their scan (f) and Strata typed's lookups (g)
+// decode every object into the struct, where the other engines read one
+// property. Scenarios i to o are
 // the relationships (links, backlinks, cascades, adding a link property),
 // for strata, strata-typed (i to k), grdb and grdb-record (GRDB's
 // associations); their own ratios follow the main table.

@@ -3,6 +3,17 @@ import Foundation
 /// The order-preserving keys and the comparison of each stored kind.
 extension StoredKind {
 
+    /// The key of an `int` primary key: the value with its sign bit flipped,
+    /// stored big-endian, so that keys sort as the values do.
+    @inline(__always)
+    static func intKeyBits(_ value: Int64) -> UInt64 { UInt64(bitPattern: value) ^ (1 << 63) }
+
+    /// The eight bytes of the key of an `int` primary key, in memory order:
+    /// what ``appendPrimaryKey(_:kind:to:)`` appends, for a reader that
+    /// keeps the key on the stack.
+    @inline(__always)
+    static func intPrimaryKey(_ value: Int64) -> UInt64 { intKeyBits(value).bigEndian }
+
     /// Appends the primary key of a value of the kind; false when the kind
     /// cannot be a primary key or the value is of another kind. Integers
     /// big-endian with the sign bit flipped, strings as UTF-8 after a
@@ -11,7 +22,7 @@ extension StoredKind {
     static func appendPrimaryKey(_ value: Value, kind: StoredKind, to writer: ByteWriter) -> Bool {
         switch (kind, value) {
         case (.int, .int(let v)):
-            writer.appendBigEndian(UInt64(bitPattern: v) ^ (1 << 63))
+            writer.appendBigEndian(intKeyBits(v))
         case (.string, .string(var v)):
             writer.append(KeyCodec.stringMarker)
             v.withUTF8 { writer.append(contentsOf: $0) }

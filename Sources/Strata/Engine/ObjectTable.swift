@@ -98,6 +98,10 @@ final class ObjectTable: @unchecked Sendable {
     /// neither the shape nor its reference count.
     private let lookup: FieldLookup
     let primaryKey: Field?
+    /// Whether the primary key is an `int` property: its keys are eight
+    /// bytes (``StoredKind/intPrimaryKey(_:)``), which a typed lookup
+    /// encodes on the stack.
+    let hasIntPrimaryKey: Bool
     let indexedFields: [Field]
     /// The fields that link to objects (links and lists of links).
     let linkFields: [Field]
@@ -168,7 +172,9 @@ final class ObjectTable: @unchecked Sendable {
         self.shape = shape
         self.fields = fields
         self.lookup = shape.lookup
-        self.primaryKey = fields.first { $0.isPrimaryKey }
+        let primaryKey = fields.first { $0.isPrimaryKey }
+        self.primaryKey = primaryKey
+        self.hasIntPrimaryKey = primaryKey?.type == .int
         self.indexedFields = fields.filter { $0.index != nil }
         self.linkFields = fields.filter(\.isLink)
         self.hasCompositeFields = fields.contains { $0.type.isComposite }
