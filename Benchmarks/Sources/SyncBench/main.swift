@@ -115,8 +115,8 @@ func main() throws {
         plain.close()
         synced.close()
     }
-    report("insert \(n) objects", plain: best.insert.0, synced: best.insert.1, target: "≤ 1.6")
-    report("update one field of \(updates)", plain: best.update.0, synced: best.update.1, target: "≤ 1.8")
+    report("insert \(n) objects", plain: best.insert.0, synced: best.insert.1, target: "≤ 1.3")
+    report("update one field of \(updates)", plain: best.update.0, synced: best.update.1, target: "≤ 1.5")
     if ProcessInfo.processInfo.environment["ONLY"] == "capture" { return }
 
     // At rest: the clock rows and the change log, per object.

@@ -44,24 +44,38 @@ struct ChangeRecord {
     /// an embedded object or a list names the property that holds it.
     func changedFields() -> [PropertyID] {
         var changed: [PropertyID] = []
-        switch (before, after) {
-        case (nil, let record?), (let record?, nil):
-            record.forEachEncodedField { id, _ in changed.append(id) }
-        case (let old?, let new?):
-            ChangeRecord.compare(old, new, into: &changed)
-        case (nil, nil):
-            break
-        }
+        forEachChangedField { id, _ in changed.append(id) }
         return changed
     }
 
-    /// Appends the id of each field whose encoded bytes differ between
-    /// `old` and `new`, ascending: both records are walked side by side,
-    /// as both hold their fields by ascending id.
-    private static func compare(_ old: RecordView, _ new: RecordView, into changed: inout [PropertyID]) {
+    /// Calls `body` with the id of each field ``changedFields()`` lists, in
+    /// its order, and whether ``before`` holds the field, without
+    /// collecting them: sync capture calls this for every object an app
+    /// writes.
+    @inline(__always)
+    func forEachChangedField(_ body: (PropertyID, _ inBefore: Bool) throws -> Void) rethrows {
+        switch (before, after) {
+        case (nil, let record?):
+            try record.forEachEncodedField { id, _ in try body(id, false) }
+        case (let record?, nil):
+            try record.forEachEncodedField { id, _ in try body(id, true) }
+        case (let old?, let new?):
+            try ChangeRecord.compare(old, new, body)
+        case (nil, nil):
+            break
+        }
+    }
+
+    /// Calls `body` with the id of each field whose encoded bytes differ
+    /// between `old` and `new`, ascending: both records are walked side by
+    /// side, as both hold their fields by ascending id.
+    @inline(__always)
+    private static func compare(
+        _ old: RecordView, _ new: RecordView, _ body: (PropertyID, _ inBefore: Bool) throws -> Void
+    ) rethrows {
         guard let a = old.bytes.baseAddress, let b = new.bytes.baseAddress else {
-            old.forEachEncodedField { id, _ in changed.append(id) }
-            new.forEachEncodedField { id, _ in changed.append(id) }
+            try old.forEachEncodedField { id, _ in try body(id, true) }
+            try new.forEachEncodedField { id, _ in try body(id, false) }
             return
         }
         let (aEnd, bEnd) = (old.bytes.count, new.bytes.count)
@@ -71,20 +85,42 @@ struct ChangeRecord {
         var y = field(b, &q, bEnd, &bLeft)
         while x.id != .max || y.id != .max {
             if x.id < y.id {
-                changed.append(PropertyID(UInt32(truncatingIfNeeded: x.id)))
+                try body(PropertyID(UInt32(truncatingIfNeeded: x.id)), true)
                 x = field(a, &p, aEnd, &aLeft)
             } else if y.id < x.id {
-                changed.append(PropertyID(UInt32(truncatingIfNeeded: y.id)))
+                try body(PropertyID(UInt32(truncatingIfNeeded: y.id)), false)
                 y = field(b, &q, bEnd, &bLeft)
             } else {
                 let length = p - x.start
-                if length != q - y.start || memcmp(a + x.start, b + y.start, length) != 0 {
-                    changed.append(PropertyID(UInt32(truncatingIfNeeded: x.id)))
+                if length != q - y.start || !equalBytes(a + x.start, b + y.start, length) {
+                    try body(PropertyID(UInt32(truncatingIfNeeded: x.id)), true)
                 }
                 x = field(a, &p, aEnd, &aLeft)
                 y = field(b, &q, bEnd, &bLeft)
             }
         }
+    }
+
+    /// Whether the `count` bytes at `a` and `b` are equal: most fields are
+    /// a few bytes, which a call of `memcmp` per field costs more than
+    /// comparing them here.
+    @inline(__always)
+    private static func equalBytes(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ count: Int) -> Bool {
+        guard count <= 32 else { return memcmp(a, b, count) == 0 }
+        var i = 0
+        while i + 8 <= count {
+            if a.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                != b.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+            {
+                return false
+            }
+            i += 8
+        }
+        while i < count {
+            if a.load(fromByteOffset: i, as: UInt8.self) != b.load(fromByteOffset: i, as: UInt8.self) { return false }
+            i += 1
+        }
+        return true
     }
 
     /// The id of the field at `at` (`.max` past the last, or at damage)

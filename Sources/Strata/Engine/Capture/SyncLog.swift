@@ -174,6 +174,39 @@ final class SyncLog {
     /// The clock row of the object with record key `key`; nil when it has
     /// none (never written since sync was enabled).
     func row(_ type: TypeID, _ key: UnsafeRawBufferPointer) throws -> ClockRow? {
+        guard let bytes = try storedRow(type, key) else { return nil }
+        guard let row = ClockRow.decode(bytes) else {
+            throw StrataError.corruptFile(path: path, "A clock row of type \(type) in \(path) is damaged.")
+        }
+        return row
+    }
+
+    /// Gives the record's fields `ids` (ascending) of the object with
+    /// record key `key` the clock `clock` in its stored row, moves the row
+    /// to `clock.seq` in the change log, and raises its writer version:
+    /// ``ClockRow/restamp(_:_:clock:writerVersion:into:)``, straight from
+    /// the stored bytes.
+    ///
+    /// - Returns: false, having written nothing, when the object has no
+    ///   row, the row is not one `restamp` handles, or it would list more
+    ///   than half of `fieldCount` fields (it is then rebased): the caller
+    ///   decodes the row.
+    func restamp(
+        _ type: TypeID, _ key: UnsafeRawBufferPointer, fields ids: UnsafeBufferPointer<PropertyID>,
+        clock: FieldClock, fieldCount: Int
+    ) throws -> Bool {
+        guard let bytes = try storedRow(type, key),
+            let (previous, listed) = ClockRow.restamp(
+                bytes, ids, clock: clock, writerVersion: writerVersion, into: rowBytes),
+            2 * listed <= fieldCount
+        else { return false }
+        try writeRow(seq: clock.seq, previousSeq: previous, type, key)
+        return true
+    }
+
+    /// The stored bytes of the clock row of `key`, valid until the next
+    /// write; nil when it has none.
+    private func storedRow(_ type: TypeID, _ key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
         guard let cursor = try clockCursor(of: type) else { return nil }
         let isAtRow = isCursorAt(type, key)
         guard let bytes = try (isAtRow ? cursor.current() : cursor.seek(exactly: key))?.value else {
@@ -181,10 +214,7 @@ final class SyncLog {
             return nil
         }
         if !isAtRow { noteCursor(at: key, of: type) }
-        guard let row = ClockRow.decode(bytes) else {
-            throw StrataError.corruptFile(path: path, "A clock row of type \(type) in \(path) is damaged.")
-        }
-        return row
+        return bytes
     }
 
     /// Whether `key` sorts after every clock row of `type`: then the
@@ -201,8 +231,21 @@ final class SyncLog {
 
     /// Stores `row` for the object and moves it in the change log from
     /// its run of `previousSeq`, the seq of the row it replaces (nil: it
-    /// had none), to the row's seq.
-    func store(_ row: ClockRow, previousSeq: UInt64?, _ type: TypeID, _ key: UnsafeRawBufferPointer) throws {
+    /// had none), to the row's seq. `beyondClocks` is what
+    /// ``isBeyondClocks(_:_:)`` says of `key`, when the caller asked it.
+    func store(
+        _ row: ClockRow, previousSeq: UInt64?, _ type: TypeID, _ key: UnsafeRawBufferPointer,
+        beyondClocks: Bool? = nil
+    ) throws {
+        row.encode(into: rowBytes)
+        try writeRow(seq: row.seq, previousSeq: previousSeq, type, key, beyondClocks: beyondClocks)
+    }
+
+    /// Stores the row encoded in ``rowBytes``, whose seq is `seq`, as
+    /// ``store(_:previousSeq:_:_:beyondClocks:)`` does.
+    private func writeRow(
+        seq: UInt64, previousSeq: UInt64?, _ type: TypeID, _ key: UnsafeRawBufferPointer, beyondClocks: Bool? = nil
+    ) throws {
         guard let clocks = try clockCursor(of: type) else {
             preconditionFailure("Sync is enabled but type \(type) has no clock database")
         }
@@ -210,8 +253,7 @@ final class SyncLog {
             throw StrataError.syncKeyTooLarge(size: key.count, limit: SyncLog.maxKeySize, path: path)
         }
         assert(storedSeq(clocks, key) == previousSeq, "The caller of SyncLog.store misread the object's row")
-        row.encode(into: rowBytes)
-        let appends = try previousSeq == nil && isBeyondClocks(type, key)
+        let appends = try previousSeq == nil && (beyondClocks ?? isBeyondClocks(type, key))
         let appended = try appends && rowBytes.withUnsafeBytes { try clocks.append(key: key, value: $0) }
         if !appended {
             // The row read before the write left the cursor at it.
@@ -225,9 +267,9 @@ final class SyncLog {
             }
         }
         noteCursor(at: key, of: type)
-        if previousSeq != row.seq {
+        if previousSeq != seq {
             let leftAt = try changes.moved(
-                type, key, from: previousSeq, to: row.seq, clocks: clocks,
+                type, key, from: previousSeq, to: seq, clocks: clocks,
                 appendedAfter: appended ? clockFrontier.bytes : nil)
             if let leftAt { noteCursor(at: leftAt, of: type) } else { cursorType = nil }
         }

@@ -80,6 +80,7 @@ final class SyncRecorder: ChangeSubscriber {
 
     /// Stamps one change of the app's.
     private func stamp(_ change: ChangeRecord) throws {
+        if change.kind == .replaced, try restamp(change) { return }
         let table = change.table
         let type = table.type.id
         // A new object past every clock row has none: no search.
@@ -102,54 +103,55 @@ final class SyncRecorder: ChangeSubscriber {
                     try log.dropShadow(SyncLog.registerKey(type, field.id, change.key))
                 }
             }
-            try log.store(row, previousSeq: existing?.seq, type, change.key)
+            try log.store(row, previousSeq: existing?.seq, type, change.key, beyondClocks: isNew)
             objectAppeared(type, change.key)
         case .replaced:
-            let declared = table.fields
-            var changed: [PropertyID] = []
-            // Declared embedded objects whose bytes changed: stamped per path.
-            var embedded: [ObjectTable.Field] = []
-            // Fields the old record lacked were never written: a rewrite
-            // that fills one in with the value it read as (a kept field's
-            // empty value, a declared one's default) leaves it unstamped,
-            // so that any peer's write beats it.
-            var unwritten: [PropertyID] = []
-            for id in change.changedFields() {
-                let field = table.shape.position(ofField: id).map { declared[$0] }
-                if let before = change.before, let after = change.after,
-                    before.fieldOffset(forField: id, expectedAt: Int.max) == nil,
-                    field.map({ table.value(at: $0.position, in: after) == $0.valueWhenAbsent }) ?? true
-                {
-                    unwritten.append(id)
-                } else if let field, field.type == .embedded, field.embedded != nil {
-                    embedded.append(field)
-                } else if field != nil {
-                    changed.append(id)
+            let existingSeq = existing?.seq
+            // Consumed: the row's lists then have one owner, and change in place.
+            guard var row = consume existing, row.isLive else {
+                // An object written before its row existed: stamped whole,
+                // once a field changed.
+                var changes = false
+                change.forEachChangedField { id, inBefore in
+                    changes = changes || Self.fieldChange(id, inBefore: inBefore, change) != nil
                 }
-            }
-            guard !changed.isEmpty || !unwritten.isEmpty || !embedded.isEmpty else { return }
-            guard var row = existing, row.isLive else {
-                // An object written before its row existed: stamped whole.
+                guard changes else { return }
                 let row = ClockRow.written(table, stamp: stamp, seq: seq, writerVersion: version)
-                try log.store(row, previousSeq: existing?.seq, type, change.key)
+                try log.store(row, previousSeq: existingSeq, type, change.key)
                 return
             }
             let previous = row.seq
-            for id in unwritten { row.set(id, .none) }
-            guard !changed.isEmpty || !embedded.isEmpty else {
-                try log.store(row, previousSeq: previous, type, change.key)
+            let clock = FieldClock(stamp: stamp, seq: seq)
+            var (stamped, unstamped) = (false, false)
+            // Declared embedded objects whose bytes changed: stamped per path.
+            var embedded: [ObjectTable.Field] = []
+            // The fields are stamped as the records are compared: no list
+            // of them is made (sync capture runs for every write).
+            try change.forEachChangedField { id, inBefore in
+                switch Self.fieldChange(id, inBefore: inBefore, change) {
+                case .unwritten:
+                    row.set(id, .none)
+                    unstamped = true
+                case .embedded(let field):
+                    embedded.append(field)
+                    stamped = true
+                case .written(let field):
+                    row.set(id, clock)
+                    stamped = true
+                    // The app wrote this link: its register is the record's now.
+                    if field.isLink { try log.dropShadow(SyncLog.registerKey(type, id, change.key)) }
+                case nil:
+                    break
+                }
+            }
+            guard stamped else {
+                if unstamped { try log.store(row, previousSeq: previous, type, change.key) }
                 return
             }
-            let clock = FieldClock(stamp: stamp, seq: seq)
-            for id in changed { row.set(id, clock) }
             for field in embedded {
                 Self.recordEmbedded(
                     ClockPath(field.id), field.embedded!, before: change.before.flatMap { .init(field, in: $0) },
                     after: change.after.flatMap { .init(field, in: $0) }, row: &row, clock: clock)
-            }
-            // The app wrote these links: their registers are the records' now.
-            for field in table.linkFields where changed.contains(field.id) {
-                try log.dropShadow(SyncLog.registerKey(type, field.id, change.key))
             }
             row.seq = seq
             row.maxWriterVersion = max(row.maxWriterVersion, version)
@@ -161,6 +163,75 @@ final class SyncRecorder: ChangeSubscriber {
         case .deleted:
             try tombstone(existing, stamp: stamp, seq: seq, type, change.key)
         }
+    }
+
+    /// Stamps a replacement that wrote only fields of the record itself
+    /// (no embedded object, no field filled in unwritten) straight in the
+    /// stored clock row (``SyncLog/restamp(_:_:fields:clock:fieldCount:)``);
+    /// false, having stamped nothing, when the change or the row needs
+    /// ``stamp(_:)``'s decoded row.
+    private func restamp(_ change: ChangeRecord) throws -> Bool {
+        guard let before = change.before, let after = change.after else { return false }
+        return try withUnsafeTemporaryAllocation(of: PropertyID.self, capacity: before.fieldCount + after.fieldCount) {
+            ids in
+            var (count, plain, links) = (0, true, false)
+            change.forEachChangedField { id, inBefore in
+                switch Self.fieldChange(id, inBefore: inBefore, change) {
+                case .written(let field):
+                    ids.initializeElement(at: count, to: id)
+                    count += 1
+                    links = links || field.isLink
+                case .unwritten, .embedded:
+                    plain = false
+                case nil:
+                    break
+                }
+            }
+            guard plain, count > 0 else { return false }
+            let type = change.table.type.id
+            let (stamp, seq) = try log.change()
+            let written = UnsafeBufferPointer(rebasing: ids[..<count])
+            guard
+                try log.restamp(
+                    type, change.key, fields: written, clock: FieldClock(stamp: stamp, seq: seq),
+                    fieldCount: after.fieldCount)
+            else { return false }
+            // The app wrote these links: their registers are the records' now.
+            if links {
+                for id in written where change.table.linkFields.contains(where: { $0.id == id }) {
+                    try log.dropShadow(SyncLog.registerKey(type, id, change.key))
+                }
+            }
+            return true
+        }
+    }
+
+    /// How a write changed a field the records compare different.
+    private enum FieldEdit {
+        /// A field the old record lacked, filled in with the value it read
+        /// as (a kept field's empty value, a declared one's default): left
+        /// unstamped, so that any peer's write beats it.
+        case unwritten
+        /// A declared embedded object: stamped per path.
+        case embedded(ObjectTable.Field)
+        /// A declared field the app wrote.
+        case written(ObjectTable.Field)
+    }
+
+    /// How the replacement `change` changed field `id`, which the old
+    /// record holds when `inBefore`; nil for a field this app does not
+    /// declare (its bytes are carried over, never stamped by it).
+    @inline(__always)
+    private static func fieldChange(_ id: PropertyID, inBefore: Bool, _ change: ChangeRecord) -> FieldEdit? {
+        let table = change.table
+        let field = table.shape.position(ofField: id).map { table.fields[$0] }
+        if !inBefore, let after = change.after,
+            field.map({ table.value(at: $0.position, in: after) == $0.valueWhenAbsent }) ?? true
+        {
+            return .unwritten
+        }
+        guard let field else { return nil }
+        return field.type == .embedded && field.embedded != nil ? .embedded(field) : .written(field)
     }
 
     func tableWillEmpty(_ table: ObjectTable, in engine: TableEngine) throws {
