@@ -26,6 +26,10 @@ struct HubBench: AsyncParsableCommand {
     @Option(help: "Devices of the load test.") var devices = 100
     @Option(help: "Tenants the load test's devices are spread over.") var tenants = 10
     @Option(help: "Seconds of the load test.") var seconds = 60
+    @Option(
+        help:
+            "Milliseconds each load-test device waits after an exchange before it writes again, a range (LOW-HIGH, drawn at random each time)."
+    ) var pause = "200-1000"
     @Option(help: "Objects of the partial-sync measure's tenant (a device subscribed to 1 % of them); 0 skips it.")
     var partialObjects = 200_000
     @Option(help: "A scratch folder for the devices' files.") var folder = NSTemporaryDirectory() + "strata-hub-bench"
@@ -68,8 +72,13 @@ struct HubBench: AsyncParsableCommand {
             try await bench.ingest(tenants: 4, objects: objects / 2)
             try await bench.pull(one)
             if partialObjects > 0 { try await PartialSync(bench: bench, objects: partialObjects).run() }
+            let bounds = pause.split(separator: "-").compactMap { Int($0) }
+            guard bounds.count == 2, bounds[0] >= 0, bounds[0] <= bounds[1] else {
+                throw ValidationError("--pause is LOW-HIGH in milliseconds, LOW <= HIGH: \(pause)")
+            }
             try await LoadTest(
-                bench: bench, postgres: client, urls: hubURLs, devices: devices, tenants: tenants, seconds: seconds
+                bench: bench, postgres: client, urls: hubURLs, devices: devices, tenants: tenants, seconds: seconds,
+                pause: bounds[0] ... bounds[1]
             ).run()
         }
     }

@@ -12,7 +12,8 @@ import FoundationNetworking
 
 /// `devices` devices spread over `tenants` tenants, each writing a few
 /// notes (of a hundred per tenant, so that they conflict) and exchanging
-/// with the hub, again and again for `seconds`; then every device
+/// with the hub, again and again for `seconds` (waiting `pause`
+/// milliseconds after each exchange); then every device
 /// exchanges twice more and each must hold exactly what it selects of its
 /// tenant's notes as the hub's tables in PostgreSQL hold them (read with
 /// SQL, not through the hub's pulls). Every
@@ -28,6 +29,8 @@ struct LoadTest {
     let devices: Int
     let tenants: Int
     let seconds: Int
+    /// Milliseconds a device waits after an exchange, drawn each time.
+    let pause: ClosedRange<Int>
 
     struct Member: Sendable {
         let db: Database
@@ -126,7 +129,7 @@ struct LoadTest {
                         } catch {
                             tally.failed(error)
                         }
-                        try? await Task.sleep(for: .milliseconds(Int.random(in: 200 ... 1_000, using: &random)))
+                        try? await Task.sleep(for: .milliseconds(Int.random(in: pause, using: &random)))
                     }
                 }
             }
@@ -168,6 +171,7 @@ struct LoadTest {
         print("|---|---:|")
         print("| devices, tenants, hub processes | \(devices), \(tenants), \(urls.count) |")
         print("| seconds | \(seconds) |")
+        print("| pause after each exchange | \(pause.lowerBound)-\(pause.upperBound) ms |")
         print("| exchanges (push + pull rounds) | \(latencies.count.formatted()) |")
         print("| notes written | \(writes.formatted()) |")
         print("| exchange latency p50, p99 | \(percentile(0.5)), \(percentile(0.99)) |")
