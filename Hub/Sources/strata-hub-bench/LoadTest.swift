@@ -12,8 +12,9 @@ import FoundationNetworking
 
 /// `devices` devices spread over `tenants` tenants, each writing a few
 /// notes (of a hundred per tenant, so that they conflict) and exchanging
-/// with the hub, again and again for `seconds` (waiting `pause`
-/// milliseconds after each exchange); then every device
+/// with the hub, again and again for `seconds` (each starting at a random
+/// moment within one `pause`, and waiting `pause` milliseconds after each
+/// exchange); then every device
 /// exchanges twice more and each must hold exactly what it selects of its
 /// tenant's notes as the hub's tables in PostgreSQL hold them (read with
 /// SQL, not through the hub's pulls). Every
@@ -100,6 +101,9 @@ struct LoadTest {
             for (index, member) in members.enumerated() {
                 group.addTask {
                     var random = SystemRandomNumberGenerator()
+                    // Each device starts at a random moment within one
+                    // pause, as a fleet's devices do, not all at once.
+                    try? await Task.sleep(for: .milliseconds(Int.random(in: 0 ... pause.upperBound, using: &random)))
                     var round = 0
                     while ContinuousClock.now < end {
                         round += 1
