@@ -82,7 +82,7 @@ extension Hub {
                      \(level.map(\.descriptor))::text[], \(level.map(\.rank))::int8[], \(level.map(\.value))::bytea[],
                      \(level.map(\.time))::int8[], \(level.map(\.origin))::uuid[], \(level.map(\.causalLength))::int8[],
                      \(parents)::text[], \(lives)::int8[]) AS u(t, k, p, d, r, v, hlc, origin, cl, pp, pl)
-                CROSS JOIN LATERAL (SELECT 1 FROM objects o WHERE o.tenant_id = $1 AND o.type_name = u.t
+                CROSS JOIN LATERAL (SELECT 1 FROM objects o WHERE o.tenant_id = \(tenant) AND o.type_name = u.t
                     AND o.object_key = u.k AND o.cl = u.cl LIMIT 1) AS o
                 HOLDER_TEST
                 ON CONFLICT (tenant_id, type_name, object_key, path) DO UPDATE

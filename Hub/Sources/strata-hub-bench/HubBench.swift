@@ -40,6 +40,18 @@ struct HubBench: AsyncParsableCommand {
             "With --ingest-only: pairs measured, each on new tenants, their order alternating (without rules first, then with rules first, ...) so that the tables' growth weighs on both alike."
     ) var rounds = 1
 
+    /// `--pause` as a range of milliseconds.
+    func pauseRange() throws -> ClosedRange<Int> {
+        let bounds = pause.split(separator: "-").compactMap { Int($0) }
+        guard bounds.count == 2, bounds[0] >= 0, bounds[0] <= bounds[1] else {
+            throw ValidationError("--pause is LOW-HIGH in milliseconds, LOW <= HIGH, e.g. 10000-20000: \(pause)")
+        }
+        return bounds[0] ... bounds[1]
+    }
+
+    /// Checks the options before anything is measured.
+    func validate() throws { _ = try pauseRange() }
+
     func run() async throws {
         let hubURLs = try url.map { text in
             guard let url = URL(string: text) else { throw ValidationError("--url is not a URL: \(text)") }
@@ -72,13 +84,9 @@ struct HubBench: AsyncParsableCommand {
             try await bench.ingest(tenants: 4, objects: objects / 2)
             try await bench.pull(one)
             if partialObjects > 0 { try await PartialSync(bench: bench, objects: partialObjects).run() }
-            let bounds = pause.split(separator: "-").compactMap { Int($0) }
-            guard bounds.count == 2, bounds[0] >= 0, bounds[0] <= bounds[1] else {
-                throw ValidationError("--pause is LOW-HIGH in milliseconds, LOW <= HIGH: \(pause)")
-            }
             try await LoadTest(
                 bench: bench, postgres: client, urls: hubURLs, devices: devices, tenants: tenants, seconds: seconds,
-                pause: bounds[0] ... bounds[1]
+                pause: try pauseRange()
             ).run()
         }
     }
